@@ -1,0 +1,317 @@
+/*
+ * respchain: capped, pooled, in-memory capture of libcurl responses.
+ *
+ * A pool hands out memory; a response captures one transfer at a time (the
+ * status and headers of every hop, and the final body) through curl's write
+ * and header callbacks; accessors hand out read-only views and copies.
+ *
+ * Ownership and lifetime, once for the whole API:
+ *  - rc_view: a pointer and a length into storage owned by the response.
+ *    Read-only. Valid until the response is reset, freed, or receives more
+ *    data from a transfer; never NULL (an empty view points at "").
+ *    Whether a view shares the response's storage never depends on how curl
+ *    chunked the data: views always do, copies never do.
+ *  - *_dup functions return memory allocated with malloc(), owned by the
+ *    caller, who releases it with free(); NULL when out of memory. A copy
+ *    outlives the response it was taken from.
+ *  - Objects made by *_new are released by the matching *_free.
+ *
+ * Threads: a pool may be shared by any number of threads. A response is
+ * filled by one transfer at a time; once its transfer is done, every reading
+ * accessor (rc_full_response included) may be called from many threads at
+ * once, until the response is reset or freed.
+ */
+#ifndef RESPCHAIN_H
+#define RESPCHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <curl/curl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RC_BUILDING) && defined(__GNUC__)
+#define RC_API __attribute__((visibility("default")))
+#else
+#define RC_API
+#endif
+
+#define RC_VERSION "0.1.0"
+
+/* Defaults. */
+#define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)          /* growth step */
+#define RC_DEFAULT_LARGE_THRESHOLD (512u * 1024u)         /* large buffer from here */
+#define RC_DEFAULT_MAX_LARGE       20u                    /* idle large buffers kept */
+#define RC_DEFAULT_MAX_IDLE_SMALL  (8u * 1024u * 1024u)   /* idle small bytes kept */
+#define RC_DEFAULT_MAX_BODY        (8u * 1024u * 1024u)   /* body cap, decoded bytes */
+#define RC_DEFAULT_MAX_HEADER      (64u * 1024u)          /* header bytes per hop */
+#define RC_DEFAULT_MAX_HOPS        16u                    /* hops kept per transfer */
+#define RC_DEFAULT_MAX_CODINGS     5u                     /* Content-Encoding chain */
+
+/*
+ * Result codes. RC_OK is 0; the others are positive and stable.
+ * X(name, value, message)
+ */
+#define RC_CODES(X)                                                           \
+  X(RC_OK,              0, "complete")                                        \
+  X(RC_TRUNCATED,       1, "body truncated at the body cap")                  \
+  X(RC_E_TOO_LARGE,     2, "declared Content-Length exceeds the body cap")    \
+  X(RC_E_HEADER_CAP,    3, "header bytes of one hop exceed the header cap")   \
+  X(RC_E_HOP_CAP,       4, "more hops than the hop cap")                      \
+  X(RC_E_NOMEM,         5, "out of memory")                                   \
+  X(RC_E_DECODE,        6, "corrupt or truncated compressed body")            \
+  X(RC_E_CODINGS,       7, "Content-Encoding chain longer than the limit")    \
+  X(RC_E_TRANSFER,      8, "transfer failed (see the CURLcode)")              \
+  X(RC_E_TIMEOUT,       9, "timed out waiting for memory budget")             \
+  X(RC_E_NOT_FOUND,    10, "no such header")                                  \
+  X(RC_E_RANGE,        11, "index out of range")                              \
+  X(RC_E_INVAL,        12, "invalid argument")                                \
+  X(RC_E_BUSY,         13, "response holds data; reset it first")
+
+typedef enum rc_code {
+#define RC__ENUM(name, value, msg) name = value,
+  RC_CODES(RC__ENUM)
+#undef RC__ENUM
+} rc_code;
+
+/* A static, never NULL, English description of code. */
+RC_API const char *rc_strerror(rc_code code);
+
+/* A read-only pointer + length; see the lifetime rules at the top. */
+typedef struct rc_view {
+  const char *ptr;
+  size_t len;
+} rc_view;
+
+/* ------------------------------------------------------------------------
+ * Allocator: replaceable per pool. All memory the library keeps for a pool
+ * and its responses (buffers, hop tables, zlib state) goes through it;
+ * *_dup copies use malloc(). realloc(NULL, n) must behave as malloc(n).
+ */
+typedef struct rc_allocator {
+  void *(*malloc)(size_t size, void *ud);
+  void *(*realloc)(void *ptr, size_t size, void *ud);
+  void (*free)(void *ptr, void *ud);
+  void *ud;
+} rc_allocator;
+
+/* ------------------------------------------------------------------------
+ * Pool: thread-safe source of buffers. Small buffers (capacity below
+ * large_threshold) are kept idle for reuse up to max_idle_small bytes; large
+ * buffers up to max_large of them; anything over max_buffer is never kept.
+ * The most recently released buffer is reused first.
+ */
+typedef struct rc_pool rc_pool;
+
+typedef struct rc_pool_config {
+  size_t chunk_size;      /* growth step of a buffer; >= 1 */
+  size_t large_threshold; /* capacity from which a buffer counts as large */
+  size_t max_large;       /* idle large buffers kept; 0 keeps none */
+  size_t max_idle_small;  /* idle bytes of small buffers kept */
+  size_t max_buffer;      /* largest capacity kept idle */
+  size_t budget;          /* bytes all responses may hold at once; 0 = off */
+  const rc_allocator *allocator; /* copied at creation; NULL = malloc family */
+} rc_pool_config;
+
+typedef struct rc_pool_stats {
+  uint64_t acquisitions; /* buffers handed to responses */
+  uint64_t releases;     /* buffers given back by responses */
+  uint64_t reuses;       /* acquisitions served from idle buffers */
+  uint64_t fresh;        /* acquisitions served by a new allocation */
+  uint64_t discards;     /* releases freed instead of kept idle */
+  uint64_t pauses;       /* transfers paused by the budget */
+  size_t bytes_in_use;   /* capacity held by responses now */
+  size_t peak_in_use;    /* highest bytes_in_use seen */
+  size_t bytes_idle;     /* capacity kept idle in the pool */
+  size_t idle_small;     /* idle small buffers */
+  size_t idle_large;     /* idle large buffers */
+} rc_pool_stats;
+
+/* Fills cfg with the RC_DEFAULT_* values (budget off, malloc family). */
+RC_API void rc_pool_config_init(rc_pool_config *cfg);
+
+/* Creates a pool from cfg (NULL: defaults). On success *out owns a new pool
+ * (release with rc_pool_free). RC_E_INVAL for a zero chunk_size or a
+ * partial allocator, RC_E_NOMEM. */
+RC_API rc_code rc_pool_new(const rc_pool_config *cfg, rc_pool **out);
+
+/* Drops the caller's reference. Responses created on the pool keep it alive;
+ * the pool and its idle buffers are freed once the last of them is freed.
+ * NULL is a no-op. Must not be called on rc_pool_default(). */
+RC_API void rc_pool_free(rc_pool *pool);
+
+/* The process-wide pool with default settings, created on first use and
+ * kept until exit. Never NULL (aborts if it cannot be created). */
+RC_API rc_pool *rc_pool_default(void);
+
+/* Frees every idle buffer. Buffers held by responses are unaffected. */
+RC_API void rc_pool_trim(rc_pool *pool);
+
+/* A consistent snapshot of the counters. */
+RC_API void rc_pool_stats_get(rc_pool *pool, rc_pool_stats *out);
+
+/* Runtime setters; each takes effect at once, for buffers released or grown
+ * from then on, and frees idle buffers the new setting no longer allows.
+ * RC_E_INVAL for a zero chunk size or threshold. */
+RC_API rc_code rc_pool_set_chunk_size(rc_pool *pool, size_t bytes);
+RC_API rc_code rc_pool_set_large_threshold(rc_pool *pool, size_t bytes);
+RC_API rc_code rc_pool_set_max_large(rc_pool *pool, size_t count);
+RC_API rc_code rc_pool_set_max_idle_small(rc_pool *pool, size_t bytes);
+RC_API rc_code rc_pool_set_max_buffer(rc_pool *pool, size_t bytes);
+
+/* A copy of the pool's current configuration (allocator pointer excluded:
+ * cfg->allocator is set to NULL). */
+RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
+
+/* ------------------------------------------------------------------------
+ * Response: captures one transfer at a time; reusable.
+ */
+typedef struct rc_response rc_response;
+
+typedef enum rc_cap_policy {
+  RC_CAP_STOP = 0,  /* at the body cap, stop the transfer (saves bandwidth) */
+  RC_CAP_DRAIN = 1, /* read and discard the rest (keeps the connection) */
+  RC_CAP_REJECT = 2 /* as STOP, and a Content-Length over the cap stops the
+                       transfer at the headers, keeping no body */
+} rc_cap_policy;
+
+/* Limits of one response. Sizes above SIZE_MAX / 2 count as SIZE_MAX / 2. */
+typedef struct rc_limits {
+  size_t max_body;         /* body bytes kept (decoded bytes when decoding) */
+  size_t max_header_bytes; /* raw header bytes per hop, trailers included */
+  size_t max_hops;         /* hops kept per transfer; >= 1 */
+  rc_cap_policy on_cap;    /* what happens at the body cap */
+  size_t max_codings;      /* longest Content-Encoding chain decoded; at
+                              most 16 (larger values count as 16) */
+  size_t max_raw;          /* when decoding, also keep up to this many bytes
+                              of the body as received; 0 keeps none */
+} rc_limits;
+
+/* Fills lim with the RC_DEFAULT_* values, RC_CAP_STOP and max_raw 0. */
+RC_API void rc_limits_init(rc_limits *lim);
+
+/* Creates a response drawing from pool (NULL: rc_pool_default()) with lim
+ * (NULL: defaults). *out owns it; release with rc_response_free. */
+RC_API rc_code rc_response_new(rc_pool *pool, const rc_limits *lim,
+                               rc_response **out);
+
+/* Returns all storage to the pool and frees the response. NULL is a no-op.
+ * Every view into it becomes invalid; copies stay valid. */
+RC_API void rc_response_free(rc_response *resp);
+
+/* Returns all storage to the pool and empties the response for the next
+ * transfer; limits and settings are kept. Every view becomes invalid. */
+RC_API void rc_response_reset(rc_response *resp);
+
+/* Changes the limits. Only between transfers: RC_E_BUSY if the response
+ * holds any data (reset it first), RC_E_INVAL for max_hops == 0. */
+RC_API rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim);
+
+/* What became of the last hop's Content-Encoding. */
+typedef enum rc_encoding {
+  RC_ENC_IDENTITY = 0, /* none, or identity: the body is as sent */
+  RC_ENC_DECODED = 1,  /* gzip/deflate chain decoded by the response */
+  RC_ENC_UNSUPPORTED = 2, /* a coding it cannot decode (br, zstd, ...): the
+                             body is kept as received */
+  RC_ENC_NOT_DECODED = 3  /* decoding is off: the body is kept as received */
+} rc_encoding;
+
+/* Turns decoding of Content-Encoding on or off for the next transfers.
+ * Off by default; rc_attach turns it on together with curl's options. Turn it
+ * on only when curl's own decoding is off (CURLOPT_HTTP_CONTENT_DECODING 0),
+ * or the body would be decoded twice. RC_E_BUSY while holding data. */
+RC_API rc_code rc_response_set_decoding(rc_response *resp, int on);
+
+/* ------------------------------------------------------------------------
+ * curl adapters.
+ *
+ * rc_attach sets on easy exactly: CURLOPT_WRITEFUNCTION/WRITEDATA,
+ * CURLOPT_HEADERFUNCTION/HEADERDATA, CURLOPT_ACCEPT_ENCODING "gzip, deflate"
+ * and CURLOPT_HTTP_CONTENT_DECODING 0, and turns the response's decoding on:
+ * the response decodes, so that its body cap counts decoded bytes. Change
+ * those two curl options afterwards if you like; if curl is to decode, call
+ * rc_response_set_decoding(resp, 0). CURLOPT_PRIVATE stays the caller's.
+ * rc_detach restores curl's defaults for those six options and turns
+ * decoding off.
+ * Both return RC_E_INVAL on a NULL argument or a curl setopt failure.
+ *
+ * rc_write_cb / rc_header_cb are the callbacks themselves, with curl's
+ * signatures and the response as userdata, for callers who set them up by
+ * hand.
+ */
+RC_API rc_code rc_attach(rc_response *resp, CURL *easy);
+RC_API rc_code rc_detach(rc_response *resp, CURL *easy);
+RC_API size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *resp);
+RC_API size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *resp);
+
+/* The outcome of the transfer, given curl's result for it: the first limit
+ * the response hit (RC_TRUNCATED, RC_E_TOO_LARGE, RC_E_HEADER_CAP,
+ * RC_E_HOP_CAP, RC_E_NOMEM, ...), else RC_E_TRANSFER when curlcode is not
+ * CURLE_OK, else RC_OK. What was read before a limit was hit is kept. */
+RC_API rc_code rc_result(const rc_response *resp, CURLcode curlcode);
+
+/* Nonzero when the body stopped at the cap (under any policy). */
+RC_API int rc_truncated(const rc_response *resp);
+
+/* ------------------------------------------------------------------------
+ * Reading. Hop indexes count from 0 (the first response seen) to
+ * rc_hop_count()-1; -1 (and any negative n: -n from the end) names the last.
+ */
+
+/* The final body: contiguous, NUL-terminated just past its last byte. */
+RC_API rc_view rc_body(const rc_response *resp);
+
+/* The last hop's body as received, before decoding: kept only when decoding
+ * with lim.max_raw > 0, and at most max_raw bytes (see rc_raw_truncated).
+ * Same view rules as rc_body; empty otherwise. */
+RC_API rc_view rc_raw_body(const rc_response *resp);
+RC_API int rc_raw_truncated(const rc_response *resp);
+
+/* What became of the last hop's Content-Encoding. */
+RC_API rc_encoding rc_body_encoding(const rc_response *resp);
+
+/* Number of hops seen (status lines), 0 before any header arrived. */
+RC_API size_t rc_hop_count(const rc_response *resp);
+
+typedef struct rc_hop_info {
+  int status;          /* e.g. 200; 0 if the status line was unreadable */
+  int version;         /* HTTP version x10: 10, 11, 20, 30 */
+  int is_final;        /* nonzero for the last hop */
+  rc_view reason;      /* reason phrase, may be empty */
+  rc_view raw;         /* status line through the blank line, as received */
+  rc_view trailers;    /* trailer lines received after the body, raw */
+} rc_hop_info;
+
+/* Fills *out for hop; RC_E_RANGE when there is no such hop. */
+RC_API rc_code rc_hop(const rc_response *resp, int hop, rc_hop_info *out);
+
+/* Status of the last hop, 0 before any. */
+RC_API int rc_status(const rc_response *resp);
+
+/* The nth (from 0) value of header name (case-insensitive) in hop, with
+ * surrounding white space removed. RC_E_NOT_FOUND, RC_E_RANGE (no hop). */
+RC_API rc_code rc_header(const rc_response *resp, int hop, const char *name,
+                         size_t nth, rc_view *out);
+
+/* As rc_header, over the trailers of the last hop. */
+RC_API rc_code rc_trailer(const rc_response *resp, const char *name,
+                          size_t nth, rc_view *out);
+
+/* The full response of the last hop: its raw header block (status line,
+ * headers, blank line) followed by the body; NUL-terminated. Assembled on the
+ * first call and cached in the response (at most once, thread-safe), freed
+ * with it. RC_E_NOMEM, and RC_E_RANGE before any hop. */
+RC_API rc_code rc_full_response(rc_response *resp, rc_view *out);
+
+/* Copies, owned by the caller (free()), NUL-terminated; *len (may be NULL)
+ * receives the length without the NUL. NULL when out of memory, or for
+ * rc_full_response_dup before any hop. */
+RC_API char *rc_body_dup(const rc_response *resp, size_t *len);
+RC_API char *rc_full_response_dup(const rc_response *resp, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RESPCHAIN_H */

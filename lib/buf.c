@@ -1,0 +1,38 @@
+/* The capped buffer: growth policy on top of the pool. */
+#include "buf.h"
+
+#include <string.h>
+
+rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
+                        size_t declared)
+{
+  size_t need = b->len + n + 1;
+  if (b->blk && b->blk->cap >= need)
+    return RC_OK;
+  size_t ceiling = limit;
+  if (declared != RC__UNKNOWN && b->len + n <= declared && declared < limit)
+    ceiling = declared;
+  size_t hint = declared != RC__UNKNOWN ? (declared < limit ? declared : limit) + 1 : 0;
+  return rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint);
+}
+
+rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
+                       size_t limit, size_t declared)
+{
+  if (n == 0)
+    return RC_OK;  /* an empty buffer stays without a block */
+  rc_code rc = rc__buf_reserve(b, p, n, limit, declared);
+  if (rc != RC_OK)
+    return rc;
+  memcpy(b->blk->data + b->len, data, n);
+  b->len += n;
+  b->blk->data[b->len] = '\0';
+  return RC_OK;
+}
+
+void rc__buf_release(rc__buf *b, rc_pool *p)
+{
+  rc__pool_put(p, b->blk);
+  b->blk = NULL;
+  b->len = 0;
+}

@@ -1,0 +1,37 @@
+/* A capped, incrementally grown byte buffer backed by a pool block, always
+ * NUL-terminated once it holds a byte. Internal. */
+#ifndef RC_BUF_H
+#define RC_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pool.h"
+
+#define RC__UNKNOWN SIZE_MAX  /* no declared size */
+
+typedef struct rc__buf {
+  rc__blk *blk;  /* NULL until the first byte: an empty buffer owns nothing */
+  size_t len;
+} rc__buf;
+
+/* Makes room for n more bytes and the NUL. The buffer never grows past
+ * limit (+1 for the NUL), nor past declared while the bytes fit in it: an
+ * honest declared size ends with an exactly sized buffer, a lying one costs
+ * only the bytes that arrive. The caller keeps len + n <= limit. */
+rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
+                        size_t declared);
+
+/* reserve, then copies n bytes at the end and NUL-terminates. */
+rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
+                       size_t limit, size_t declared);
+
+/* Gives the block back to the pool; the buffer is empty again. */
+void rc__buf_release(rc__buf *b, rc_pool *p);
+
+/* The bytes, or "" when empty; never NULL. */
+static inline const char *rc__buf_data(const rc__buf *b)
+{
+  return b->blk ? (const char *)b->blk->data : "";
+}
+
+#endif

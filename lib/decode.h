@@ -1,0 +1,53 @@
+/* Streaming Content-Encoding decoder: gzip and deflate chains through zlib,
+ * writing decoded bytes into a capped sink. Internal. */
+#ifndef RC_DECODE_H
+#define RC_DECODE_H
+
+#include <stddef.h>
+#include "respchain.h"
+
+/* Where decoded bytes go. reserve() offers a writable region: *avail bytes at
+ * *out; *avail == 0 means the cap is reached. It returns RC_OK or an error
+ * (RC_E_NOMEM, ...) that the decoder passes up unchanged. commit(n) says n
+ * bytes were written at the region last offered. */
+typedef struct rc__sink {
+  rc_code (*reserve)(void *ctx, unsigned char **out, size_t *avail);
+  void (*commit)(void *ctx, size_t n);
+  void *ctx;
+} rc__sink;
+
+typedef enum rc__coding {
+  RC__CODING_GZIP,    /* gzip, x-gzip: one or more RFC 1952 members */
+  RC__CODING_DEFLATE  /* deflate: zlib-wrapped (RFC 1950) or raw (RFC 1951) */
+} rc__coding;
+
+/* Parses a Content-Encoding value (list in the order applied, names
+ * case-insensitive, "identity" and empty elements skipped) into chain[0..*n).
+ * RC_OK; RC_E_CODINGS when more than max codings are listed; RC_E_INVAL when
+ * a coding is unknown (br, zstd, ...): the caller then keeps the body raw. */
+rc_code rc__coding_parse(const char *value, size_t len, rc__coding *chain,
+                         size_t max, size_t *n);
+
+typedef struct rc__decoder rc__decoder;
+
+/* A decoder whose zlib state and buffers come from a (all three functions
+ * set). NULL when out of memory. */
+rc__decoder *rc__decoder_new(const rc_allocator *a);
+void rc__decoder_free(rc__decoder *d);
+
+/* Prepares to decode one body encoded with chain[0..n) (1 <= n), reusing
+ * zlib state kept from earlier bodies. RC_OK or RC_E_NOMEM. */
+rc_code rc__decoder_start(rc__decoder *d, const rc__coding *chain, size_t n);
+
+/* Decodes len more encoded bytes into sink. RC_OK when all were consumed;
+ * RC_TRUNCATED when the sink is full and the stream holds more decoded bytes
+ * (the caller stops feeding: nothing more is inflated); RC_E_DECODE for a
+ * corrupt stream or data after its end; sink errors as returned by it. */
+rc_code rc__decoder_write(rc__decoder *d, const void *in, size_t len,
+                          const rc__sink *sink);
+
+/* Nonzero when every stream of the chain has ended cleanly and no partial
+ * data is pending: the body is complete. */
+int rc__decoder_ended(const rc__decoder *d);
+
+#endif

@@ -1,0 +1,190 @@
+/* Hops: splitting curl's header lines into responses, and header lookup by
+ * scanning the raw block (blocks are small; no index is kept). */
+#include "hops.h"
+
+#include <string.h>
+#include <strings.h>
+
+#define RAW_LIMIT (SIZE_MAX / 2)  /* per-hop caps bound the real size */
+
+static int is_blank(const char *s, size_t n)
+{
+  return n == 0 || (n == 1 && s[0] == '\n') || (n == 2 && s[0] == '\r' && s[1] == '\n');
+}
+
+static int is_status_line(const char *s, size_t n)
+{
+  return n >= 5 && memcmp(s, "HTTP/", 5) == 0;
+}
+
+static size_t digits(const char *s, size_t n, size_t i, int *value, int max_digits)
+{
+  size_t start = i;
+  *value = 0;
+  while (i < n && i - start < (size_t)max_digits && s[i] >= '0' && s[i] <= '9')
+    *value = *value * 10 + (s[i++] - '0');
+  return i - start;
+}
+
+/* "HTTP/1.1 200 OK", "HTTP/2 204", ...; leaves zeros where unreadable. */
+static void parse_status(rc__hop *hop, const char *s, size_t n, size_t base)
+{
+  size_t i = 5;
+  int major = 0, minor = 0, code = 0;
+  i += digits(s, n, i, &major, 1);
+  if (i < n && s[i] == '.') {
+    i++;
+    i += digits(s, n, i, &minor, 1);
+  }
+  hop->version = major * 10 + minor;
+  while (i < n && s[i] == ' ')
+    i++;
+  if (digits(s, n, i, &code, 3) == 3) {
+    hop->status = code;
+    i += 3;
+  }
+  while (i < n && s[i] == ' ')
+    i++;
+  size_t end = n;
+  while (end > i && (s[end - 1] == '\r' || s[end - 1] == '\n' || s[end - 1] == ' '))
+    end--;
+  hop->reason_off = base + i;
+  hop->reason_len = end - i;
+}
+
+static rc_code add_hop(rc__hops *h, rc_pool *p, const rc_limits *lim)
+{
+  if (h->n >= lim->max_hops)
+    return RC_E_HOP_CAP;
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 4;
+    if (cap > lim->max_hops)
+      cap = lim->max_hops;
+    const rc_allocator *a = rc__pool_allocator(p);
+    rc__hop *v = a->realloc(h->v, cap * sizeof *v, a->ud);
+    if (!v)
+      return RC_E_NOMEM;
+    h->v = v;
+    h->cap = cap;
+  }
+  memset(&h->v[h->n], 0, sizeof h->v[h->n]);
+  h->v[h->n].off = h->v[h->n].toff = h->raw.len;
+  h->n++;
+  return RC_OK;
+}
+
+rc_code rc__hops_line(rc__hops *h, rc_pool *p, const rc_limits *lim,
+                      const char *line, size_t n, int *new_hop)
+{
+  *new_hop = 0;
+  rc__hop *cur = h->n ? &h->v[h->n - 1] : NULL;
+  int starts = !cur || (cur->ended && is_status_line(line, n));
+  if (starts) {
+    if (n > lim->max_header_bytes)
+      return RC_E_HEADER_CAP;
+    rc_code rc = add_hop(h, p, lim);
+    if (rc != RC_OK)
+      return rc;
+    cur = &h->v[h->n - 1];
+  } else if (cur->len + cur->tlen + n > lim->max_header_bytes) {
+    return RC_E_HEADER_CAP;
+  }
+  size_t at = h->raw.len;
+  rc_code rc = rc__buf_append(&h->raw, p, line, n, RAW_LIMIT, RC__UNKNOWN);
+  if (rc != RC_OK) {
+    if (starts)
+      h->n--;
+    return rc;
+  }
+  if (starts) {
+    *new_hop = 1;
+    if (is_status_line(line, n))
+      parse_status(cur, line, n, at);
+    cur->len = n;
+    cur->toff = at + n;
+  } else if (!cur->ended) {
+    cur->len += n;
+    cur->toff = at + n;
+    cur->ended = is_blank(line, n);
+  } else {
+    cur->tlen += n;  /* after the header block: a trailer */
+  }
+  return RC_OK;
+}
+
+const rc__hop *rc__hops_at(const rc__hops *h, int hop)
+{
+  if (hop < 0) {
+    size_t back = (size_t)-(long long)hop;
+    return back <= h->n ? &h->v[h->n - back] : NULL;
+  }
+  return (size_t)hop < h->n ? &h->v[hop] : NULL;
+}
+
+/* End of the line starting at s (past its LF, or e). */
+static const char *line_end(const char *s, const char *e)
+{
+  const char *lf = memchr(s, '\n', (size_t)(e - s));
+  return lf ? lf + 1 : e;
+}
+
+static const char *trim_eol(const char *s, const char *end)
+{
+  while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  return end;
+}
+
+rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, int trailers,
+                      const char *name, size_t nth, rc_view *out)
+{
+  const char *base = rc__buf_data(&h->raw);
+  const char *s = base + (trailers ? hop->toff : hop->off);
+  const char *e = s + (trailers ? hop->tlen : hop->len);
+  size_t name_len = strlen(name);
+  if (!trailers && s < e)
+    s = line_end(s, e);  /* the status line */
+  for (const char *next; s < e; s = next) {
+    next = line_end(s, e);
+    const char *content_end = trim_eol(s, next);
+    if (content_end == s && (*s == '\r' || *s == '\n'))
+      break;  /* the blank line ends the block */
+    if (*s == ' ' || *s == '\t')
+      continue;  /* continuation of the previous header */
+    const char *colon = memchr(s, ':', (size_t)(content_end - s));
+    if (!colon || (size_t)(colon - s) != name_len || strncasecmp(s, name, name_len) != 0)
+      continue;
+    if (nth--)
+      continue;
+    const char *v = colon + 1;
+    while (v < content_end && (*v == ' ' || *v == '\t'))
+      v++;
+    /* A folded value (obsolete line folding) spans its continuation lines. */
+    while (next < e && (*next == ' ' || *next == '\t')) {
+      const char *after = line_end(next, e);
+      content_end = trim_eol(next, after);
+      next = after;
+    }
+    out->ptr = v;
+    out->len = content_end > v ? (size_t)(content_end - v) : 0;
+    if (out->len == 0)
+      out->ptr = "";
+    return RC_OK;
+  }
+  return RC_E_NOT_FOUND;
+}
+
+void rc__hops_reset(rc__hops *h, rc_pool *p)
+{
+  rc__buf_release(&h->raw, p);
+  h->n = 0;
+}
+
+void rc__hops_free(rc__hops *h, rc_pool *p)
+{
+  rc__hops_reset(h, p);
+  const rc_allocator *a = rc__pool_allocator(p);
+  a->free(h->v, a->ud);
+  h->v = NULL;
+  h->cap = 0;
+}

@@ -1,0 +1,362 @@
+/* The pool: idle blocks kept in two LIFO stacks (small and large) under one
+ * mutex, small ones bounded by bytes and large ones by count; accounting of
+ * the bytes held by responses; the process-wide default pool.
+ *
+ * Allocator calls happen outside the lock; only list and counter updates
+ * happen under it. */
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rc_pool {
+  pthread_mutex_t lock;
+  rc_allocator alloc;
+  rc_pool_config cfg;   /* cfg.allocator unused: see alloc */
+  rc__blk *small;       /* idle stacks, most recently released first */
+  rc__blk *large;
+  size_t small_bytes;   /* capacity of the idle small blocks */
+  size_t refs;          /* the creator's, plus one per response */
+  int is_default;
+  rc_pool_stats st;
+};
+
+static void *std_malloc(size_t n, void *ud) { (void)ud; return malloc(n); }
+static void *std_realloc(void *p, size_t n, void *ud) { (void)ud; return realloc(p, n); }
+static void std_free(void *p, void *ud) { (void)ud; free(p); }
+
+static const rc_allocator std_allocator = {std_malloc, std_realloc, std_free, NULL};
+
+void rc_pool_config_init(rc_pool_config *cfg)
+{
+  cfg->chunk_size = RC_DEFAULT_CHUNK_SIZE;
+  cfg->large_threshold = RC_DEFAULT_LARGE_THRESHOLD;
+  cfg->max_large = RC_DEFAULT_MAX_LARGE;
+  cfg->max_idle_small = RC_DEFAULT_MAX_IDLE_SMALL;
+  cfg->max_buffer = RC_DEFAULT_MAX_BODY + 1; /* a default body and its NUL */
+  cfg->budget = 0;
+  cfg->allocator = NULL;
+}
+
+static int is_large(const rc_pool *p, size_t cap) { return cap >= p->cfg.large_threshold; }
+
+enum { FREED, KEPT_SMALL, KEPT_LARGE };
+
+/* Decides whether the bounds let b stay idle (counting it) or frees it.
+ * b is in no list. Lock held. */
+static int admit(rc_pool *p, rc__blk *b)
+{
+  if (b->cap <= p->cfg.max_buffer) {
+    if (is_large(p, b->cap) && p->st.idle_large < p->cfg.max_large) {
+      p->st.idle_large++;
+      p->st.bytes_idle += b->cap;
+      return KEPT_LARGE;
+    }
+    if (!is_large(p, b->cap) && b->cap <= p->cfg.max_idle_small - p->small_bytes) {
+      p->st.idle_small++;
+      p->st.bytes_idle += b->cap;
+      p->small_bytes += b->cap;
+      return KEPT_SMALL;
+    }
+  }
+  p->st.discards++;
+  p->alloc.free(b, p->alloc.ud);
+  return FREED;
+}
+
+/* Takes the top block off an idle stack. Lock held. */
+static rc__blk *pop(rc_pool *p, int large)
+{
+  rc__blk **top = large ? &p->large : &p->small;
+  rc__blk *b = *top;
+  if (!b)
+    return NULL;
+  *top = b->next;
+  b->next = NULL;
+  p->st.bytes_idle -= b->cap;
+  if (large) {
+    p->st.idle_large--;
+  } else {
+    p->st.idle_small--;
+    p->small_bytes -= b->cap;
+  }
+  return b;
+}
+
+/* Re-applies the bounds to every idle block after a setting changed,
+ * keeping the most recent blocks and their order. Lock held. */
+static void enforce_bounds(rc_pool *p)
+{
+  rc__blk *old[2] = {p->large, p->small};
+  rc__blk **tail_large = &p->large, **tail_small = &p->small;
+  p->large = p->small = NULL;
+  p->st.idle_large = p->st.idle_small = 0;
+  p->st.bytes_idle = p->small_bytes = 0;
+  for (int i = 0; i < 2; i++) {
+    while (old[i]) {
+      rc__blk *b = old[i];
+      old[i] = b->next;
+      b->next = NULL;
+      switch (admit(p, b)) {
+      case KEPT_LARGE: *tail_large = b; tail_large = &b->next; break;
+      case KEPT_SMALL: *tail_small = b; tail_small = &b->next; break;
+      default: break;
+      }
+    }
+  }
+}
+
+static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
+{
+  rc_pool_config def;
+  if (!cfg) {
+    rc_pool_config_init(&def);
+    cfg = &def;
+  }
+  if (cfg->chunk_size == 0 || cfg->large_threshold == 0)
+    return RC_E_INVAL;
+  const rc_allocator *a = cfg->allocator ? cfg->allocator : &std_allocator;
+  if (!a->malloc || !a->realloc || !a->free)
+    return RC_E_INVAL;
+  memset(p, 0, sizeof *p);
+  p->alloc = *a;
+  p->cfg = *cfg;
+  p->cfg.allocator = NULL;
+  p->refs = 1;
+  if (pthread_mutex_init(&p->lock, NULL) != 0)
+    return RC_E_NOMEM;
+  return RC_OK;
+}
+
+rc_code rc_pool_new(const rc_pool_config *cfg, rc_pool **out)
+{
+  if (!out)
+    return RC_E_INVAL;
+  *out = NULL;
+  const rc_allocator *a = cfg && cfg->allocator ? cfg->allocator : &std_allocator;
+  if (!a->malloc || !a->realloc || !a->free)
+    return RC_E_INVAL;
+  rc_pool *p = a->malloc(sizeof *p, a->ud);
+  if (!p)
+    return RC_E_NOMEM;
+  rc_code rc = pool_init(p, cfg);
+  if (rc != RC_OK) {
+    a->free(p, a->ud);
+    return rc;
+  }
+  *out = p;
+  return RC_OK;
+}
+
+static void pool_destroy(rc_pool *p)
+{
+  rc_allocator a = p->alloc;
+  rc_pool_trim(p);
+  pthread_mutex_destroy(&p->lock);
+  a.free(p, a.ud);
+}
+
+void rc__pool_ref(rc_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  p->refs++;
+  pthread_mutex_unlock(&p->lock);
+}
+
+void rc__pool_unref(rc_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  size_t left = --p->refs;
+  pthread_mutex_unlock(&p->lock);
+  if (left == 0)
+    pool_destroy(p);
+}
+
+void rc_pool_free(rc_pool *p)
+{
+  if (p && !p->is_default)
+    rc__pool_unref(p);
+}
+
+static rc_pool default_pool;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void default_init(void)
+{
+  if (pool_init(&default_pool, NULL) != RC_OK) {
+    fputs("respchain: cannot create the default pool\n", stderr);
+    abort();
+  }
+  default_pool.is_default = 1;
+}
+
+rc_pool *rc_pool_default(void)
+{
+  pthread_once(&default_once, default_init);
+  return &default_pool;
+}
+
+const rc_allocator *rc__pool_allocator(const rc_pool *p) { return &p->alloc; }
+
+void rc_pool_trim(rc_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  rc__blk *lists[2] = {p->large, p->small};
+  p->large = p->small = NULL;
+  p->st.idle_large = p->st.idle_small = 0;
+  p->st.bytes_idle = p->small_bytes = 0;
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < 2; i++) {
+    while (lists[i]) {
+      rc__blk *b = lists[i];
+      lists[i] = b->next;
+      p->alloc.free(b, p->alloc.ud);
+    }
+  }
+}
+
+void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
+{
+  pthread_mutex_lock(&p->lock);
+  *out = p->st;
+  pthread_mutex_unlock(&p->lock);
+}
+
+void rc_pool_config_get(rc_pool *p, rc_pool_config *cfg)
+{
+  pthread_mutex_lock(&p->lock);
+  *cfg = p->cfg;
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* Sets one field and re-applies the bounds. */
+static rc_code set_field(rc_pool *p, size_t *field, size_t value, int nonzero)
+{
+  if (nonzero && value == 0)
+    return RC_E_INVAL;
+  pthread_mutex_lock(&p->lock);
+  *field = value;
+  enforce_bounds(p);
+  pthread_mutex_unlock(&p->lock);
+  return RC_OK;
+}
+
+rc_code rc_pool_set_chunk_size(rc_pool *p, size_t v) { return set_field(p, &p->cfg.chunk_size, v, 1); }
+rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v) { return set_field(p, &p->cfg.large_threshold, v, 1); }
+rc_code rc_pool_set_max_large(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_large, v, 0); }
+rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_idle_small, v, 0); }
+rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_buffer, v, 0); }
+
+/* The capacity to grow to: need rounded up to a chunk step, at most ceiling. */
+static size_t next_capacity(size_t need, size_t chunk, size_t ceiling)
+{
+  size_t steps = need / chunk + (need % chunk != 0);
+  size_t cap = steps <= SIZE_MAX / chunk ? steps * chunk : SIZE_MAX;
+  return cap < ceiling ? cap : ceiling;
+}
+
+/* Resizes b (NULL: allocates) to cap bytes through the allocator. */
+static rc__blk *blk_resize(rc_pool *p, rc__blk *b, size_t cap)
+{
+  if (cap > SIZE_MAX - sizeof(rc__blk))
+    return NULL;
+  rc__blk *nb = p->alloc.realloc(b, sizeof(rc__blk) + cap, p->alloc.ud);
+  if (nb) {
+    nb->next = NULL;
+    nb->cap = cap;
+  }
+  return nb;
+}
+
+/* Puts b on its idle stack, or frees it, by the bounds. Lock held. */
+static void push_idle(rc_pool *p, rc__blk *b)
+{
+  b->next = NULL;
+  int where = admit(p, b);
+  if (where == KEPT_LARGE) {
+    b->next = p->large;
+    p->large = b;
+  } else if (where == KEPT_SMALL) {
+    b->next = p->small;
+    p->small = b;
+  }
+}
+
+static void add_in_use(rc_pool *p, size_t add, size_t sub)
+{
+  p->st.bytes_in_use += add;
+  p->st.bytes_in_use -= sub;
+  if (p->st.bytes_in_use > p->st.peak_in_use)
+    p->st.peak_in_use = p->st.bytes_in_use;
+}
+
+rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
+                      size_t ceiling, size_t large_hint)
+{
+  rc__blk *b = *bp;
+  if (b && b->cap >= need)
+    return RC_OK;
+  if (ceiling < need)
+    ceiling = need;
+
+  /* A first block, or a small block that must become large, comes from the
+   * matching idle stack when it has one: memory already resident. */
+  pthread_mutex_lock(&p->lock);
+  size_t want = need > large_hint ? need : large_hint;
+  size_t cap = next_capacity(need, p->cfg.chunk_size, ceiling);
+  rc__blk *idle = NULL;
+  if (!b || (is_large(p, want) && !is_large(p, b->cap)))
+    idle = pop(p, is_large(p, want));
+  pthread_mutex_unlock(&p->lock);
+
+  if (idle) {
+    rc__blk *nb = idle->cap >= need ? idle : blk_resize(p, idle, cap);
+    if (nb && b)
+      memcpy(nb->data, b->data, used);  /* the small block's bytes move once */
+    pthread_mutex_lock(&p->lock);
+    if (!nb) {
+      push_idle(p, idle);  /* still valid and unchanged: back it goes */
+      pthread_mutex_unlock(&p->lock);
+      return RC_E_NOMEM;
+    }
+    p->st.acquisitions++;
+    p->st.reuses++;
+    add_in_use(p, nb->cap, 0);
+    if (b) {
+      p->st.releases++;
+      add_in_use(p, 0, b->cap);
+      push_idle(p, b);
+    }
+    pthread_mutex_unlock(&p->lock);
+    *bp = nb;
+    return RC_OK;
+  }
+
+  size_t old_cap = b ? b->cap : 0;
+  rc__blk *nb = blk_resize(p, b, cap);  /* realloc keeps the used bytes */
+  if (!nb)
+    return RC_E_NOMEM;
+  pthread_mutex_lock(&p->lock);
+  if (!b) {
+    p->st.acquisitions++;
+    p->st.fresh++;
+  }
+  add_in_use(p, nb->cap, old_cap);
+  pthread_mutex_unlock(&p->lock);
+  *bp = nb;
+  return RC_OK;
+}
+
+void rc__pool_put(rc_pool *p, rc__blk *b)
+{
+  if (!b)
+    return;
+  pthread_mutex_lock(&p->lock);
+  p->st.releases++;
+  add_in_use(p, 0, b->cap);
+  push_idle(p, b);
+  pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,35 @@
+/* The pool: thread-safe reuse of buffer blocks, with accounting. Internal. */
+#ifndef RC_POOL_H
+#define RC_POOL_H
+
+#include <stddef.h>
+#include "respchain.h"
+
+/* A block of buffer memory: this header followed by cap usable bytes. Idle
+ * blocks are linked through next. */
+typedef struct rc__blk {
+  struct rc__blk *next;
+  size_t cap;
+  unsigned char data[];
+} rc__blk;
+
+/* One more reference to pool (each response holds one). */
+void rc__pool_ref(rc_pool *pool);
+/* Drops a reference; the last one frees the pool. */
+void rc__pool_unref(rc_pool *pool);
+
+/* The pool's allocator, for small allocations outside blocks. */
+const rc_allocator *rc__pool_allocator(const rc_pool *pool);
+
+/* Makes *b (NULL for none yet) a block of at least need bytes whose first
+ * used bytes are kept. Capacity grows in chunk steps, never past ceiling
+ * (ceiling >= need). large_hint > 0 announces the final size, so that an idle
+ * large block can be taken at once instead of growing a small one. RC_OK or
+ * RC_E_NOMEM; on error *b is unchanged. */
+rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
+                      size_t ceiling, size_t large_hint);
+
+/* Gives b back: kept idle or freed, by the pool's bounds. NULL is a no-op. */
+void rc__pool_put(rc_pool *pool, rc__blk *b);
+
+#endif

@@ -1,0 +1,260 @@
+/* The response: lifecycle, limits, and every reading accessor. */
+#include "response.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIZE_CLAMP (SIZE_MAX / 2)
+
+void rc_limits_init(rc_limits *lim)
+{
+  lim->max_body = RC_DEFAULT_MAX_BODY;
+  lim->max_header_bytes = RC_DEFAULT_MAX_HEADER;
+  lim->max_hops = RC_DEFAULT_MAX_HOPS;
+  lim->on_cap = RC_CAP_STOP;
+  lim->max_codings = RC_DEFAULT_MAX_CODINGS;
+  lim->max_raw = 0;
+}
+
+static size_t clamp(size_t v) { return v < SIZE_CLAMP ? v : SIZE_CLAMP; }
+
+static rc_code check_limits(const rc_limits *in, rc_limits *out)
+{
+  if (in->max_hops == 0 || in->on_cap > RC_CAP_REJECT)
+    return RC_E_INVAL;
+  *out = *in;
+  out->max_body = clamp(in->max_body);
+  out->max_header_bytes = clamp(in->max_header_bytes);
+  out->max_raw = clamp(in->max_raw);
+  if (out->max_codings > RC__MAX_CODINGS)
+    out->max_codings = RC__MAX_CODINGS;
+  if (out->max_hops > SIZE_CLAMP / sizeof(rc__hop))
+    out->max_hops = SIZE_CLAMP / sizeof(rc__hop);
+  return RC_OK;
+}
+
+rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out)
+{
+  if (!out)
+    return RC_E_INVAL;
+  *out = NULL;
+  rc_limits def;
+  if (!lim) {
+    rc_limits_init(&def);
+    lim = &def;
+  }
+  rc_limits checked;
+  rc_code rc = check_limits(lim, &checked);
+  if (rc != RC_OK)
+    return rc;
+  if (!pool)
+    pool = rc_pool_default();
+  const rc_allocator *a = rc__pool_allocator(pool);
+  rc_response *resp = a->malloc(sizeof *resp, a->ud);
+  if (!resp)
+    return RC_E_NOMEM;
+  memset(resp, 0, sizeof *resp);
+  if (pthread_mutex_init(&resp->full_lock, NULL) != 0) {
+    a->free(resp, a->ud);
+    return RC_E_NOMEM;
+  }
+  resp->pool = pool;
+  resp->lim = checked;
+  resp->declared = RC__UNKNOWN;
+  rc__pool_ref(pool);
+  *out = resp;
+  return RC_OK;
+}
+
+void rc__response_drop_body(rc_response *resp)
+{
+  resp->body.len = 0;
+  resp->raw.len = 0;
+  resp->truncated = resp->raw_truncated = 0;
+  resp->body_started = resp->decoding = 0;
+  resp->declared = RC__UNKNOWN;
+  resp->encoding = RC_ENC_IDENTITY;
+}
+
+void rc__response_clear(rc_response *resp)
+{
+  rc__buf_release(&resp->body, resp->pool);
+  rc__buf_release(&resp->raw, resp->pool);
+  rc__buf_release(&resp->full, resp->pool);
+  rc__hops_reset(&resp->hops, resp->pool);
+  rc__response_drop_body(resp);
+  resp->error = RC_OK;
+}
+
+void rc_response_reset(rc_response *resp)
+{
+  if (resp)
+    rc__response_clear(resp);
+}
+
+void rc_response_free(rc_response *resp)
+{
+  if (!resp)
+    return;
+  rc_pool *pool = resp->pool;
+  const rc_allocator *a = rc__pool_allocator(pool);
+  rc__response_clear(resp);
+  rc__hops_free(&resp->hops, pool);
+  rc__decoder_free(resp->dec);
+  pthread_mutex_destroy(&resp->full_lock);
+  a->free(resp, a->ud);
+  rc__pool_unref(pool);
+}
+
+static int holds_data(const rc_response *resp)
+{
+  return resp->hops.n || resp->body.len || resp->error != RC_OK;
+}
+
+rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim)
+{
+  if (!resp || !lim)
+    return RC_E_INVAL;
+  if (holds_data(resp))
+    return RC_E_BUSY;
+  return check_limits(lim, &resp->lim);
+}
+
+rc_code rc_response_set_decoding(rc_response *resp, int on)
+{
+  if (!resp)
+    return RC_E_INVAL;
+  if (holds_data(resp))
+    return RC_E_BUSY;
+  resp->decode = on != 0;
+  return RC_OK;
+}
+
+rc_code rc_result(const rc_response *resp, CURLcode curlcode)
+{
+  if (resp->error != RC_OK)
+    return resp->error;
+  if (resp->truncated)
+    return RC_TRUNCATED;
+  if (curlcode != CURLE_OK)
+    return RC_E_TRANSFER;
+  if (resp->decoding && !rc__decoder_ended(resp->dec))
+    return RC_E_DECODE;  /* the compressed stream ended early */
+  return RC_OK;
+}
+
+int rc_truncated(const rc_response *resp) { return resp->truncated; }
+int rc_raw_truncated(const rc_response *resp) { return resp->raw_truncated; }
+rc_encoding rc_body_encoding(const rc_response *resp) { return resp->encoding; }
+
+static rc_view view_of(const rc__buf *b)
+{
+  rc_view v = {rc__buf_data(b), b->len};
+  return v;
+}
+
+rc_view rc_body(const rc_response *resp) { return view_of(&resp->body); }
+rc_view rc_raw_body(const rc_response *resp) { return view_of(&resp->raw); }
+
+size_t rc_hop_count(const rc_response *resp) { return resp->hops.n; }
+
+static rc_view raw_view(const rc_response *resp, size_t off, size_t len)
+{
+  rc_view v = {len ? rc__buf_data(&resp->hops.raw) + off : "", len};
+  return v;
+}
+
+rc_code rc_hop(const rc_response *resp, int hop, rc_hop_info *out)
+{
+  const rc__hop *h = rc__hops_at(&resp->hops, hop);
+  if (!h)
+    return RC_E_RANGE;
+  out->status = h->status;
+  out->version = h->version;
+  out->is_final = h == &resp->hops.v[resp->hops.n - 1];
+  out->reason = raw_view(resp, h->reason_off, h->reason_len);
+  out->raw = raw_view(resp, h->off, h->len);
+  out->trailers = raw_view(resp, h->toff, h->tlen);
+  return RC_OK;
+}
+
+int rc_status(const rc_response *resp)
+{
+  const rc__hop *h = rc__hops_at(&resp->hops, -1);
+  return h ? h->status : 0;
+}
+
+rc_code rc_header(const rc_response *resp, int hop, const char *name,
+                  size_t nth, rc_view *out)
+{
+  if (!name || !out)
+    return RC_E_INVAL;
+  const rc__hop *h = rc__hops_at(&resp->hops, hop);
+  if (!h)
+    return RC_E_RANGE;
+  return rc__hops_find(&resp->hops, h, 0, name, nth, out);
+}
+
+rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
+                   rc_view *out)
+{
+  if (!name || !out)
+    return RC_E_INVAL;
+  const rc__hop *h = rc__hops_at(&resp->hops, -1);
+  if (!h)
+    return RC_E_RANGE;
+  return rc__hops_find(&resp->hops, h, 1, name, nth, out);
+}
+
+rc_code rc_full_response(rc_response *resp, rc_view *out)
+{
+  const rc__hop *h = rc__hops_at(&resp->hops, -1);
+  if (!h)
+    return RC_E_RANGE;
+  rc_code rc = RC_OK;
+  pthread_mutex_lock(&resp->full_lock);
+  if (!resp->full.blk) {
+    size_t total = h->len + resp->body.len;
+    rc = rc__buf_reserve(&resp->full, resp->pool, total, total, total);
+    if (rc == RC_OK) {
+      memcpy(resp->full.blk->data, rc__buf_data(&resp->hops.raw) + h->off, h->len);
+      memcpy(resp->full.blk->data + h->len, rc__buf_data(&resp->body), resp->body.len);
+      resp->full.blk->data[total] = '\0';
+      resp->full.len = total;
+    }
+  }
+  pthread_mutex_unlock(&resp->full_lock);
+  if (rc == RC_OK)
+    *out = view_of(&resp->full);
+  return rc;
+}
+
+static char *dup_parts(rc_view a, rc_view b, size_t *len)
+{
+  if (a.len > SIZE_MAX - 1 - b.len)
+    return NULL;
+  char *p = malloc(a.len + b.len + 1);
+  if (!p)
+    return NULL;
+  memcpy(p, a.ptr, a.len);
+  memcpy(p + a.len, b.ptr, b.len);
+  p[a.len + b.len] = '\0';
+  if (len)
+    *len = a.len + b.len;
+  return p;
+}
+
+char *rc_body_dup(const rc_response *resp, size_t *len)
+{
+  rc_view none = {"", 0};
+  return dup_parts(rc_body(resp), none, len);
+}
+
+char *rc_full_response_dup(const rc_response *resp, size_t *len)
+{
+  const rc__hop *h = rc__hops_at(&resp->hops, -1);
+  if (!h)
+    return NULL;
+  return dup_parts(raw_view(resp, h->off, h->len), rc_body(resp), len);
+}

@@ -1,0 +1,43 @@
+/* The response object, shared by the files that fill it (transfer.c) and
+ * read it (response.c). Internal. */
+#ifndef RC_RESPONSE_H
+#define RC_RESPONSE_H
+
+#include <pthread.h>
+#include "buf.h"
+#include "decode.h"
+#include "hops.h"
+
+#define RC__MAX_CODINGS 16  /* largest max_codings honoured */
+
+struct rc_response {
+  rc_pool *pool;          /* referenced for the response's lifetime */
+  rc_limits lim;
+  int decode;             /* decode Content-Encoding (rc_attach turns it on) */
+
+  rc__hops hops;
+  rc__buf body;           /* the last hop's body, decoded when decoding */
+  rc__buf raw;            /* the body as received, when lim.max_raw > 0 */
+
+  /* Per transfer. */
+  rc_code error;          /* first limit or failure hit by a callback */
+  int truncated;          /* the body stopped at the cap */
+  int raw_truncated;      /* the raw copy stopped at max_raw */
+  int body_started;       /* the write path is set up for the last hop */
+  size_t declared;        /* its Content-Length, or RC__UNKNOWN */
+  rc_encoding encoding;   /* what was done with its Content-Encoding */
+
+  rc__decoder *dec;       /* created on first need, kept across resets */
+  int decoding;           /* this body goes through dec */
+
+  pthread_mutex_t full_lock;
+  rc__buf full;           /* the full response, built on first request */
+};
+
+/* Empties the per-transfer state and gives storage back to the pool. */
+void rc__response_clear(rc_response *resp);
+
+/* Forgets the body of a hop that turned out not to be the last. */
+void rc__response_drop_body(rc_response *resp);
+
+#endif

@@ -1,0 +1,210 @@
+/* The curl side: header and write callbacks, attach and detach. The write
+ * path applies the body cap (to decoded bytes when decoding) and the cap
+ * policy; the header path feeds the hops. */
+#include "response.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Records the first failure; later ones do not overwrite it. */
+static size_t fail(rc_response *resp, rc_code rc)
+{
+  if (resp->error == RC_OK)
+    resp->error = rc;
+  return CURL_WRITEFUNC_ERROR;
+}
+
+/* Any new data makes a cached full response stale. */
+static void drop_full(rc_response *resp)
+{
+  if (resp->full.blk)
+    rc__buf_release(&resp->full, resp->pool);
+}
+
+size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
+{
+  rc_response *resp = userdata;
+  size_t n = size * nitems;
+  if (resp->error != RC_OK)
+    return CURL_WRITEFUNC_ERROR;
+  drop_full(resp);
+  int new_hop;
+  rc_code rc = rc__hops_line(&resp->hops, resp->pool, &resp->lim, ptr, n, &new_hop);
+  if (rc != RC_OK)
+    return fail(resp, rc);
+  if (new_hop)
+    rc__response_drop_body(resp);  /* a body belongs to the last hop only */
+  return n;
+}
+
+static size_t content_length(const rc_response *resp)
+{
+  rc_view v;
+  if (rc_header(resp, -1, "Content-Length", 0, &v) != RC_OK || v.len == 0 || v.len > 19)
+    return RC__UNKNOWN;
+  size_t n = 0;
+  for (size_t i = 0; i < v.len; i++) {
+    if (v.ptr[i] < '0' || v.ptr[i] > '9')
+      return RC__UNKNOWN;
+    n = n * 10 + (size_t)(v.ptr[i] - '0');
+  }
+  return n;
+}
+
+/* Reads every Content-Encoding line of the last hop into one chain. */
+static rc_code codings(const rc_response *resp, rc__coding *chain, size_t *n)
+{
+  rc_view v;
+  *n = 0;
+  for (size_t i = 0; rc_header(resp, -1, "Content-Encoding", i, &v) == RC_OK; i++) {
+    size_t got;
+    rc_code rc = rc__coding_parse(v.ptr, v.len, chain + *n, resp->lim.max_codings - *n, &got);
+    if (rc != RC_OK)
+      return rc;
+    *n += got;
+  }
+  return RC_OK;
+}
+
+/* Sets up the write path at the first body byte of the last hop. */
+static rc_code start_body(rc_response *resp)
+{
+  resp->body_started = 1;
+  resp->declared = content_length(resp);
+  if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
+      resp->declared > resp->lim.max_body)
+    return RC_E_TOO_LARGE;
+
+  rc__coding chain[RC__MAX_CODINGS];
+  size_t n;
+  rc_code rc = codings(resp, chain, &n);
+  if (rc == RC_E_INVAL) {
+    resp->encoding = RC_ENC_UNSUPPORTED;
+    return RC_OK;
+  }
+  if (rc != RC_OK || n == 0)
+    return rc;
+  if (!resp->decode) {
+    resp->encoding = RC_ENC_NOT_DECODED;
+    return RC_OK;
+  }
+  if (!resp->dec && !(resp->dec = rc__decoder_new(rc__pool_allocator(resp->pool))))
+    return RC_E_NOMEM;
+  rc = rc__decoder_start(resp->dec, chain, n);
+  if (rc != RC_OK)
+    return rc;
+  resp->encoding = RC_ENC_DECODED;
+  resp->decoding = 1;
+  resp->declared = RC__UNKNOWN;  /* it counted encoded bytes */
+  return RC_OK;
+}
+
+/* The sink that decoded bytes go to: the body, up to its cap. */
+static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
+{
+  rc_response *resp = ctx;
+  size_t room = resp->lim.max_body - resp->body.len;
+  *avail = 0;
+  if (room == 0)
+    return RC_OK;
+  rc_code rc = rc__buf_reserve(&resp->body, resp->pool, 1, resp->lim.max_body, RC__UNKNOWN);
+  if (rc != RC_OK)
+    return rc;
+  size_t space = resp->body.blk->cap - resp->body.len - 1;  /* keep the NUL */
+  *out = resp->body.blk->data + resp->body.len;
+  *avail = space < room ? space : room;
+  return RC_OK;
+}
+
+static void sink_commit(void *ctx, size_t n)
+{
+  rc_response *resp = ctx;
+  resp->body.len += n;
+  resp->body.blk->data[resp->body.len] = '\0';
+}
+
+/* At the cap: under DRAIN the rest is read and dropped, else stop. */
+static size_t at_cap(rc_response *resp, size_t n)
+{
+  resp->truncated = 1;
+  if (resp->lim.on_cap == RC_CAP_DRAIN)
+    return n;
+  return fail(resp, RC_TRUNCATED);
+}
+
+static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
+{
+  if (resp->lim.max_raw) {
+    size_t room = resp->lim.max_raw - resp->raw.len;
+    size_t take = n < room ? n : room;
+    if (rc__buf_append(&resp->raw, resp->pool, ptr, take, resp->lim.max_raw, RC__UNKNOWN) != RC_OK)
+      return fail(resp, RC_E_NOMEM);
+    resp->raw_truncated |= take < n;
+  }
+  rc__sink sink = {sink_reserve, sink_commit, resp};
+  rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
+  if (rc == RC_TRUNCATED)
+    return at_cap(resp, n);
+  if (rc != RC_OK)
+    return fail(resp, rc);
+  return n;
+}
+
+size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+  rc_response *resp = userdata;
+  size_t n = size * nmemb;
+  if (resp->error != RC_OK)
+    return CURL_WRITEFUNC_ERROR;
+  if (resp->truncated)
+    return n;  /* draining: nothing more is kept, or decoded */
+  if (n == 0)
+    return 0;
+  drop_full(resp);
+  if (!resp->body_started) {
+    rc_code rc = start_body(resp);
+    if (rc != RC_OK)
+      return fail(resp, rc);
+  }
+  if (resp->decoding)
+    return write_decoded(resp, ptr, n);
+
+  size_t room = resp->lim.max_body - resp->body.len;
+  size_t take = n < room ? n : room;
+  if (rc__buf_append(&resp->body, resp->pool, ptr, take, resp->lim.max_body,
+                     resp->declared) != RC_OK)
+    return fail(resp, RC_E_NOMEM);
+  return take < n ? at_cap(resp, n) : n;
+}
+
+static int set_all(CURL *easy, curl_write_callback wf, void *wd, curl_write_callback hf,
+                   void *hd, const char *accept, long decoding)
+{
+  return curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, wf) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_WRITEDATA, wd) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, hf) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_HEADERDATA, hd) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, accept) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, decoding) == CURLE_OK;
+}
+
+rc_code rc_attach(rc_response *resp, CURL *easy)
+{
+  if (!resp || !easy)
+    return RC_E_INVAL;
+  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, "gzip, deflate", 0L))
+    return RC_E_INVAL;
+  resp->decode = 1;
+  return RC_OK;
+}
+
+rc_code rc_detach(rc_response *resp, CURL *easy)
+{
+  if (!resp || !easy)
+    return RC_E_INVAL;
+  resp->decode = 0;
+  /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
+  if (!set_all(easy, NULL, stdout, NULL, NULL, NULL, 1L))
+    return RC_E_INVAL;
+  return RC_OK;
+}

@@ -1,0 +1,93 @@
+#include "util.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each block carries its size in front, so that frees can be counted. */
+typedef union { size_t size; max_align_t align; } head;
+
+static int should_fail(counting_alloc *ca)
+{
+  long n = __atomic_add_fetch(&ca->calls, 1, __ATOMIC_SEQ_CST);
+  return ca->fail_at && n == ca->fail_at;
+}
+
+static void *ca_realloc(void *p, size_t n, void *ud)
+{
+  counting_alloc *ca = ud;
+  if (should_fail(ca))
+    return NULL;
+  head *h = p ? (head *)p - 1 : NULL;
+  head *nh = realloc(h, sizeof(head) + n);
+  if (!nh)
+    return NULL;
+  nh->size = n;
+  __atomic_add_fetch(&ca->bytes_requested, n, __ATOMIC_SEQ_CST);
+  if (!p) {
+    __atomic_add_fetch(&ca->live, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&ca->total, 1, __ATOMIC_SEQ_CST);
+  }
+  return nh + 1;
+}
+
+static void *ca_malloc(size_t n, void *ud) { return ca_realloc(NULL, n, ud); }
+
+static void ca_free(void *p, void *ud)
+{
+  counting_alloc *ca = ud;
+  if (!p)
+    return;
+  __atomic_sub_fetch(&ca->live, 1, __ATOMIC_SEQ_CST);
+  free((head *)p - 1);
+}
+
+void counting_alloc_init(counting_alloc *ca)
+{
+  memset(ca, 0, sizeof *ca);
+  ca->a.malloc = ca_malloc;
+  ca->a.realloc = ca_realloc;
+  ca->a.free = ca_free;
+  ca->a.ud = ca;
+}
+
+rc_pool *pool_with(counting_alloc *ca, size_t chunk)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.allocator = &ca->a;
+  if (chunk)
+    cfg.chunk_size = chunk;
+  rc_pool *p = NULL;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  return p;
+}
+
+size_t feed(rc_response *resp, const char *const *lines, const char *body,
+            size_t body_len, size_t chunk)
+{
+  for (; lines && *lines; lines++) {
+    size_t n = strlen(*lines);
+    size_t r = rc_header_cb((char *)*lines, 1, n, resp);
+    if (r != n)
+      return r;
+  }
+  if (chunk == 0)
+    chunk = body_len ? body_len : 1;
+  for (size_t off = 0; off < body_len; off += chunk) {
+    size_t n = body_len - off < chunk ? body_len - off : chunk;
+    size_t r = rc_write_cb((char *)body + off, 1, n, resp);
+    if (r != n)
+      return r;
+  }
+  return 0;
+}
+
+void fill_pattern(char *dst, size_t n, unsigned seed)
+{
+  unsigned x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1103515245u + 12345u;
+    dst[i] = (char)('A' + (x >> 16) % 26);
+  }
+}

@@ -1,0 +1,33 @@
+/* Helpers shared by the test programs: a counting allocator that can fail
+ * the Nth allocation, and feeding a canned exchange through the callbacks. */
+#ifndef RC_TEST_UTIL_H
+#define RC_TEST_UTIL_H
+
+#include <stddef.h>
+#include "respchain.h"
+
+typedef struct counting_alloc {
+  rc_allocator a;            /* pass &ca.a as rc_pool_config.allocator */
+  long live;                 /* blocks not yet freed */
+  long total;                /* successful malloc/realloc(NULL) calls */
+  long calls;                /* allocation attempts, failed ones included */
+  long fail_at;              /* fail the attempt with this number (1-based); 0 never */
+  size_t bytes_requested;    /* sum of sizes asked for */
+} counting_alloc;
+
+void counting_alloc_init(counting_alloc *ca);
+
+/* A pool over ca with the given chunk size (0: default). */
+rc_pool *pool_with(counting_alloc *ca, size_t chunk);
+
+/* Feeds header lines (each with its CRLF), then body in pieces of chunk
+ * bytes (0: one piece), through rc_header_cb / rc_write_cb, as curl would.
+ * Returns the first callback return value that was not the piece length,
+ * or 0 when every callback accepted its bytes. */
+size_t feed(rc_response *resp, const char *const *lines, const char *body,
+            size_t body_len, size_t chunk);
+
+/* Deterministic test bytes. */
+void fill_pattern(char *dst, size_t n, unsigned seed);
+
+#endif

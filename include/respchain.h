@@ -111,7 +111,7 @@ typedef struct rc_pool_config {
   size_t max_large;       /* idle large buffers kept; 0 keeps none */
   size_t max_idle_small;  /* idle bytes of small buffers kept */
   size_t max_buffer;      /* largest capacity kept idle */
-  size_t budget;          /* bytes all responses may hold at once; 0 = off */
+  size_t budget;          /* memory budget in bytes, 0 = off: see below */
   const rc_allocator *allocator; /* copied at creation; NULL = malloc family */
 } rc_pool_config;
 
@@ -153,7 +153,8 @@ RC_API void rc_pool_trim(rc_pool *pool);
 RC_API void rc_pool_stats_get(rc_pool *pool, rc_pool_stats *out);
 
 /* Runtime setters; each takes effect at once, for buffers released or grown
- * from then on, and frees idle buffers the new setting no longer allows.
+ * from then on, and frees idle buffers the new setting no longer allows
+ * (keeping the most recently released).
  * RC_E_INVAL for a zero chunk size or threshold. */
 RC_API rc_code rc_pool_set_chunk_size(rc_pool *pool, size_t bytes);
 RC_API rc_code rc_pool_set_large_threshold(rc_pool *pool, size_t bytes);
@@ -164,6 +165,52 @@ RC_API rc_code rc_pool_set_max_buffer(rc_pool *pool, size_t bytes);
 /* A copy of the pool's current configuration (allocator pointer excluded:
  * cfg->allocator is set to NULL). */
 RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
+
+/* ------------------------------------------------------------------------
+ * Memory budget (off by default): a limit on the bytes that all responses of
+ * a pool hold at once (bytes_in_use: body, header and full-response storage,
+ * until each response is reset or freed).
+ *
+ * When a body needs memory the budget cannot give, the transfer waits
+ * instead of losing data: a response attached with rc_attach pauses its
+ * transfer (CURL_WRITEFUNC_PAUSE), and the thread that drives the handle
+ * resumes it with rc_pool_resume or rc_multi_poll once memory is released;
+ * a response given a wait timeout (rc_response_set_budget_wait) blocks in
+ * its callback instead, for curl_easy_perform in threads, and fails with
+ * RC_E_TIMEOUT when the time runs out. Without either, a refusal is
+ * RC_E_TIMEOUT at once.
+ *
+ * Progress: the oldest waiting response is let past the limit, alone, until
+ * it is reset or freed, so bytes_in_use stays under budget + one response's
+ * own caps (its max body + 1, plus its header blocks), and a state where
+ * every transfer waits still drains. Header lines are never held back.
+ * Reset or free responses as their transfers finish: memory they keep counts.
+ *
+ * The multi loop:
+ *
+ *     do {
+ *       curl_multi_perform(multi, &running);
+ *       ... curl_multi_info_read: read results, rc_response_reset ...
+ *       rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
+ *     } while (running);
+ */
+
+/* Sets the budget (0: off), at once; waiting transfers that now fit may go
+ * on. */
+RC_API rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes);
+
+/* Resumes the transfers paused by the budget that were paused on the calling
+ * thread and may now go on (curl_easy_pause(CURLPAUSE_CONT), which curl
+ * allows only from that thread). Returns how many were resumed. */
+RC_API int rc_pool_resume(rc_pool *pool);
+
+/* rc_pool_resume, then curl_multi_poll(multi, ...), woken early when memory
+ * for one of this thread's paused transfers is released, then
+ * rc_pool_resume again. Returns curl_multi_poll's result. */
+RC_API CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi,
+                               struct curl_waitfd extra_fds[],
+                               unsigned int extra_nfds, int timeout_ms,
+                               int *numfds);
 
 /* ------------------------------------------------------------------------
  * Response: captures one transfer at a time; reusable.
@@ -223,6 +270,11 @@ typedef enum rc_encoding {
  * on only when curl's own decoding is off (CURLOPT_HTTP_CONTENT_DECODING 0),
  * or the body would be decoded twice. RC_E_BUSY while holding data. */
 RC_API rc_code rc_response_set_decoding(rc_response *resp, int on);
+
+/* For the memory budget: 0 (the default) pauses the transfer when memory is
+ * refused; timeout_ms > 0 blocks in the write callback up to that long, then
+ * fails with RC_E_TIMEOUT. RC_E_INVAL for a negative value. */
+RC_API rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms);
 
 /* ------------------------------------------------------------------------
  * curl adapters.

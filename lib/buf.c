@@ -4,7 +4,7 @@
 #include <string.h>
 
 rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
-                        size_t declared)
+                        size_t declared, rc__waiter *w)
 {
   size_t need = b->len + n + 1;
   if (b->blk && b->blk->cap >= need)
@@ -13,15 +13,15 @@ rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
   if (declared != RC__UNKNOWN && b->len + n <= declared && declared < limit)
     ceiling = declared;
   size_t hint = declared != RC__UNKNOWN ? (declared < limit ? declared : limit) + 1 : 0;
-  return rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint);
+  return rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint, w);
 }
 
 rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
-                       size_t limit, size_t declared)
+                       size_t limit, size_t declared, rc__waiter *w)
 {
   if (n == 0)
     return RC_OK;  /* an empty buffer stays without a block */
-  rc_code rc = rc__buf_reserve(b, p, n, limit, declared);
+  rc_code rc = rc__buf_reserve(b, p, n, limit, declared, w);
   if (rc != RC_OK)
     return rc;
   memcpy(b->blk->data + b->len, data, n);

@@ -17,13 +17,15 @@ typedef struct rc__buf {
 /* Makes room for n more bytes and the NUL. The buffer never grows past
  * limit (+1 for the NUL), nor past declared while the bytes fit in it: an
  * honest declared size ends with an exactly sized buffer, a lying one costs
- * only the bytes that arrive. The caller keeps len + n <= limit. */
+ * only the bytes that arrive. The caller keeps len + n <= limit. w: as for
+ * rc__pool_grow. */
 rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
-                        size_t declared);
+                        size_t declared, rc__waiter *w);
 
-/* reserve, then copies n bytes at the end and NUL-terminates. */
+/* reserve, then copies n bytes at the end and NUL-terminates; all or
+ * nothing. */
 rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
-                       size_t limit, size_t declared);
+                       size_t limit, size_t declared, rc__waiter *w);
 
 /* Gives the block back to the pool; the buffer is empty again. */
 void rc__buf_release(rc__buf *b, rc_pool *p);

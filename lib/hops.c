@@ -89,8 +89,12 @@ rc_code rc__hops_line(rc__hops *h, rc_pool *p, const rc_limits *lim,
   } else if (cur->len + cur->tlen + n > lim->max_header_bytes) {
     return RC_E_HEADER_CAP;
   }
+  /* Header blocks grow in 4 KiB steps, not body-sized chunks: announcing
+   * the next step as the declared size bounds the growth there. Headers are
+   * never held back by the budget (see rc_header_cb). */
   size_t at = h->raw.len;
-  rc_code rc = rc__buf_append(&h->raw, p, line, n, RAW_LIMIT, RC__UNKNOWN);
+  size_t step = (at + n + 4095) & ~(size_t)4095;
+  rc_code rc = rc__buf_append(&h->raw, p, line, n, RAW_LIMIT, step, NULL);
   if (rc != RC_OK) {
     if (starts)
       h->n--;

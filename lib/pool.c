@@ -6,7 +6,9 @@
  * happen under it. */
 #include "pool.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ struct rc_pool {
   size_t refs;          /* the creator's, plus one per response */
   int is_default;
   rc_pool_stats st;
+  rc__budget budget;
 };
 
 static void *std_malloc(size_t n, void *ud) { (void)ud; return malloc(n); }
@@ -126,8 +129,13 @@ static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
   p->cfg = *cfg;
   p->cfg.allocator = NULL;
   p->refs = 1;
+  p->budget.limit = cfg->budget;
   if (pthread_mutex_init(&p->lock, NULL) != 0)
     return RC_E_NOMEM;
+  if (pthread_cond_init(&p->budget.cond, NULL) != 0) {
+    pthread_mutex_destroy(&p->lock);
+    return RC_E_NOMEM;
+  }
   return RC_OK;
 }
 
@@ -155,6 +163,7 @@ static void pool_destroy(rc_pool *p)
 {
   rc_allocator a = p->alloc;
   rc_pool_trim(p);
+  pthread_cond_destroy(&p->budget.cond);
   pthread_mutex_destroy(&p->lock);
   a.free(p, a.ud);
 }
@@ -229,6 +238,7 @@ void rc_pool_config_get(rc_pool *p, rc_pool_config *cfg)
 {
   pthread_mutex_lock(&p->lock);
   *cfg = p->cfg;
+  cfg->budget = p->budget.limit;
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -249,6 +259,15 @@ rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v) { return set_field(p, 
 rc_code rc_pool_set_max_large(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_large, v, 0); }
 rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_idle_small, v, 0); }
 rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_buffer, v, 0); }
+
+rc_code rc_pool_set_budget(rc_pool *p, size_t bytes)
+{
+  pthread_mutex_lock(&p->lock);
+  p->budget.limit = bytes;
+  rc__budget_changed(&p->budget, p->st.bytes_in_use);
+  pthread_mutex_unlock(&p->lock);
+  return RC_OK;
+}
 
 /* The capacity to grow to: need rounded up to a chunk step, at most ceiling. */
 static size_t next_capacity(size_t need, size_t chunk, size_t ceiling)
@@ -291,63 +310,166 @@ static void add_in_use(rc_pool *p, size_t add, size_t sub)
   p->st.bytes_in_use -= sub;
   if (p->st.bytes_in_use > p->st.peak_in_use)
     p->st.peak_in_use = p->st.bytes_in_use;
+  if (sub)
+    rc__budget_changed(&p->budget, p->st.bytes_in_use);
+}
+
+/* Blocks a waiter that may not pause until the budget lets it go on or the
+ * deadline passes. Lock held; 0 on timeout. */
+static int wait_for_budget(rc_pool *p, rc__waiter *w, const struct timespec *deadline)
+{
+  while (!w->ready) {
+    if (pthread_cond_timedwait(&p->budget.cond, &p->lock, deadline) == ETIMEDOUT)
+      return w->ready;
+  }
+  return 1;
 }
 
 rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
-                      size_t ceiling, size_t large_hint)
+                      size_t ceiling, size_t large_hint, rc__waiter *w)
 {
   rc__blk *b = *bp;
   if (b && b->cap >= need)
     return RC_OK;
   if (ceiling < need)
     ceiling = need;
+  size_t old_cap = b ? b->cap : 0;
+  struct timespec deadline = {0, 0};
+  if (w && w->wait_ms > 0) {
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += w->wait_ms / 1000;
+    deadline.tv_nsec += (w->wait_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+  }
 
-  /* A first block, or a small block that must become large, comes from the
-   * matching idle stack when it has one: memory already resident. */
+  /* Under the lock: choose the block, and reserve its bytes in the budget. */
   pthread_mutex_lock(&p->lock);
-  size_t want = need > large_hint ? need : large_hint;
-  size_t cap = next_capacity(need, p->cfg.chunk_size, ceiling);
-  rc__blk *idle = NULL;
-  if (!b || (is_large(p, want) && !is_large(p, b->cap)))
-    idle = pop(p, is_large(p, want));
+  rc__blk *idle;
+  size_t cap;
+  for (;;) {
+    size_t want = need > large_hint ? need : large_hint;
+    cap = next_capacity(need, p->cfg.chunk_size, ceiling);
+    /* A first block, or a small block that must become large, comes from
+     * the matching idle stack when it has one: memory already resident. */
+    idle = NULL;
+    if (!b || (is_large(p, want) && !is_large(p, b->cap)))
+      idle = pop(p, is_large(p, want));
+    if (idle)
+      cap = idle->cap >= need ? idle->cap : cap;
+    rc_code rc = rc__budget_admit(&p->budget, w, p->st.bytes_in_use,
+                                  cap - (idle ? 0 : old_cap), &p->st.pauses);
+    if (rc == RC_OK)
+      break;
+    if (idle)
+      push_idle(p, idle);
+    if (!w->wait_ms && w->easy) {
+      pthread_mutex_unlock(&p->lock);
+      return RC__WAIT;  /* the caller pauses; rc_pool_resume resumes */
+    }
+    if (!w->wait_ms || !wait_for_budget(p, w, &deadline)) {
+      rc__budget_leave(&p->budget, w, p->st.bytes_in_use);  /* gives up */
+      pthread_mutex_unlock(&p->lock);
+      return RC_E_TIMEOUT;
+    }
+  }
+  size_t reserved = cap - (idle ? 0 : old_cap);
+  add_in_use(p, reserved, 0);
   pthread_mutex_unlock(&p->lock);
 
-  if (idle) {
-    rc__blk *nb = idle->cap >= need ? idle : blk_resize(p, idle, cap);
-    if (nb && b)
-      memcpy(nb->data, b->data, used);  /* the small block's bytes move once */
-    pthread_mutex_lock(&p->lock);
-    if (!nb) {
-      push_idle(p, idle);  /* still valid and unchanged: back it goes */
-      pthread_mutex_unlock(&p->lock);
-      return RC_E_NOMEM;
-    }
-    p->st.acquisitions++;
-    p->st.reuses++;
-    add_in_use(p, nb->cap, 0);
-    if (b) {
-      p->st.releases++;
-      add_in_use(p, 0, b->cap);
-      push_idle(p, b);
-    }
-    pthread_mutex_unlock(&p->lock);
-    *bp = nb;
-    return RC_OK;
-  }
+  /* Outside it: allocate. realloc keeps the used bytes of a grown block. */
+  rc__blk *nb = idle && idle->cap >= need ? idle : blk_resize(p, idle ? idle : b, cap);
+  if (nb && idle && b)
+    memcpy(nb->data, b->data, used);  /* the small block's bytes move once */
 
-  size_t old_cap = b ? b->cap : 0;
-  rc__blk *nb = blk_resize(p, b, cap);  /* realloc keeps the used bytes */
-  if (!nb)
-    return RC_E_NOMEM;
   pthread_mutex_lock(&p->lock);
-  if (!b) {
-    p->st.acquisitions++;
-    p->st.fresh++;
+  if (!nb) {
+    if (idle)
+      push_idle(p, idle);  /* unchanged: back it goes */
+    add_in_use(p, 0, reserved);
+    pthread_mutex_unlock(&p->lock);
+    return RC_E_NOMEM;
   }
-  add_in_use(p, nb->cap, old_cap);
+  if (!b || idle) {
+    p->st.acquisitions++;
+    p->st.reuses += idle != NULL;
+    p->st.fresh += idle == NULL;
+  }
+  if (idle && b) {
+    p->st.releases++;
+    push_idle(p, b);
+    add_in_use(p, 0, old_cap);
+  }
   pthread_mutex_unlock(&p->lock);
   *bp = nb;
   return RC_OK;
+}
+
+void rc__pool_leave(rc_pool *p, rc__waiter *w)
+{
+  pthread_mutex_lock(&p->lock);
+  rc__budget_leave(&p->budget, w, p->st.bytes_in_use);
+  pthread_mutex_unlock(&p->lock);
+}
+
+int rc_pool_resume(rc_pool *p)
+{
+  pthread_t self = pthread_self();
+  int resumed = 0;
+  pthread_mutex_lock(&p->lock);
+  size_t rounds = 0;
+  for (rc__waiter *w = p->budget.head; w; w = w->next)
+    rounds++;
+  while (rounds--) {
+    rc__waiter *w = p->budget.head;
+    while (w && !(w->ready && w->easy && !w->wait_ms && pthread_equal(w->thread, self)))
+      w = w->next;
+    if (!w)
+      break;
+    w->ready = 0;
+    CURL *easy = w->easy;
+    pthread_mutex_unlock(&p->lock);
+    /* May run the write callback at once, which takes the lock again. */
+    curl_easy_pause(easy, CURLPAUSE_CONT);
+    resumed++;
+    pthread_mutex_lock(&p->lock);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return resumed;
+}
+
+static int has_ready(rc_pool *p, pthread_t self)
+{
+  for (rc__waiter *w = p->budget.head; w; w = w->next)
+    if (w->ready && w->easy && pthread_equal(w->thread, self))
+      return 1;
+  return 0;
+}
+
+CURLMcode rc_multi_poll(rc_pool *p, CURLM *multi, struct curl_waitfd extra_fds[],
+                        unsigned int extra_nfds, int timeout_ms, int *numfds)
+{
+  rc_pool_resume(p);
+  rc__poller me = {NULL, pthread_self(), multi};
+  pthread_mutex_lock(&p->lock);
+  me.next = p->budget.pollers;
+  p->budget.pollers = &me;
+  if (has_ready(p, me.thread))
+    timeout_ms = 0;  /* released since the resume above: do not sleep */
+  pthread_mutex_unlock(&p->lock);
+
+  CURLMcode mc = curl_multi_poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
+
+  pthread_mutex_lock(&p->lock);
+  rc__poller **pp = &p->budget.pollers;
+  while (*pp != &me)
+    pp = &(*pp)->next;
+  *pp = me.next;
+  pthread_mutex_unlock(&p->lock);
+  rc_pool_resume(p);
+  return mc;
 }
 
 void rc__pool_put(rc_pool *p, rc__blk *b)

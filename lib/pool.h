@@ -3,6 +3,7 @@
 #define RC_POOL_H
 
 #include <stddef.h>
+#include "budget.h"
 #include "respchain.h"
 
 /* A block of buffer memory: this header followed by cap usable bytes. Idle
@@ -24,10 +25,16 @@ const rc_allocator *rc__pool_allocator(const rc_pool *pool);
 /* Makes *b (NULL for none yet) a block of at least need bytes whose first
  * used bytes are kept. Capacity grows in chunk steps, never past ceiling
  * (ceiling >= need). large_hint > 0 announces the final size, so that an idle
- * large block can be taken at once instead of growing a small one. RC_OK or
- * RC_E_NOMEM; on error *b is unchanged. */
+ * large block can be taken at once instead of growing a small one.
+ * w (NULL: exempt) is the response's place in the memory budget.
+ * RC_OK; RC_E_NOMEM; RC__WAIT when the budget refuses and w can pause;
+ * RC_E_TIMEOUT when it refuses and w cannot pause, or waited in vain.
+ * On error *b is unchanged. */
 rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
-                      size_t ceiling, size_t large_hint);
+                      size_t ceiling, size_t large_hint, rc__waiter *w);
+
+/* w's response gives up its place in the budget (reset or freed). */
+void rc__pool_leave(rc_pool *pool, rc__waiter *w);
 
 /* Gives b back: kept idle or freed, by the pool's bounds. NULL is a no-op. */
 void rc__pool_put(rc_pool *pool, rc__blk *b);

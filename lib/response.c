@@ -83,6 +83,9 @@ void rc__response_clear(rc_response *resp)
   rc__buf_release(&resp->raw, resp->pool);
   rc__buf_release(&resp->full, resp->pool);
   rc__hops_reset(&resp->hops, resp->pool);
+  /* Last: a holder passes its place on only once its memory is back. */
+  rc__pool_leave(resp->pool, &resp->waiter);
+  resp->skip = 0;
   rc__response_drop_body(resp);
   resp->error = RC_OK;
 }
@@ -128,6 +131,14 @@ rc_code rc_response_set_decoding(rc_response *resp, int on)
   if (holds_data(resp))
     return RC_E_BUSY;
   resp->decode = on != 0;
+  return RC_OK;
+}
+
+rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms)
+{
+  if (!resp || timeout_ms < 0)
+    return RC_E_INVAL;
+  resp->waiter.wait_ms = timeout_ms;
   return RC_OK;
 }
 
@@ -216,7 +227,7 @@ rc_code rc_full_response(rc_response *resp, rc_view *out)
   pthread_mutex_lock(&resp->full_lock);
   if (!resp->full.blk) {
     size_t total = h->len + resp->body.len;
-    rc = rc__buf_reserve(&resp->full, resp->pool, total, total, total);
+    rc = rc__buf_reserve(&resp->full, resp->pool, total, total, total, NULL);
     if (rc == RC_OK) {
       memcpy(resp->full.blk->data, rc__buf_data(&resp->hops.raw) + h->off, h->len);
       memcpy(resp->full.blk->data + h->len, rc__buf_data(&resp->body), resp->body.len);

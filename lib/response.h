@@ -27,6 +27,10 @@ struct rc_response {
   size_t declared;        /* its Content-Length, or RC__UNKNOWN */
   rc_encoding encoding;   /* what was done with its Content-Encoding */
 
+  rc__waiter waiter;      /* place in the pool's memory budget */
+  size_t skip;            /* bytes of the chunk curl delivers again after a
+                             pause that were decoded before it */
+
   rc__decoder *dec;       /* created on first need, kept across resets */
   int decoding;           /* this body goes through dec */
 

@@ -21,6 +21,10 @@ static void drop_full(rc_response *resp)
     rc__buf_release(&resp->full, resp->pool);
 }
 
+/* Header lines are never paused for the budget: after a paused header call
+ * curl delivers the following lines together in one call, breaking the
+ * one-line-per-call contract the hops rely on. Header blocks are capped per
+ * hop and count in the pool's bytes in use. */
 size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
 {
   rc_response *resp = userdata;
@@ -107,7 +111,8 @@ static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
   *avail = 0;
   if (room == 0)
     return RC_OK;
-  rc_code rc = rc__buf_reserve(&resp->body, resp->pool, 1, resp->lim.max_body, RC__UNKNOWN);
+  rc_code rc = rc__buf_reserve(&resp->body, resp->pool, 1, resp->lim.max_body,
+                               RC__UNKNOWN, &resp->waiter);
   if (rc != RC_OK)
     return rc;
   size_t space = resp->body.blk->cap - resp->body.len - 1;  /* keep the NUL */
@@ -137,7 +142,8 @@ static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
   if (resp->lim.max_raw) {
     size_t room = resp->lim.max_raw - resp->raw.len;
     size_t take = n < room ? n : room;
-    if (rc__buf_append(&resp->raw, resp->pool, ptr, take, resp->lim.max_raw, RC__UNKNOWN) != RC_OK)
+    if (rc__buf_append(&resp->raw, resp->pool, ptr, take, resp->lim.max_raw, RC__UNKNOWN,
+                       NULL) != RC_OK)
       return fail(resp, RC_E_NOMEM);
     resp->raw_truncated |= take < n;
   }
@@ -171,9 +177,12 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 
   size_t room = resp->lim.max_body - resp->body.len;
   size_t take = n < room ? n : room;
-  if (rc__buf_append(&resp->body, resp->pool, ptr, take, resp->lim.max_body,
-                     resp->declared) != RC_OK)
-    return fail(resp, RC_E_NOMEM);
+  rc_code rc = rc__buf_append(&resp->body, resp->pool, ptr, take, resp->lim.max_body,
+                              resp->declared, &resp->waiter);
+  if (rc == RC__WAIT)
+    return CURL_WRITEFUNC_PAUSE;  /* nothing taken: curl delivers it again */
+  if (rc != RC_OK)
+    return fail(resp, rc);
   return take < n ? at_cap(resp, n) : n;
 }
 
@@ -195,6 +204,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
   if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, "gzip, deflate", 0L))
     return RC_E_INVAL;
   resp->decode = 1;
+  resp->waiter.easy = easy;
   return RC_OK;
 }
 
@@ -203,6 +213,7 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
   if (!resp || !easy)
     return RC_E_INVAL;
   resp->decode = 0;
+  resp->waiter.easy = NULL;
   /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
   if (!set_all(easy, NULL, stdout, NULL, NULL, NULL, 1L))
     return RC_E_INVAL;

@@ -1,0 +1,275 @@
+/* The memory budget over real transfers: a curl multi loop with far more
+ * bytes in flight than the budget, a run where every transfer waits at once,
+ * threads blocking in their callbacks, and a wait that times out. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "util.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+
+static ts_server *srv;
+static unsigned char *pattern;  /* the first 8 MiB of the server's pattern */
+
+static void setup(void)
+{
+  srv = ts_start();
+  ck_assert_ptr_nonnull(srv);
+  pattern = malloc(8 * MiB);
+  ts_pattern_fill(pattern, 0, 8 * MiB);
+}
+
+static void teardown(void)
+{
+  ts_stop(srv);
+  free(pattern);
+}
+
+static rc_pool_stats stats(rc_pool *p)
+{
+  rc_pool_stats st;
+  rc_pool_stats_get(p, &st);
+  return st;
+}
+
+/* One response's share above the budget: its max body, the NUL, and its
+ * header block (4 KiB steps). */
+#define ONE_RESPONSE (8 * MiB + 1 + 4 * KiB)
+
+/* Runs total transfers of size bytes, conc at a time, on one multi handle
+ * whose loop uses rc_multi_poll; checks every body byte for byte. */
+static void multi_run(rc_pool *pool, int total, int conc, size_t size)
+{
+  CURLM *multi = curl_multi_init();
+  CURL **easy = calloc((size_t)conc, sizeof *easy);
+  rc_response **resp = calloc((size_t)conc, sizeof *resp);
+  char path[64], url[128];
+  snprintf(path, sizeof path, "/bytes?n=%zu", size);
+  ts_url(srv, path, url, sizeof url);
+  int started = 0, done = 0, running = 0;
+  for (int i = 0; i < conc && started < total; i++, started++) {
+    ck_assert_int_eq(rc_response_new(pool, NULL, &resp[i]), RC_OK);
+    easy[i] = curl_easy_init();
+    rc_attach(resp[i], easy[i]);
+    curl_easy_setopt(easy[i], CURLOPT_URL, url);
+    curl_easy_setopt(easy[i], CURLOPT_PRIVATE, resp[i]);
+    curl_multi_add_handle(multi, easy[i]);
+  }
+  do {
+    curl_multi_perform(multi, &running);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(multi, &left))) {
+      if (m->msg != CURLMSG_DONE)
+        continue;
+      CURL *e = m->easy_handle;
+      CURLcode cc = m->data.result;
+      rc_response *r;
+      curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
+      ck_assert_msg(rc_result(r, cc) == RC_OK, "transfer %d: %s / %s", done,
+                    rc_strerror(rc_result(r, cc)), curl_easy_strerror(cc));
+      rc_view b = rc_body(r);
+      ck_assert_uint_eq(b.len, size);
+      ck_assert(memcmp(b.ptr, pattern, size) == 0);
+      done++;
+      curl_multi_remove_handle(multi, e);
+      rc_response_reset(r);
+      if (started < total) {
+        started++;
+        curl_multi_add_handle(multi, e);
+        running = 1;
+      }
+    }
+    rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
+  } while (running || done < started);
+  ck_assert_int_eq(done, total);
+  for (int i = 0; i < conc; i++) {
+    if (easy[i])
+      curl_easy_cleanup(easy[i]);
+    rc_response_free(resp[i]);
+  }
+  curl_multi_cleanup(multi);
+  free(easy);
+  free(resp);
+}
+
+/* 200 bodies of 8 MiB, 50 at a time, under 64 MiB: all byte-exact, and the
+ * bytes held never pass the budget plus one response. */
+START_TEST(multi_under_budget)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 64 * MiB;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  multi_run(p, 200, 50, 8 * MiB);
+  rc_pool_stats st = stats(p);
+  ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
+  ck_assert_uint_gt(st.pauses, 0);  /* the budget did hold transfers back */
+  ck_assert_uint_eq(st.bytes_in_use, 0);
+  ck_assert_uint_eq(st.acquisitions, st.releases);
+  rc_pool_free(p);
+}
+END_TEST
+
+/* A budget smaller than one body: every transfer waits at once, and the
+ * holder's place still drains them one after another. */
+START_TEST(everyone_waits)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 256 * KiB;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  multi_run(p, 40, 20, 2 * MiB);
+  rc_pool_stats st = stats(p);
+  ck_assert_uint_ge(st.pauses, 20);
+  ck_assert_uint_le(st.peak_in_use, 256 * KiB + ONE_RESPONSE);
+  ck_assert_uint_eq(st.bytes_in_use, 0);
+  rc_pool_free(p);
+}
+END_TEST
+
+struct worker { rc_pool *pool; int n; int ok; };
+
+static void *worker_run(void *arg)
+{
+  struct worker *w = arg;
+  char url[128];
+  ts_url(srv, "/bytes?n=8M", url, sizeof url);
+  rc_response *r;
+  if (rc_response_new(w->pool, NULL, &r) != RC_OK)
+    return NULL;
+  rc_response_set_budget_wait(r, 60000);
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  for (int i = 0; i < w->n; i++) {
+    rc_code rc = rc_result(r, curl_easy_perform(e));
+    if (rc == RC_OK && rc_body(r).len == 8 * MiB &&
+        memcmp(rc_body(r).ptr, pattern, 8 * MiB) == 0)
+      w->ok++;
+    rc_response_reset(r);
+  }
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+  return NULL;
+}
+
+/* Threads on curl_easy_perform block in their callbacks instead of pausing. */
+START_TEST(threads_block_within_budget)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 12 * MiB;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  pthread_t t[6];
+  struct worker w[6];
+  for (int i = 0; i < 6; i++) {
+    w[i] = (struct worker){p, 5, 0};
+    pthread_create(&t[i], NULL, worker_run, &w[i]);
+  }
+  for (int i = 0; i < 6; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert_int_eq(w[i].ok, 5);
+  }
+  rc_pool_stats st = stats(p);
+  ck_assert_uint_le(st.peak_in_use, 12 * MiB + ONE_RESPONSE);
+  ck_assert_uint_gt(st.pauses, 0);
+  ck_assert_uint_eq(st.bytes_in_use, 0);
+  rc_pool_free(p);
+}
+END_TEST
+
+/* A response that keeps its memory holds the budget; another waits its
+ * timeout out, keeps what it read, and says so. */
+START_TEST(wait_times_out)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 4 * MiB;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  char url[128];
+  ts_url(srv, "/bytes?n=8M", url, sizeof url);
+  rc_response *keeper, *waiter;
+  ck_assert_int_eq(rc_response_new(p, NULL, &keeper), RC_OK);
+  ck_assert_int_eq(rc_response_new(p, NULL, &waiter), RC_OK);
+  rc_response_set_budget_wait(keeper, 10000);
+  rc_response_set_budget_wait(waiter, 200);
+  ck_assert_int_eq(rc_response_set_budget_wait(waiter, -1), RC_E_INVAL);
+  CURL *e = curl_easy_init();
+  rc_attach(keeper, e);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  ck_assert_int_eq(rc_result(keeper, curl_easy_perform(e)), RC_OK);  /* as holder */
+  ck_assert_uint_eq(rc_body(keeper).len, 8 * MiB);
+  ck_assert_uint_gt(stats(p).pauses, 0);
+  /* Room for about 1 MiB more, while the keeper keeps the holder's place. */
+  ck_assert_int_eq(rc_pool_set_budget(p, 9 * MiB + 64 * KiB), RC_OK);
+
+  rc_attach(waiter, e);
+  CURLcode cc = curl_easy_perform(e);
+  ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
+  ck_assert_int_eq(rc_result(waiter, cc), RC_E_TIMEOUT);
+  rc_view b = rc_body(waiter);
+  ck_assert_uint_gt(b.len, 512 * KiB);
+  ck_assert_uint_lt(b.len, 8 * MiB);
+  ck_assert(memcmp(b.ptr, pattern, b.len) == 0);
+
+  rc_response_reset(keeper);  /* releases the budget */
+  rc_response_reset(waiter);
+  ck_assert_int_eq(rc_result(waiter, curl_easy_perform(e)), RC_OK);
+  ck_assert_uint_eq(rc_body(waiter).len, 8 * MiB);
+  curl_easy_cleanup(e);
+  rc_response_free(keeper);
+  rc_response_free(waiter);
+  rc_pool_free(p);
+}
+END_TEST
+
+/* Raising the budget at run time lets waiting transfers go on at once. */
+START_TEST(setter_wakes_waiters)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 1 * MiB;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  ck_assert_int_eq(rc_pool_set_budget(p, 0), RC_OK);
+  rc_pool_config got;
+  rc_pool_config_get(p, &got);
+  ck_assert_uint_eq(got.budget, 0);
+  multi_run(p, 20, 10, 2 * MiB);
+  ck_assert_uint_eq(stats(p).pauses, 0);  /* off: nobody waited */
+  ck_assert_int_eq(rc_pool_set_budget(p, 3 * MiB), RC_OK);
+  multi_run(p, 20, 10, 2 * MiB);
+  ck_assert_uint_gt(stats(p).pauses, 0);
+  rc_pool_free(p);
+}
+END_TEST
+
+int main(void)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  Suite *s = suite_create("budget");
+  TCase *tc = tcase_create("budget");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, multi_under_budget);
+  tcase_add_test(tc, everyone_waits);
+  tcase_add_test(tc, threads_block_within_budget);
+  tcase_add_test(tc, wait_times_out);
+  tcase_add_test(tc, setter_wakes_waiters);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

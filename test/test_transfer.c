@@ -1,0 +1,302 @@
+/* Integration: real libcurl transfers over loopback against the tests' own
+ * server, through rc_attach. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "server.h"
+#include "util.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+
+static ts_server *srv;
+
+static void setup(void)
+{
+  srv = ts_start();
+  ck_assert_ptr_nonnull(srv);
+}
+
+static void teardown(void) { ts_stop(srv); }
+
+/* One transfer of path into resp; returns rc_result. */
+static rc_code fetch(rc_response *resp, const char *path, long follow, CURLcode *ccp)
+{
+  char url[512];
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(rc_attach(resp, e), RC_OK);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, path, url, sizeof url));
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, follow);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, 20L);
+  CURLcode cc = curl_easy_perform(e);
+  if (ccp)
+    *ccp = cc;
+  curl_easy_cleanup(e);
+  return rc_result(resp, cc);
+}
+
+static void assert_pattern(rc_view v, size_t n)
+{
+  ck_assert_uint_eq(v.len, n);
+  unsigned char *want = malloc(n ? n : 1);
+  ts_pattern_fill(want, 0, n);
+  ck_assert_mem_eq(v.ptr, want, n);
+  free(want);
+  ck_assert_int_eq(v.ptr[n], '\0');
+}
+
+static rc_response *make(size_t max_body, rc_cap_policy policy)
+{
+  rc_limits lim;
+  rc_limits_init(&lim);
+  if (max_body)
+    lim.max_body = max_body;
+  lim.on_cap = policy;
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+  return r;
+}
+
+static const struct { const char *path; size_t n; } bodies[] = {
+  {"/bytes?n=0", 0},
+  {"/bytes?n=1", 1},
+  {"/bytes?n=100000", 100000},
+  {"/bytes?n=100000&te=chunked&write=7", 100000},
+  {"/bytes?n=300000&te=close", 300000},
+  {"/bytes?n=5000&write=1&te=chunked", 5000},
+  {"/bytes?n=8M", 8 * MiB},
+};
+
+START_TEST(fixed_chunked_close)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+    ck_assert_int_eq(fetch(r, bodies[i].path, 0, NULL), RC_OK);
+    assert_pattern(rc_body(r), bodies[i].n);
+    ck_assert_int_eq(rc_status(r), 200);
+    ck_assert_uint_eq(rc_hop_count(r), 1);
+    rc_response_reset(r);
+  }
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(redirects_keep_every_hop)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  ck_assert_int_eq(fetch(r, "/redirect?n=3&code=301&to=%2Fbytes%3Fn%3D1000", 1, NULL), RC_OK);
+  ck_assert_uint_eq(rc_hop_count(r), 5);  /* 301 x3, the 302 to the target, 200 */
+  rc_hop_info h;
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(rc_hop(r, i, &h), RC_OK);
+    ck_assert_int_eq(h.status, 301);
+    rc_view loc;
+    ck_assert_int_eq(rc_header(r, i, "location", 0, &loc), RC_OK);
+    ck_assert(loc.len > 0);
+  }
+  ck_assert_int_eq(rc_hop(r, 3, &h), RC_OK);
+  ck_assert_int_eq(h.status, 302);
+  ck_assert_int_eq(rc_status(r), 200);
+  assert_pattern(rc_body(r), 1000);  /* redirect bodies are not kept */
+
+  /* Not following: the redirect is the last hop, its body the body. */
+  rc_response_reset(r);
+  ck_assert_int_eq(fetch(r, "/redirect?n=1", 0, NULL), RC_OK);
+  ck_assert_uint_eq(rc_hop_count(r), 1);
+  ck_assert_int_eq(rc_status(r), 302);
+  ck_assert_uint_gt(rc_body(r).len, 0);
+
+  /* A loop ends at curl's redirect limit or the hop cap, with a clear code. */
+  rc_response_reset(r);
+  CURLcode cc;
+  rc_code rc = fetch(r, "/loop", 1, &cc);
+  ck_assert_int_eq(rc, RC_E_HOP_CAP);
+  ck_assert_uint_eq(rc_hop_count(r), 16);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(informational_hops)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  ck_assert_int_eq(fetch(r, "/hints?n=100", 0, NULL), RC_OK);
+  ck_assert_uint_eq(rc_hop_count(r), 2);
+  rc_hop_info h;
+  rc_hop(r, 0, &h);
+  ck_assert_int_eq(h.status, 103);
+  rc_view v;
+  ck_assert_int_eq(rc_header(r, 0, "Link", 0, &v), RC_OK);
+  ck_assert_int_eq(rc_status(r), 200);
+  assert_pattern(rc_body(r), 100);
+  rc_response_reset(r);
+
+  /* POST with Expect: 100-continue sees a 100 hop first. */
+  char url[256];
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  static char payload[2048];
+  memset(payload, 'p', sizeof payload);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/bytes?n=10", url, sizeof url));
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, payload);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof payload);
+  struct curl_slist *hdrs = curl_slist_append(NULL, "Expect: 100-continue");
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  curl_slist_free_all(hdrs);
+  curl_easy_cleanup(e);
+  ck_assert_uint_eq(rc_hop_count(r), 2);
+  rc_hop(r, 0, &h);
+  ck_assert_int_eq(h.status, 100);
+  assert_pattern(rc_body(r), 10);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(trailers_kept)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  ck_assert_int_eq(fetch(r, "/trailers?n=5000", 0, NULL), RC_OK);
+  assert_pattern(rc_body(r), 5000);
+  rc_view v;
+  ck_assert_int_eq(rc_trailer(r, "X-Count", 0, &v), RC_OK);
+  ck_assert_uint_eq(v.len, 4);
+  ck_assert_mem_eq(v.ptr, "5000", 4);
+  ck_assert_int_eq(rc_trailer(r, "x-checksum", 0, &v), RC_OK);
+  unsigned char *b = malloc(5000);
+  ts_pattern_fill(b, 0, 5000);
+  char want[16];
+  snprintf(want, sizeof want, "%08lx", crc32(0, b, 5000));
+  free(b);
+  ck_assert_uint_eq(v.len, strlen(want));
+  ck_assert(strncasecmp(v.ptr, want, v.len) == 0);
+  ck_assert_int_eq(rc_header(r, -1, "Trailer", 0, &v), RC_OK);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(empty_204_head)
+{
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(p, NULL, &r), RC_OK);
+  const char *paths[] = {"/status?code=204", "/bytes?n=0", "/status?code=304"};
+  for (size_t i = 0; i < 3; i++) {
+    ck_assert_int_eq(fetch(r, paths[i], 0, NULL), RC_OK);
+    ck_assert_uint_eq(rc_body(r).len, 0);
+    ck_assert_str_eq(rc_body(r).ptr, "");
+    rc_pool_stats st;
+    rc_pool_stats_get(p, &st);
+    ck_assert_uint_eq(st.acquisitions - st.releases, 1);  /* headers only */
+    rc_response_reset(r);
+  }
+  char url[256];
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/bytes?n=100000", url, sizeof url));
+  curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  curl_easy_cleanup(e);
+  ck_assert_uint_eq(rc_body(r).len, 0);
+  rc_view v;
+  ck_assert_int_eq(rc_header(r, -1, "Content-Length", 0, &v), RC_OK);
+  ck_assert_uint_eq(v.len, 6);
+  rc_response_free(r);
+  rc_pool_free(p);
+}
+END_TEST
+
+START_TEST(cap_on_real_transfers)
+{
+  size_t cap = 1 * MiB;
+  rc_response *r = make(cap, RC_CAP_STOP);
+  CURLcode cc;
+  ck_assert_int_eq(fetch(r, "/bytes?n=8M", 0, &cc), RC_TRUNCATED);
+  ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
+  assert_pattern(rc_body(r), cap);
+  rc_response_free(r);
+
+  r = make(cap, RC_CAP_DRAIN);
+  ck_assert_int_eq(fetch(r, "/bytes?n=3M&te=chunked", 0, &cc), RC_TRUNCATED);
+  ck_assert_int_eq(cc, CURLE_OK);
+  assert_pattern(rc_body(r), cap);
+  rc_response_free(r);
+
+  r = make(cap, RC_CAP_REJECT);
+  ck_assert_int_eq(fetch(r, "/bytes?n=3M", 0, &cc), RC_E_TOO_LARGE);
+  ck_assert_uint_eq(rc_body(r).len, 0);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(attach_sets_only_its_options)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  char url[256];
+  CURL *e = curl_easy_init();
+  int mine = 42;
+  curl_easy_setopt(e, CURLOPT_PRIVATE, &mine);
+  ck_assert_int_eq(rc_attach(r, e), RC_OK);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/echo", url, sizeof url));
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  void *priv = NULL;
+  curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
+  ck_assert_ptr_eq(priv, &mine);
+  /* The request asked for compression. */
+  ck_assert_ptr_nonnull(strstr(rc_body(r).ptr, "Accept-Encoding: gzip, deflate"));
+  ck_assert_int_eq(rc_detach(r, e), RC_OK);
+  ck_assert_int_eq(rc_attach(NULL, e), RC_E_INVAL);
+  ck_assert_int_eq(rc_attach(r, NULL), RC_E_INVAL);
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
+/* Callbacks set by hand, with curl's own decoding on: the response does not
+ * decode again. */
+START_TEST(manual_callbacks_curl_decodes)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  char url[256];
+  CURL *e = curl_easy_init();
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rc_write_cb);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, rc_header_cb);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/gzip?n=200000&coding=gzip", url, sizeof url));
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  curl_easy_cleanup(e);
+  assert_pattern(rc_body(r), 200000);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_NOT_DECODED);
+  rc_response_free(r);
+}
+END_TEST
+
+int main(void)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  Suite *s = suite_create("transfer");
+  TCase *tc = tcase_create("transfer");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, fixed_chunked_close);
+  tcase_add_test(tc, redirects_keep_every_hop);
+  tcase_add_test(tc, informational_hops);
+  tcase_add_test(tc, trailers_kept);
+  tcase_add_test(tc, empty_204_head);
+  tcase_add_test(tc, cap_on_real_transfers);
+  tcase_add_test(tc, attach_sets_only_its_options);
+  tcase_add_test(tc, manual_callbacks_curl_decodes);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

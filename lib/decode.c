@@ -177,7 +177,6 @@ rc__decoder *rc__decoder_new(const rc_allocator *a)
     return NULL;
   memset(d, 0, sizeof *d);
   d->a = *a;
-  d->stages = NULL;
   d->status = RC_E_INVAL; /* no body started yet */
   return d;
 }
@@ -452,8 +451,8 @@ static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in,
         rc = stage_inflate(d, i, &h, &hlen, sink);
         if (rc != RC_OK)
           return rc;
-        /* Only a raw deflate stream can end within two bytes (an empty
-         * fixed block); anything after it is junk. */
+        /* The shortest stream (raw deflate, empty fixed block) takes both
+         * opening bytes; were one left, it would be data after the end. */
         if (hlen > 0)
           return RC_E_DECODE;
       }

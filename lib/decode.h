@@ -36,18 +36,23 @@ rc__decoder *rc__decoder_new(const rc_allocator *a);
 void rc__decoder_free(rc__decoder *d);
 
 /* Prepares to decode one body encoded with chain[0..n) (1 <= n), reusing
- * zlib state kept from earlier bodies. RC_OK or RC_E_NOMEM. */
+ * zlib state kept from earlier bodies. RC_OK, RC_E_NOMEM; RC_E_INVAL for an
+ * empty chain. */
 rc_code rc__decoder_start(rc__decoder *d, const rc__coding *chain, size_t n);
 
-/* Decodes len more encoded bytes into sink. RC_OK when all were consumed;
+/* Decodes len more encoded bytes into sink. RC_OK when all were consumed
+ * and passed through the whole chain (nothing waits in between writes);
  * RC_TRUNCATED when the sink is full and the stream holds more decoded bytes
  * (the caller stops feeding: nothing more is inflated); RC_E_DECODE for a
- * corrupt stream or data after its end; sink errors as returned by it. */
+ * corrupt stream or data after its end; sink errors as returned by it.
+ * After anything but RC_OK the same result comes back until the next start;
+ * before any start, RC_E_INVAL. */
 rc_code rc__decoder_write(rc__decoder *d, const void *in, size_t len,
                           const rc__sink *sink);
 
 /* Nonzero when every stream of the chain has ended cleanly and no partial
- * data is pending: the body is complete. */
+ * data is pending: the body is complete. A body of no encoded bytes at all
+ * never ends: the caller starts decoding only at its first byte. */
 int rc__decoder_ended(const rc__decoder *d);
 
 #endif

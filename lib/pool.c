@@ -263,7 +263,7 @@ rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, &p->c
 rc_code rc_pool_set_budget(rc_pool *p, size_t bytes)
 {
   pthread_mutex_lock(&p->lock);
-  p->budget.limit = bytes;
+  __atomic_store_n(&p->budget.limit, bytes, __ATOMIC_RELAXED);
   rc__budget_changed(&p->budget, p->st.bytes_in_use);
   pthread_mutex_unlock(&p->lock);
   return RC_OK;
@@ -314,15 +314,56 @@ static void add_in_use(rc_pool *p, size_t add, size_t sub)
     rc__budget_changed(&p->budget, p->st.bytes_in_use);
 }
 
-/* Blocks a waiter that may not pause until the budget lets it go on or the
- * deadline passes. Lock held; 0 on timeout. */
-static int wait_for_budget(rc_pool *p, rc__waiter *w, const struct timespec *deadline)
+/* When w (refused) stops waiting: its deadline if it blocks. */
+static struct timespec deadline_of(const rc__waiter *w)
 {
-  while (!w->ready) {
-    if (pthread_cond_timedwait(&p->budget.cond, &p->lock, deadline) == ETIMEDOUT)
-      return w->ready;
+  struct timespec t = {0, 0};
+  if (!w || w->wait_ms <= 0)
+    return t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += w->wait_ms / 1000;
+  t.tv_nsec += (w->wait_ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
   }
-  return 1;
+  return t;
+}
+
+/* w was refused: RC__WAIT for the caller to pause; or, for a waiter that
+ * blocks, RC_OK once the budget lets it retry; RC_E_TIMEOUT when it cannot
+ * pause or its deadline passed (it then leaves the queue). Lock held. */
+static rc_code after_refusal(rc_pool *p, rc__waiter *w, const struct timespec *deadline)
+{
+  if (!w->wait_ms && w->easy)
+    return RC__WAIT;  /* the caller pauses; rc_pool_resume resumes */
+  if (w->wait_ms) {
+    while (!w->ready)
+      if (pthread_cond_timedwait(&p->budget.cond, &p->lock, deadline) == ETIMEDOUT)
+        break;
+    if (w->ready)
+      return RC_OK;
+  }
+  rc__budget_leave(&p->budget, w, p->st.bytes_in_use);  /* gives up */
+  return RC_E_TIMEOUT;
+}
+
+rc_code rc__pool_gate(rc_pool *p, rc__waiter *w, size_t bytes)
+{
+  struct timespec deadline = deadline_of(w);
+  rc_code rc;
+  pthread_mutex_lock(&p->lock);
+  while ((rc = rc__budget_admit(&p->budget, w, p->st.bytes_in_use, bytes,
+                                &p->st.pauses)) != RC_OK &&
+         (rc = after_refusal(p, w, &deadline)) == RC_OK)
+    ;
+  pthread_mutex_unlock(&p->lock);
+  return rc;
+}
+
+size_t rc__pool_budget(const rc_pool *p)
+{
+  return __atomic_load_n(&p->budget.limit, __ATOMIC_RELAXED);
 }
 
 rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
@@ -334,24 +375,15 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
   if (ceiling < need)
     ceiling = need;
   size_t old_cap = b ? b->cap : 0;
-  struct timespec deadline = {0, 0};
-  if (w && w->wait_ms > 0) {
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += w->wait_ms / 1000;
-    deadline.tv_nsec += (w->wait_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-      deadline.tv_sec++;
-      deadline.tv_nsec -= 1000000000L;
-    }
-  }
+  struct timespec deadline = deadline_of(w);
 
   /* Under the lock: choose the block, and reserve its bytes in the budget. */
   pthread_mutex_lock(&p->lock);
   rc__blk *idle;
   size_t cap;
   for (;;) {
-    size_t want = need > large_hint ? need : large_hint;
     cap = next_capacity(need, p->cfg.chunk_size, ceiling);
+    size_t want = cap > large_hint ? cap : large_hint;
     /* A first block, or a small block that must become large, comes from
      * the matching idle stack when it has one: memory already resident. */
     idle = NULL;
@@ -359,20 +391,15 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
       idle = pop(p, is_large(p, want));
     if (idle)
       cap = idle->cap >= need ? idle->cap : cap;
-    rc_code rc = rc__budget_admit(&p->budget, w, p->st.bytes_in_use,
-                                  cap - (idle ? 0 : old_cap), &p->st.pauses);
-    if (rc == RC_OK)
+    if (rc__budget_admit(&p->budget, w, p->st.bytes_in_use,
+                         cap - (idle ? 0 : old_cap), &p->st.pauses) == RC_OK)
       break;
     if (idle)
       push_idle(p, idle);
-    if (!w->wait_ms && w->easy) {
+    rc_code rc = after_refusal(p, w, &deadline);
+    if (rc != RC_OK) {
       pthread_mutex_unlock(&p->lock);
-      return RC__WAIT;  /* the caller pauses; rc_pool_resume resumes */
-    }
-    if (!w->wait_ms || !wait_for_budget(p, w, &deadline)) {
-      rc__budget_leave(&p->budget, w, p->st.bytes_in_use);  /* gives up */
-      pthread_mutex_unlock(&p->lock);
-      return RC_E_TIMEOUT;
+      return rc;
     }
   }
   size_t reserved = cap - (idle ? 0 : old_cap);

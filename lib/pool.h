@@ -33,6 +33,13 @@ const rc_allocator *rc__pool_allocator(const rc_pool *pool);
 rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
                       size_t ceiling, size_t large_hint, rc__waiter *w);
 
+/* Admission without allocating: may w go on to take about bytes more?
+ * RC_OK, RC__WAIT or RC_E_TIMEOUT as for rc__pool_grow. */
+rc_code rc__pool_gate(rc_pool *pool, rc__waiter *w, size_t bytes);
+
+/* The budget now (0: off); read without the lock, for a quick test. */
+size_t rc__pool_budget(const rc_pool *pool);
+
 /* w's response gives up its place in the budget (reset or freed). */
 void rc__pool_leave(rc_pool *pool, rc__waiter *w);
 

@@ -103,7 +103,8 @@ static rc_code start_body(rc_response *resp)
   return RC_OK;
 }
 
-/* The sink that decoded bytes go to: the body, up to its cap. */
+/* The sink that decoded bytes go to: the body, up to its cap. Its growth is
+ * exempt from the budget: the budget gates each input slice instead. */
 static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
 {
   rc_response *resp = ctx;
@@ -112,7 +113,7 @@ static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
   if (room == 0)
     return RC_OK;
   rc_code rc = rc__buf_reserve(&resp->body, resp->pool, 1, resp->lim.max_body,
-                               RC__UNKNOWN, &resp->waiter);
+                               RC__UNKNOWN, NULL);
   if (rc != RC_OK)
     return rc;
   size_t space = resp->body.blk->cap - resp->body.len - 1;  /* keep the NUL */
@@ -137,22 +138,51 @@ static size_t at_cap(rc_response *resp, size_t n)
   return fail(resp, RC_TRUNCATED);
 }
 
-static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
+/* Under a budget, encoded input goes to the decoder in slices this long,
+ * each admitted first: a slice's decoded output is all that can pass the
+ * budget unasked (a few KiB for ordinary content). */
+#define SLICE 1024
+
+static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
 {
   if (resp->lim.max_raw) {
     size_t room = resp->lim.max_raw - resp->raw.len;
     size_t take = n < room ? n : room;
-    if (rc__buf_append(&resp->raw, resp->pool, ptr, take, resp->lim.max_raw, RC__UNKNOWN,
-                       NULL) != RC_OK)
-      return fail(resp, RC_E_NOMEM);
+    if (rc__buf_append(&resp->raw, resp->pool, ptr, take, resp->lim.max_raw,
+                       RC__UNKNOWN, NULL) != RC_OK)
+      return RC_E_NOMEM;
     resp->raw_truncated |= take < n;
   }
   rc__sink sink = {sink_reserve, sink_commit, resp};
-  rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
-  if (rc == RC_TRUNCATED)
-    return at_cap(resp, n);
-  if (rc != RC_OK)
-    return fail(resp, rc);
+  return rc__decoder_write(resp->dec, ptr, n, &sink);
+}
+
+/* A pause for the budget may come in the middle of a chunk; curl delivers
+ * the whole chunk again on resuming, and skip says how much of it was
+ * decoded already. */
+static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
+{
+  size_t done = resp->skip < n ? resp->skip : n;
+  resp->skip = 0;
+  size_t slice = rc__pool_budget(resp->pool) ? SLICE : n;
+  while (done < n) {
+    if (slice < n) {
+      rc_code rc = rc__pool_gate(resp->pool, &resp->waiter, SLICE);
+      if (rc == RC__WAIT) {
+        resp->skip = done;
+        return CURL_WRITEFUNC_PAUSE;
+      }
+      if (rc != RC_OK)
+        return fail(resp, rc);
+    }
+    size_t len = n - done < slice ? n - done : slice;
+    rc_code rc = decode_slice(resp, ptr + done, len);
+    if (rc == RC_TRUNCATED)
+      return at_cap(resp, n);
+    if (rc != RC_OK)
+      return fail(resp, rc);
+    done += len;
+  }
   return n;
 }
 

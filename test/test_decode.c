@@ -886,6 +886,11 @@ START_TEST(test_corrupt_junk)
   x = with_tail(&z, "\x1f\x8b", 2); /* deflate has no members */
   expect_fails("deflate", &x, RC_E_DECODE, &text, text.n);
   bytes_free(&x);
+  bytes_free(&r);
+  r = zcompress(text.p, 0, W_RAW); /* 03 00: the shortest stream */
+  x = with_tail(&r, "x", 1);
+  expect_fails("deflate", &x, RC_E_DECODE, &text, 0);
+  bytes_free(&x);
 
   inner = with_tail(&g, "junk", 4);
   nested = zcompress(inner.p, inner.n, W_GZIP);

@@ -963,7 +963,8 @@ START_TEST(header_spellings)
         ck_assert_str_eq(hh->value, cookies[i]);
     }
     const char *head = (const char *)r.head.p;
-    ck_assert_ptr_nonnull(strstr(head, "\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\nSET-COOKIE: c=3\r\n"));
+    ck_assert_ptr_nonnull(
+        strstr(head, "\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\nSET-COOKIE: c=3\r\n"));
     ck_assert_ptr_nonnull(strstr(head, "\r\nX-Empty:\r\n"));
     ck_assert_ptr_nonnull(strstr(head, "\r\nX-Spaces:    padded   \r\n"));
     /* libcurl 7.88 reports the empty value as "\r", so only presence is

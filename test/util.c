@@ -19,11 +19,18 @@ static void *ca_realloc(void *p, size_t n, void *ud)
   if (should_fail(ca))
     return NULL;
   head *h = p ? (head *)p - 1 : NULL;
+  size_t old = h ? h->size : 0;
   head *nh = realloc(h, sizeof(head) + n);
   if (!nh)
     return NULL;
   nh->size = n;
   __atomic_add_fetch(&ca->bytes_requested, n, __ATOMIC_SEQ_CST);
+  size_t live = __atomic_add_fetch(&ca->live_bytes, n - old, __ATOMIC_SEQ_CST);
+  size_t peak = __atomic_load_n(&ca->peak_bytes, __ATOMIC_SEQ_CST);
+  while (live > peak &&
+         !__atomic_compare_exchange_n(&ca->peak_bytes, &peak, live, 0, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_SEQ_CST))
+    ;
   if (!p) {
     __atomic_add_fetch(&ca->live, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&ca->total, 1, __ATOMIC_SEQ_CST);
@@ -39,6 +46,7 @@ static void ca_free(void *p, void *ud)
   if (!p)
     return;
   __atomic_sub_fetch(&ca->live, 1, __ATOMIC_SEQ_CST);
+  __atomic_sub_fetch(&ca->live_bytes, ((head *)p - 1)->size, __ATOMIC_SEQ_CST);
   free((head *)p - 1);
 }
 

@@ -13,6 +13,8 @@ typedef struct counting_alloc {
   long calls;                /* allocation attempts, failed ones included */
   long fail_at;              /* fail the attempt with this number (1-based); 0 never */
   size_t bytes_requested;    /* sum of sizes asked for */
+  size_t live_bytes;         /* bytes in blocks not yet freed */
+  size_t peak_bytes;         /* highest live_bytes (may be reset by a test) */
 } counting_alloc;
 
 void counting_alloc_init(counting_alloc *ca);

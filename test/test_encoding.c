@@ -1,0 +1,324 @@
+/* Content decoding over real transfers: every coding byte-exact in several
+ * network chunkings, bombs stopped at the cap, corrupt streams reported,
+ * chains refused past the limit, unknown codings kept raw, and decoding
+ * under a memory budget. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "util.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+
+static ts_server *srv;
+
+static void setup(void)
+{
+  srv = ts_start();
+  ck_assert_ptr_nonnull(srv);
+}
+
+static void teardown(void) { ts_stop(srv); }
+
+struct got { rc_code rc; CURLcode cc; curl_off_t wire; };
+
+static struct got fetch(rc_response *resp, const char *path)
+{
+  char url[512];
+  CURL *e = curl_easy_init();
+  rc_attach(resp, e);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, path, url, sizeof url));
+  struct got g;
+  g.cc = curl_easy_perform(e);
+  g.rc = rc_result(resp, g.cc);
+  curl_easy_getinfo(e, CURLINFO_SIZE_DOWNLOAD_T, &g.wire);
+  curl_easy_cleanup(e);
+  return g;
+}
+
+static void assert_pattern(rc_view v, size_t n)
+{
+  ck_assert_uint_eq(v.len, n);
+  unsigned char *want = malloc(n ? n : 1);
+  ts_pattern_fill(want, 0, n);
+  ck_assert_msg(memcmp(v.ptr, want, n) == 0, "body differs from the pattern");
+  free(want);
+  ck_assert_int_eq(v.ptr[n], '\0');
+}
+
+static rc_response *make(size_t max_body, rc_cap_policy policy)
+{
+  rc_limits lim;
+  rc_limits_init(&lim);
+  if (max_body)
+    lim.max_body = max_body;
+  lim.on_cap = policy;
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+  return r;
+}
+
+static const char *const codings[] = {"gzip", "x-gzip", "GZIP", "deflate", "deflate-raw", "gzip2"};
+static const char *const framings[] = {"", "&te=chunked", "&te=chunked&write=7",
+                                       "&write=1&te=chunked", "&te=close"};
+
+START_TEST(every_coding_every_framing)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  for (size_t c = 0; c < sizeof codings / sizeof codings[0]; c++) {
+    for (size_t f = 0; f < sizeof framings / sizeof framings[0]; f++) {
+      size_t n = f == 3 ? 3000 : 300000;  /* byte-at-a-time only for a small one */
+      char path[160];
+      snprintf(path, sizeof path, "/gzip?n=%zu&coding=%s%s", n, codings[c], framings[f]);
+      struct got g = fetch(r, path);
+      ck_assert_msg(g.rc == RC_OK, "%s: %s", path, rc_strerror(g.rc));
+      ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+      assert_pattern(rc_body(r), n);
+      ck_assert_int_lt(g.wire, (curl_off_t)n);  /* it was compressed on the wire */
+      rc_response_reset(r);
+    }
+  }
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(members_identity_and_unknown)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  ck_assert_int_eq(fetch(r, "/gzip?n=500000&coding=gzip&members=5&te=chunked").rc, RC_OK);
+  assert_pattern(rc_body(r), 500000);
+  rc_response_reset(r);
+
+  ck_assert_int_eq(fetch(r, "/gzip?n=1000&coding=identity").rc, RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_IDENTITY);
+  assert_pattern(rc_body(r), 1000);
+  rc_response_reset(r);
+
+  ck_assert_int_eq(fetch(r, "/encoding?value=br&n=1000").rc, RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
+  assert_pattern(rc_body(r), 1000);  /* kept as received */
+  rc_response_reset(r);
+
+  ck_assert_int_eq(fetch(r, "/encoding?value=gzip%2C%20zstd&n=1000").rc, RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(chain_limit)
+{
+  rc_limits lim;
+  rc_limits_init(&lim);
+  lim.max_codings = 3;
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+  struct got g = fetch(r, "/encoding?value=gzip,gzip,deflate,gzip&n=1000");
+  ck_assert_int_eq(g.rc, RC_E_CODINGS);
+  ck_assert_int_eq(g.cc, CURLE_WRITE_ERROR);
+  ck_assert_uint_eq(rc_body(r).len, 0);
+  ck_assert_str_eq(rc_strerror(g.rc), "Content-Encoding chain longer than the limit");
+  rc_response_reset(r);
+  /* Past 5, curl refuses the response itself (CVE-2022-32206). */
+  g = fetch(r, "/encoding?value=gzip,gzip,gzip,gzip,gzip,gzip&n=1000");
+  ck_assert_int_eq(g.rc, RC_E_TRANSFER);
+  ck_assert_int_eq(g.cc, CURLE_BAD_CONTENT_ENCODING);
+  rc_response_free(r);
+}
+END_TEST
+
+/* A gzip of 1 GiB of zeros (about 1 MiB on the wire) at an 8 MiB cap: the
+ * body is exactly 8 MiB of zeros, only a prefix of the stream is read, and
+ * memory stays near the cap; plain, nested and chunked. */
+START_TEST(bombs_stop_at_cap)
+{
+  const char *paths[] = {"/bomb", "/bomb?nest=2", "/bomb?te=chunked", "/bomb?nest=2&te=chunked"};
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  rc_pool *p = pool_with(&ca, 0);
+  char *zeros = calloc(1, 8 * MiB);
+  for (size_t i = 0; i < 4; i++) {
+    rc_response *r;
+    ck_assert_int_eq(rc_response_new(p, NULL, &r), RC_OK);
+    ca.peak_bytes = ca.live_bytes;
+    struct got g = fetch(r, paths[i]);
+    ck_assert_msg(g.rc == RC_TRUNCATED, "%s: %s", paths[i], rc_strerror(g.rc));
+    ck_assert(rc_truncated(r));
+    rc_view b = rc_body(r);
+    ck_assert_uint_eq(b.len, 8 * MiB);
+    ck_assert(memcmp(b.ptr, zeros, b.len) == 0);
+    ck_assert_int_lt(g.wire, 512 * 1024);  /* a prefix of about 1 MiB */
+    rc_pool_stats st;
+    rc_pool_stats_get(p, &st);
+    /* The cap, the header block, and for a moment the small block whose
+     * bytes move into a reused large one (under 512 KiB). */
+    ck_assert_uint_le(st.peak_in_use, 8 * MiB + 512 * KiB + 64 * KiB);
+    /* All memory for it, zlib's state included, stays near the cap. */
+    ck_assert_uint_le(ca.peak_bytes, 8 * MiB + 512 * KiB + 512 * KiB);
+    rc_response_free(r);
+  }
+  free(zeros);
+  rc_pool_free(p);
+  ck_assert_int_eq(ca.live, 0);
+}
+END_TEST
+
+START_TEST(bomb_drained)
+{
+  rc_response *r = make(1 * MiB, RC_CAP_DRAIN);
+  struct got g = fetch(r, "/bomb?size=64M");
+  ck_assert_int_eq(g.rc, RC_TRUNCATED);
+  ck_assert_int_eq(g.cc, CURLE_OK);  /* the rest was read, not inflated */
+  ck_assert_uint_eq(rc_body(r).len, 1 * MiB);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(corrupt_streams)
+{
+  const char *kinds[] = {"magic", "crc", "length", "truncated", "junk"};
+  rc_response *r = make(0, RC_CAP_STOP);
+  for (size_t i = 0; i < 5; i++) {
+    char path[96];
+    snprintf(path, sizeof path, "/corrupt?kind=%s&n=200000", kinds[i]);
+    struct got g = fetch(r, path);
+    ck_assert_msg(g.rc == RC_E_DECODE, "%s: %s", kinds[i], rc_strerror(g.rc));
+    /* The bytes decoded before the defect are kept, and are right. */
+    rc_view b = rc_body(r);
+    unsigned char *want = malloc(200000);
+    ts_pattern_fill(want, 0, 200000);
+    ck_assert_uint_le(b.len, 200000);
+    ck_assert(memcmp(b.ptr, want, b.len) == 0);
+    if (strcmp(kinds[i], "crc") == 0 || strcmp(kinds[i], "junk") == 0)
+      ck_assert_uint_eq(b.len, 200000);
+    free(want);
+    rc_response_reset(r);
+  }
+  /* Cut mid-stream by the network: the transfer error comes first. */
+  ck_assert_int_eq(fetch(r, "/cut?n=1000&at=500").rc, RC_E_TRANSFER);
+  rc_response_free(r);
+}
+END_TEST
+
+START_TEST(raw_kept_on_request)
+{
+  rc_limits lim;
+  rc_limits_init(&lim);
+  lim.max_raw = 1 * MiB;
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+  struct got g = fetch(r, "/gzip?n=300000&coding=gzip");
+  ck_assert_int_eq(g.rc, RC_OK);
+  assert_pattern(rc_body(r), 300000);
+  rc_view raw = rc_raw_body(r);
+  ck_assert_uint_eq(raw.len, (size_t)g.wire);
+  ck_assert_int_eq((unsigned char)raw.ptr[0], 0x1f);
+  ck_assert(!rc_raw_truncated(r));
+  rc_response_reset(r);
+
+  lim.max_raw = 100;
+  ck_assert_int_eq(rc_response_set_limits(r, &lim), RC_OK);
+  ck_assert_int_eq(fetch(r, "/gzip?n=300000&coding=gzip").rc, RC_OK);
+  ck_assert_uint_eq(rc_raw_body(r).len, 100);
+  ck_assert(rc_raw_truncated(r));
+  assert_pattern(rc_body(r), 300000);
+  rc_response_free(r);
+}
+END_TEST
+
+/* Decoding can be left to curl: attach, then hand decoding back. */
+START_TEST(decoding_off)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  char url[256];
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 1L);
+  ck_assert_int_eq(rc_response_set_decoding(r, 0), RC_OK);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/gzip?n=100000&coding=gzip", url, sizeof url));
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  assert_pattern(rc_body(r), 100000);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_NOT_DECODED);
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
+/* Decoded bodies under a budget: many at once, all byte-exact. */
+START_TEST(decoding_under_budget)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 4 * MiB;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  CURLM *multi = curl_multi_init();
+  enum { N = 12 };
+  CURL *e[N];
+  rc_response *r[N];
+  char url[256];
+  ts_url(srv, "/gzip?n=2M&coding=gzip2&te=chunked", url, sizeof url);
+  for (int i = 0; i < N; i++) {
+    ck_assert_int_eq(rc_response_new(p, NULL, &r[i]), RC_OK);
+    e[i] = curl_easy_init();
+    rc_attach(r[i], e[i]);
+    curl_easy_setopt(e[i], CURLOPT_URL, url);
+    curl_easy_setopt(e[i], CURLOPT_PRIVATE, r[i]);
+    curl_multi_add_handle(multi, e[i]);
+  }
+  int running = N, done = 0;
+  while (done < N) {
+    curl_multi_perform(multi, &running);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(multi, &left))) {
+      rc_response *resp;
+      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&resp);
+      ck_assert_int_eq(rc_result(resp, m->data.result), RC_OK);
+      assert_pattern(rc_body(resp), 2 * MiB);
+      rc_response_reset(resp);
+      done++;
+    }
+    rc_multi_poll(p, multi, NULL, 0, 1000, NULL);
+  }
+  rc_pool_stats st;
+  rc_pool_stats_get(p, &st);
+  ck_assert_uint_gt(st.pauses, 0);
+  /* Budget, one response past it, and at most one slice's output for each
+   * transfer in flight. */
+  ck_assert_uint_le(st.peak_in_use, 4 * MiB + (8 * MiB + 1 + 4 * KiB) + N * 64 * KiB);
+  for (int i = 0; i < N; i++) {
+    curl_multi_remove_handle(multi, e[i]);
+    curl_easy_cleanup(e[i]);
+    rc_response_free(r[i]);
+  }
+  curl_multi_cleanup(multi);
+  rc_pool_free(p);
+}
+END_TEST
+
+int main(void)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  Suite *s = suite_create("encoding");
+  TCase *tc = tcase_create("encoding");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, every_coding_every_framing);
+  tcase_add_test(tc, members_identity_and_unknown);
+  tcase_add_test(tc, chain_limit);
+  tcase_add_test(tc, bombs_stop_at_cap);
+  tcase_add_test(tc, bomb_drained);
+  tcase_add_test(tc, corrupt_streams);
+  tcase_add_test(tc, raw_kept_on_request);
+  tcase_add_test(tc, decoding_off);
+  tcase_add_test(tc, decoding_under_budget);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

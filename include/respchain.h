@@ -191,7 +191,8 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *     do {
  *       curl_multi_perform(multi, &running);
  *       ... curl_multi_info_read: read results, rc_response_reset ...
- *       rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
+ *       if (running)
+ *         rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
  *     } while (running);
  */
 

@@ -84,7 +84,8 @@ static void multi_run(rc_pool *pool, int total, int conc, size_t size)
         running = 1;
       }
     }
-    rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
+    if (running)
+      rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
   } while (running || done < started);
   ck_assert_int_eq(done, total);
   for (int i = 0; i < conc; i++) {

@@ -1,0 +1,246 @@
+/* The scenarios of the Go ResponseChain fix, ported as behaviour and memory
+ * bound tests over real transfers: a burst of large responses then idle
+ * retention within the pool's bounds; rapid create/destroy with no growth;
+ * concurrent readers of one response; more concurrent large transfers than
+ * the pool keeps large buffers, many times over, with balanced counts. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "util.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+
+static ts_server *srv;
+
+static void setup(void)
+{
+  srv = ts_start();
+  ck_assert_ptr_nonnull(srv);
+}
+
+static void teardown(void) { ts_stop(srv); }
+
+static rc_pool_stats stats(rc_pool *p)
+{
+  rc_pool_stats st;
+  rc_pool_stats_get(p, &st);
+  return st;
+}
+
+static int body_ok(rc_view b, size_t n)
+{
+  if (b.len != n || b.ptr[n] != '\0')
+    return 0;
+  size_t probes[] = {0, n / 3, n / 2, n - 1};
+  for (size_t i = 0; i < 4 && n; i++)
+    if ((unsigned char)b.ptr[probes[i]] != ts_pattern_byte(probes[i]))
+      return 0;
+  return 1;
+}
+
+/* total transfers of n bytes, conc at a time, responses reset and reused. */
+static void burst(rc_pool *pool, int total, int conc, size_t n)
+{
+  char path[64], url[128];
+  snprintf(path, sizeof path, "/bytes?n=%zu", n);
+  ts_url(srv, path, url, sizeof url);
+  CURLM *multi = curl_multi_init();
+  CURL **easy = calloc((size_t)conc, sizeof *easy);
+  rc_response **resp = calloc((size_t)conc, sizeof *resp);
+  int started = 0, done = 0, running;
+  for (int i = 0; i < conc && started < total; i++, started++) {
+    ck_assert_int_eq(rc_response_new(pool, NULL, &resp[i]), RC_OK);
+    easy[i] = curl_easy_init();
+    rc_attach(resp[i], easy[i]);
+    curl_easy_setopt(easy[i], CURLOPT_URL, url);
+    curl_easy_setopt(easy[i], CURLOPT_PRIVATE, resp[i]);
+    curl_multi_add_handle(multi, easy[i]);
+  }
+  do {
+    curl_multi_perform(multi, &running);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(multi, &left))) {
+      rc_response *r;
+      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+      ck_assert_int_eq(rc_result(r, m->data.result), RC_OK);
+      ck_assert(body_ok(rc_body(r), n));
+      done++;
+      rc_response_reset(r);
+      curl_multi_remove_handle(multi, m->easy_handle);
+      if (started < total) {
+        started++;
+        curl_multi_add_handle(multi, m->easy_handle);
+        running = 1;
+      }
+    }
+    if (running)
+      rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
+  } while (running || done < started);
+  ck_assert_int_eq(done, total);
+  for (int i = 0; i < conc; i++) {
+    curl_easy_cleanup(easy[i]);
+    rc_response_free(resp[i]);
+  }
+  curl_multi_cleanup(multi);
+  free(easy);
+  free(resp);
+}
+
+/* After a burst of large bodies, the idle memory the pool keeps is within
+ * its bounds, nothing is in use, and trim gives it all back. */
+START_TEST(burst_then_idle_retention)
+{
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  rc_pool *p = pool_with(&ca, 0);
+  burst(p, 100, 50, 4 * MiB);
+  rc_pool_stats st = stats(p);
+  rc_pool_config cfg;
+  rc_pool_config_get(p, &cfg);
+  ck_assert_uint_eq(st.bytes_in_use, 0);
+  ck_assert_uint_eq(st.acquisitions, st.releases);
+  ck_assert_uint_le(st.idle_large, cfg.max_large);
+  ck_assert_uint_le(st.bytes_idle, cfg.max_large * cfg.max_buffer + cfg.max_idle_small);
+  ck_assert_uint_gt(st.discards, 0);  /* 50 in flight, 20 kept: the rest freed */
+  ck_assert_uint_le(st.peak_in_use, 50 * (4 * MiB + 1 + 4 * KiB) + 50 * 512 * KiB);
+  /* What the allocator holds is what the pool says it keeps, plus the pool. */
+  ck_assert_int_eq(ca.live, (long)(st.idle_small + st.idle_large) + 1);
+  rc_pool_trim(p);
+  st = stats(p);
+  ck_assert_uint_eq(st.bytes_idle, 0);
+  ck_assert_int_eq(ca.live, 1);
+  rc_pool_free(p);
+  ck_assert_int_eq(ca.live, 0);
+}
+END_TEST
+
+/* 1000 responses made, filled over the network and destroyed: no growth. */
+START_TEST(rapid_create_destroy)
+{
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  rc_pool *p = pool_with(&ca, 0);
+  char url[128];
+  ts_url(srv, "/bytes?n=10240", url, sizeof url);
+  CURL *e = curl_easy_init();
+  long live_after_first = 0;
+  size_t bytes_after_first = 0;
+  for (int i = 0; i < 1000; i++) {
+    rc_response *r;
+    ck_assert_int_eq(rc_response_new(p, NULL, &r), RC_OK);
+    rc_attach(r, e);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+    ck_assert(body_ok(rc_body(r), 10240));
+    rc_response_free(r);
+    if (i == 0) {
+      live_after_first = ca.live;
+      bytes_after_first = ca.live_bytes;
+    }
+  }
+  curl_easy_cleanup(e);
+  ck_assert_int_eq(ca.live, live_after_first);
+  ck_assert_uint_eq(ca.live_bytes, bytes_after_first);
+  rc_pool_stats st = stats(p);
+  ck_assert_uint_eq(st.acquisitions, st.releases);
+  ck_assert_uint_eq(st.fresh, 2);  /* the first body and header blocks, reused since */
+  rc_pool_free(p);
+  ck_assert_int_eq(ca.live, 0);
+}
+END_TEST
+
+struct reader { rc_response *r; const char *full; size_t full_len; int ok; };
+
+static void *read_it(void *arg)
+{
+  struct reader *rd = arg;
+  rc_view f, v;
+  size_t len;
+  char *copy = rc_body_dup(rd->r, &len);
+  rd->ok = rc_full_response(rd->r, &f) == RC_OK && body_ok(rc_body(rd->r), 1 * MiB) &&
+           rc_header(rd->r, -1, "content-length", 0, &v) == RC_OK && copy && len == 1 * MiB &&
+           memcmp(copy, rc_body(rd->r).ptr, len) == 0;
+  rd->full = f.ptr;
+  rd->full_len = f.len;
+  free(copy);
+  return NULL;
+}
+
+/* 100 threads read one transferred response at once. */
+START_TEST(concurrent_readers)
+{
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
+  char url[128];
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/bytes?n=1M", url, sizeof url));
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  curl_easy_cleanup(e);
+  pthread_t t[100];
+  struct reader rd[100];
+  for (int i = 0; i < 100; i++) {
+    rd[i] = (struct reader){r, NULL, 0, 0};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, read_it, &rd[i]), 0);
+  }
+  for (int i = 0; i < 100; i++)
+    pthread_join(t[i], NULL);
+  rc_hop_info h;
+  rc_hop(r, -1, &h);
+  for (int i = 0; i < 100; i++) {
+    ck_assert(rd[i].ok);
+    ck_assert_ptr_eq(rd[i].full, rd[0].full);
+    ck_assert_uint_eq(rd[i].full_len, h.raw.len + 1 * MiB);
+  }
+  rc_response_free(r);
+}
+END_TEST
+
+/* 50 concurrent large transfers against 10 pooled large buffers, 100 times
+ * over: no deadlock, every count balances, retention stays in its bound. */
+START_TEST(more_in_flight_than_pooled)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.max_large = 10;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  for (int round = 0; round < 100; round++) {
+    burst(p, 50, 50, 520 * KiB);
+    rc_pool_stats st = stats(p);
+    ck_assert_uint_eq(st.bytes_in_use, 0);
+    ck_assert_uint_eq(st.acquisitions, st.releases);
+    ck_assert_uint_eq(st.acquisitions, st.reuses + st.fresh);
+    ck_assert_uint_le(st.idle_large, 10);
+  }
+  rc_pool_stats st = stats(p);
+  ck_assert_uint_ge(st.reuses, 99 * 10);  /* every round reused the kept ones */
+  ck_assert_uint_gt(st.discards, 0);
+  rc_pool_free(p);
+}
+END_TEST
+
+int main(void)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  Suite *s = suite_create("seed");
+  TCase *tc = tcase_create("seed");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, burst_then_idle_retention);
+  tcase_add_test(tc, rapid_create_destroy);
+  tcase_add_test(tc, concurrent_readers);
+  tcase_add_test(tc, more_in_flight_than_pooled);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -12,7 +12,8 @@ rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
   size_t ceiling = limit;
   if (declared != RC__UNKNOWN && b->len + n <= declared && declared < limit)
     ceiling = declared;
-  size_t hint = declared != RC__UNKNOWN ? (declared < limit ? declared : limit) + 1 : 0;
+  /* Only a plausible size picks a large block up front. */
+  size_t hint = declared != RC__UNKNOWN && declared <= limit ? declared + 1 : 0;
   return rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint, w);
 }
 

@@ -128,7 +128,8 @@ static void usage(FILE *out)
       "  (responses received, redirects and 1xx included), body_bytes (kept),\n"
       "  truncated, encoding (identity, decoded, unsupported, not-decoded),\n"
       "  matched, error (null, or what went wrong; a truncated body is not an\n"
-      "  error), time_ms (curl's total time).\n"
+      "  error), time_ms (from the start of the transfer to its end, waits for\n"
+      "  a connection or for the budget included).\n"
       "A progress line (on a terminal) and a summary go to stderr.\n"
       "\n"
       "Exit status: 0 the scan ran, whatever the targets answered; 1 usage;\n"
@@ -551,6 +552,7 @@ typedef struct slot {
   CURL *easy;
   rc_response *resp;
   char *url;                       /* the target as given; NULL when idle */
+  struct timespec started;         /* when the transfer was handed to curl */
   char errbuf[CURL_ERROR_SIZE];    /* curl's detailed message for a failure */
 } slot;
 
@@ -630,10 +632,9 @@ static void report(scan *s, slot *sl, CURLcode cc, int performed)
   }
 
   char *final_url = NULL;
-  curl_off_t total_us = 0, wire = 0;
+  curl_off_t wire = 0;
   if (performed) {
     curl_easy_getinfo(sl->easy, CURLINFO_EFFECTIVE_URL, &final_url);
-    curl_easy_getinfo(sl->easy, CURLINFO_TOTAL_TIME_T, &total_us);
     curl_easy_getinfo(sl->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
   }
   rc_view body = rc_body(r);
@@ -648,7 +649,7 @@ static void report(scan *s, slot *sl, CURLcode cc, int performed)
           rc_status(r), rc_hop_count(r), body.len, rc_truncated(r) ? "true" : "false",
           encoding_name(rc_body_encoding(r)), matched ? "true" : "false");
   json_string(out, err);
-  fprintf(out, ",\"time_ms\":%.1f}\n", (double)total_us / 1000.0);
+  fprintf(out, ",\"time_ms\":%.1f}\n", seconds_since(&sl->started) * 1000.0);
 
   s->done++;
   s->matched += matched != 0;
@@ -663,6 +664,7 @@ static int slot_start(scan *s, slot *sl)
 {
   while ((sl->url = next_target(&s->src)) != NULL) {
     sl->errbuf[0] = '\0';
+    clock_gettime(CLOCK_MONOTONIC, &sl->started);
     CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
     if (cc == CURLE_OK && curl_multi_add_handle(s->multi, sl->easy) == CURLM_OK) {
       s->active++;

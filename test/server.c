@@ -168,6 +168,8 @@ typedef struct {
     int nparams;
     size_t content_length;
     bool is_head, keep_alive, expect_continue, chunked_body;
+    bool is_connect;            /* CONNECT: a proxy tunnel request */
+    bool authorized;            /* carries Basic credentials */
     bool bad;                   /* a parameter failed to parse */
 } request;
 
@@ -1015,6 +1017,24 @@ static bool route_headers(conn *c, request *rq)
     return true;
 }
 
+/* 401 with a Basic challenge until the request carries credentials. */
+static bool route_auth(conn *c, request *rq)
+{
+    body b = param_framing(rq);
+    b.len = param_size(rq, "n", 100);
+    if (rq->bad)
+        return false;
+    if (!rq->authorized) {
+        begin_response(c, 401);
+        out_printf(c, "WWW-Authenticate: Basic realm=\"respchain\"\r\n");
+        send_text_body(c, rq, "credentials needed\n");
+        return true;
+    }
+    begin_response(c, 200);
+    send_body(c, rq, &b);
+    return true;
+}
+
 static bool route_echo(conn *c, request *rq)
 {
     begin_response(c, 200);
@@ -1033,11 +1053,18 @@ static const struct route {
     {"/hints", route_hints}, {"/trailers", route_trailers}, {"/lie", route_lie},
     {"/cut", route_cut}, {"/bigheader", route_bigheader},
     {"/manyheaders", route_manyheaders}, {"/badchunk", route_badchunk},
-    {"/headers", route_headers}, {"/echo", route_echo},
+    {"/headers", route_headers}, {"/echo", route_echo}, {"/auth", route_auth},
 };
 
 static void dispatch(conn *c, request *rq)
 {
+    /* A proxy tunnel to this same server: after the 200, the connection
+     * goes on carrying ordinary requests, which are served as usual. */
+    if (rq->is_connect) {
+        out_printf(c, "HTTP/1.1 200 Connection established\r\n\r\n");
+        out_flush(c);
+        return;
+    }
     for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
         if (strcmp(ROUTES[i].path, rq->path) == 0) {
             if (!ROUTES[i].handle(c, rq))
@@ -1111,6 +1138,8 @@ static bool parse_header(request *rq, const char *line, size_t len)
         rq->keep_alive = true;
     else if (name_is(line, nlen, "expect") && has_token(v, vlen, "100-continue"))
         rq->expect_continue = true;
+    else if (name_is(line, nlen, "authorization") && has_token(v, vlen, "basic "))
+        rq->authorized = true;
     return true;
 }
 
@@ -1137,6 +1166,7 @@ static bool parse_request(conn *c, size_t head_len, request *rq)
     if (!sp2 || sp2 == sp1 + 1)
         return false;
     rq->is_head = sp1 - line == 4 && memcmp(line, "HEAD", 4) == 0;
+    rq->is_connect = sp1 - line == 7 && memcmp(line, "CONNECT", 7) == 0;
     /* HTTP/1.0 closes by default unless it asks for keep-alive. */
     rq->keep_alive = !(eol - sp2 - 1 == 8 && memcmp(sp2 + 1, "HTTP/1.0", 8) == 0);
     size_t tlen = (size_t)(sp2 - sp1 - 1);

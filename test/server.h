@@ -60,6 +60,11 @@
  *   /badchunk                  valid 10-byte chunk, then chunk size "zz".
  *   /headers                   assorted header spellings, body "hello".
  *   /echo                      body is the request head as received.
+ *   /auth?n=N                  401 with a Basic challenge, or with Basic
+ *                              credentials 200 and N pattern bytes (100).
+ *   CONNECT host:port          200 Connection established; the connection
+ *                              then serves requests as usual (a proxy tunnel
+ *                              back to this server).
  */
 #ifndef RESPCHAIN_TEST_SERVER_H
 #define RESPCHAIN_TEST_SERVER_H

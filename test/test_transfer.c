@@ -277,6 +277,54 @@ START_TEST(manual_callbacks_curl_decodes)
 }
 END_TEST
 
+/* Through an HTTP proxy tunnel the CONNECT response is a hop of its own. */
+START_TEST(proxy_connect_hop)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  char url[256], proxy[64];
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  snprintf(proxy, sizeof proxy, "http://127.0.0.1:%d", ts_port(srv));
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/bytes?n=777", url, sizeof url));
+  curl_easy_setopt(e, CURLOPT_PROXY, proxy);
+  curl_easy_setopt(e, CURLOPT_HTTPPROXYTUNNEL, 1L);
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  curl_easy_cleanup(e);
+  ck_assert_uint_eq(rc_hop_count(r), 2);
+  rc_hop_info h;
+  rc_hop(r, 0, &h);
+  ck_assert_int_eq(h.status, 200);
+  ck_assert_uint_eq(h.reason.len, strlen("Connection established"));
+  ck_assert_int_eq(rc_status(r), 200);
+  assert_pattern(rc_body(r), 777);
+  rc_response_free(r);
+}
+END_TEST
+
+/* An authentication round: the 401 challenge is a hop, its body dropped. */
+START_TEST(auth_round_hop)
+{
+  rc_response *r = make(0, RC_CAP_STOP);
+  char url[256];
+  CURL *e = curl_easy_init();
+  rc_attach(r, e);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/auth?n=500", url, sizeof url));
+  curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_ANY);
+  curl_easy_setopt(e, CURLOPT_USERPWD, "user:secret");
+  ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
+  curl_easy_cleanup(e);
+  ck_assert_uint_eq(rc_hop_count(r), 2);
+  rc_hop_info h;
+  rc_hop(r, 0, &h);
+  ck_assert_int_eq(h.status, 401);
+  rc_view v;
+  ck_assert_int_eq(rc_header(r, 0, "WWW-Authenticate", 0, &v), RC_OK);
+  ck_assert_int_eq(rc_status(r), 200);
+  assert_pattern(rc_body(r), 500);
+  rc_response_free(r);
+}
+END_TEST
+
 int main(void)
 {
   curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -292,6 +340,8 @@ int main(void)
   tcase_add_test(tc, cap_on_real_transfers);
   tcase_add_test(tc, attach_sets_only_its_options);
   tcase_add_test(tc, manual_callbacks_curl_decodes);
+  tcase_add_test(tc, proxy_connect_hop);
+  tcase_add_test(tc, auth_round_hop);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -113,8 +113,9 @@ static void usage(FILE *out)
       "A target matches when a response arrived and every kind of matcher given\n"
       "has a hit: its status is one of the --status codes, AND one of the --word\n"
       "words occurs, AND one of the --regex expressions matches. Without\n"
-      "matchers every target that got a response matches. A body cut at\n"
-      "--max-body is matched as far as it was kept. Regexes see the text as\n"
+      "matchers every target that got a response matches. Matchers look at\n"
+      "what was kept: a body cut at --max-body, or one whose transfer failed\n"
+      "midway, is matched as far as it arrived. Regexes see the text as\n"
       "bytes (C locale), NUL bytes included; ^ and $ anchor at its start and\n"
       "end only, and '.' matches line breaks but not NUL.\n"
       "\n"
@@ -404,7 +405,7 @@ static int demo_targets(const ts_server *srv, targets *t)
     else if (i % 8 == 7)
       snprintf(path, sizeof path, "/gzip?n=%zuk&coding=deflate&te=chunked",
                (size_t)16 << (i / 8 % 5));
-    else if (i % 16 == 10)  /* n hops of 302, then a small body */
+    else if (i % 16 == 10)  /* n + 1 redirects, then a small body */
       snprintf(path, sizeof path, "/redirect?n=%zu&to=%%2Fbytes%%3Fn%%3D%zu",
                i / 16 % 3 + 1, 512 + i);
     else
@@ -436,8 +437,8 @@ static int contains(rc_view hay, const char *needle, size_t nlen)
 
 /* Whether re matches somewhere in text. Views are not NUL-terminated in
  * general (a hop's header block is not) and bodies may hold NUL bytes, so the
- * text is delimited with REG_STARTEND (glibc, musl, the BSDs) rather than by
- * a terminating NUL. glibc's offsets are int: past 2 GiB only the start is
+ * text is delimited with REG_STARTEND (glibc, the BSDs, macOS) rather than
+ * by a terminating NUL. glibc's offsets are int: past 2 GiB only the start is
  * searched. */
 static int regex_hit(const regex_t *re, rc_view text)
 {

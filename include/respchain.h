@@ -10,7 +10,9 @@
  *    Read-only. Valid until the response is reset, freed, or receives more
  *    data from a transfer; never NULL (an empty view points at "").
  *    Whether a view shares the response's storage never depends on how curl
- *    chunked the data: views always do, copies never do.
+ *    chunked the data: views always do, copies never do. Only the body,
+ *    the raw body and the full response are NUL-terminated just past their
+ *    last byte; header values and raw header blocks are not (use the length).
  *  - *_dup functions return memory allocated with malloc(), owned by the
  *    caller, who releases it with free(); NULL when out of memory. A copy
  *    outlives the response it was taken from.
@@ -79,6 +81,10 @@ typedef enum rc_code {
 /* A static, never NULL, English description of code. */
 RC_API const char *rc_strerror(rc_code code);
 
+/* The text for an outcome: curl's own message (curl_easy_strerror) for
+ * RC_E_TRANSFER, rc_strerror(code) otherwise. Static, never NULL. */
+RC_API const char *rc_result_text(rc_code code, CURLcode curlcode);
+
 /* A read-only pointer + length; see the lifetime rules at the top. */
 typedef struct rc_view {
   const char *ptr;
@@ -106,7 +112,9 @@ typedef struct rc_allocator {
 typedef struct rc_pool rc_pool;
 
 typedef struct rc_pool_config {
-  size_t chunk_size;      /* growth step of a buffer; >= 1 */
+  size_t chunk_size;      /* growth unit: a buffer grows by at least one
+                             chunk and an eighth of its size, in whole
+                             chunks, toward the declared size; >= 1 */
   size_t large_threshold; /* capacity from which a buffer counts as large */
   size_t max_large;       /* idle large buffers kept; 0 keeps none */
   size_t max_idle_small;  /* idle bytes of small buffers kept */
@@ -127,6 +135,7 @@ typedef struct rc_pool_stats {
   size_t bytes_idle;     /* capacity kept idle in the pool */
   size_t idle_small;     /* idle small buffers */
   size_t idle_large;     /* idle large buffers */
+  size_t waiting;        /* responses waiting for the budget now */
 } rc_pool_stats;
 
 /* Fills cfg with the RC_DEFAULT_* values (budget off, malloc family). */
@@ -183,8 +192,14 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * Progress: the oldest waiting response is let past the limit, alone, until
  * it is reset or freed, so bytes_in_use stays under budget + one response's
  * own caps (its max body + 1, plus its header blocks), and a state where
- * every transfer waits still drains. Header lines are never held back.
+ * every transfer waits still drains.
+ * Not held back, though counted: header blocks (capped per hop; pausing a
+ * header line would break curl's one-line-per-call delivery), the full
+ * response (assembled after the transfer), the raw body copy, and the
+ * decoded output of one 1 KiB input slice per decoding transfer.
  * Reset or free responses as their transfers finish: memory they keep counts.
+ * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
+ * tells how many wait now.
  *
  * The multi loop:
  *
@@ -229,7 +244,9 @@ typedef enum rc_cap_policy {
 typedef struct rc_limits {
   size_t max_body;         /* body bytes kept (decoded bytes when decoding) */
   size_t max_header_bytes; /* raw header bytes per hop, trailers included */
-  size_t max_hops;         /* hops kept per transfer; >= 1 */
+  size_t max_hops;         /* hops kept per transfer; >= 1. Every status
+                              line counts (1xx, redirects, auth, CONNECT):
+                              keep it above CURLOPT_MAXREDIRS + 1 */
   rc_cap_policy on_cap;    /* what happens at the body cap */
   size_t max_codings;      /* longest Content-Encoding chain decoded; at
                               most 16 (larger values count as 16) */

@@ -10,3 +10,8 @@ const char *rc_strerror(rc_code code)
   }
   return "unknown result code";
 }
+
+const char *rc_result_text(rc_code code, CURLcode curlcode)
+{
+  return code == RC_E_TRANSFER ? curl_easy_strerror(curlcode) : rc_strerror(code);
+}

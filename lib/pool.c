@@ -231,6 +231,9 @@ void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
 {
   pthread_mutex_lock(&p->lock);
   *out = p->st;
+  out->waiting = 0;
+  for (rc__waiter *w = p->budget.head; w; w = w->next)
+    out->waiting++;
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -269,10 +272,16 @@ rc_code rc_pool_set_budget(rc_pool *p, size_t bytes)
   return RC_OK;
 }
 
-/* The capacity to grow to: need rounded up to a chunk step, at most ceiling. */
-static size_t next_capacity(size_t need, size_t chunk, size_t ceiling)
+/* The capacity to grow old_cap to for need bytes: by at least one chunk and
+ * at least an eighth of old_cap (so an 8 MiB body takes some 40 resizes, not
+ * 256), in whole chunks, never past ceiling. The slack is at most an eighth
+ * plus a chunk; an honest declared size (the ceiling) ends exact. */
+static size_t next_capacity(size_t need, size_t old_cap, size_t chunk, size_t ceiling)
 {
-  size_t steps = need / chunk + (need % chunk != 0);
+  size_t want = old_cap + old_cap / 8;
+  if (want < old_cap || want < need)
+    want = need;
+  size_t steps = want / chunk + (want % chunk != 0);
   size_t cap = steps <= SIZE_MAX / chunk ? steps * chunk : SIZE_MAX;
   return cap < ceiling ? cap : ceiling;
 }
@@ -382,15 +391,17 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
   rc__blk *idle;
   size_t cap;
   for (;;) {
-    cap = next_capacity(need, p->cfg.chunk_size, ceiling);
+    cap = next_capacity(need, old_cap, p->cfg.chunk_size, ceiling);
     size_t want = cap > large_hint ? cap : large_hint;
     /* A first block, or a small block that must become large, comes from
-     * the matching idle stack when it has one: memory already resident. */
+     * the matching idle stack when it has one: memory already resident.
+     * One larger than the ceiling is cut down to it, so that a response
+     * never holds (nor counts) more than it may use. */
     idle = NULL;
     if (!b || (is_large(p, want) && !is_large(p, b->cap)))
       idle = pop(p, is_large(p, want));
-    if (idle)
-      cap = idle->cap >= need ? idle->cap : cap;
+    if (idle && idle->cap >= need)
+      cap = idle->cap <= ceiling ? idle->cap : ceiling;
     if (rc__budget_admit(&p->budget, w, p->st.bytes_in_use,
                          cap - (idle ? 0 : old_cap), &p->st.pauses) == RC_OK)
       break;
@@ -407,7 +418,7 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
   pthread_mutex_unlock(&p->lock);
 
   /* Outside it: allocate. realloc keeps the used bytes of a grown block. */
-  rc__blk *nb = idle && idle->cap >= need ? idle : blk_resize(p, idle ? idle : b, cap);
+  rc__blk *nb = idle && idle->cap == cap ? idle : blk_resize(p, idle ? idle : b, cap);
   if (nb && idle && b)
     memcpy(nb->data, b->data, used);  /* the small block's bytes move once */
 

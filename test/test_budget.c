@@ -42,6 +42,8 @@ static rc_pool_stats stats(rc_pool *p)
 
 /* Runs total transfers of size bytes, conc at a time, on one multi handle
  * whose loop uses rc_multi_poll; checks every body byte for byte. */
+static size_t max_waiting;  /* the most responses seen waiting at once */
+
 static void multi_run(rc_pool *pool, int total, int conc, size_t size)
 {
   CURLM *multi = curl_multi_init();
@@ -84,6 +86,10 @@ static void multi_run(rc_pool *pool, int total, int conc, size_t size)
         running = 1;
       }
     }
+    rc_pool_stats st;
+    rc_pool_stats_get(pool, &st);
+    if (st.waiting > max_waiting)
+      max_waiting = st.waiting;
     if (running)
       rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
   } while (running || done < started);
@@ -126,9 +132,12 @@ START_TEST(everyone_waits)
   cfg.budget = 256 * KiB;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  max_waiting = 0;
   multi_run(p, 40, 20, 2 * MiB);
   rc_pool_stats st = stats(p);
   ck_assert_uint_ge(st.pauses, 20);
+  ck_assert_uint_ge(max_waiting, 10);  /* many waited at once */
+  ck_assert_uint_eq(st.waiting, 0);
   ck_assert_uint_le(st.peak_in_use, 256 * KiB + ONE_RESPONSE);
   ck_assert_uint_eq(st.bytes_in_use, 0);
   rc_pool_free(p);

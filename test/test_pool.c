@@ -56,27 +56,58 @@ START_TEST(config_defaults)
 }
 END_TEST
 
-/* Growth goes in chunk steps, never past the ceiling, never doubling. */
+/* Growth goes in whole chunks, one chunk at a time while small, then by an
+ * eighth of the size: never past the ceiling, never doubling. */
 START_TEST(growth_in_steps)
 {
   counting_alloc ca;
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 32 * KiB);
   rc__blk *b = NULL;
-  size_t ceiling = 200 * KiB + 1;
-  for (size_t need = 1; need <= ceiling; need += 5000) {
+  size_t ceiling = 8 * MiB + 1, resizes = 0, old = 0;
+  for (size_t need = 1; need <= ceiling; need += 16 * KiB) {
     ck_assert_int_eq(rc__pool_grow(p, &b, 0, need, ceiling, 0, NULL), RC_OK);
-    size_t steps = (need + 32 * KiB - 1) / (32 * KiB);
-    size_t expect = steps * 32 * KiB < ceiling ? steps * 32 * KiB : ceiling;
-    ck_assert_uint_eq(b->cap, expect);
+    if (b->cap == old)
+      continue;
+    resizes++;
+    ck_assert_uint_ge(b->cap, need);
+    if (b->cap != ceiling)
+      ck_assert_uint_eq(b->cap % (32 * KiB), 0);
+    /* No more than one chunk past the larger of the need and an eighth. */
+    size_t bound = (need > old + old / 8 ? need : old + old / 8) + 32 * KiB;
+    ck_assert_uint_le(b->cap, bound);
+    if (old <= 256 * KiB)
+      ck_assert_uint_le(b->cap, (need + 32 * KiB - 1) / (32 * KiB) * 32 * KiB);
+    old = b->cap;
   }
   ck_assert_int_eq(rc__pool_grow(p, &b, 0, ceiling, ceiling, 0, NULL), RC_OK);
   ck_assert_uint_eq(b->cap, ceiling);
+  ck_assert_uint_le(resizes, 45);  /* not 256 one-chunk steps */
   ck_assert_uint_eq(stats(p).bytes_in_use, ceiling);
   ck_assert_uint_eq(stats(p).peak_in_use, ceiling);
   rc__pool_put(p, b);
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
+}
+END_TEST
+
+/* A reused idle block larger than the caller's ceiling is cut down to it. */
+START_TEST(reuse_cut_to_ceiling)
+{
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  rc__pool_put(p, grab(p, 400 * KiB, 400 * KiB, 0));
+  rc__blk *b = grab(p, 100, 4097, 0);
+  ck_assert_uint_eq(b->cap, 4097);
+  ck_assert_uint_eq(stats(p).reuses, 1);
+  ck_assert_uint_eq(stats(p).bytes_in_use, 4097);
+  rc__pool_put(p, b);
+  /* Within the ceiling, it is taken whole. */
+  rc__pool_put(p, grab(p, 1 * MiB, 1 * MiB, 0));
+  b = grab(p, 10, 8 * MiB, 1 * MiB);
+  ck_assert_uint_eq(b->cap, 1 * MiB);
+  rc__pool_put(p, b);
+  rc_pool_free(p);
 }
 END_TEST
 
@@ -394,6 +425,7 @@ int main(void)
   tcase_add_test(tc, config_defaults);
   tcase_add_test(tc, growth_in_steps);
   tcase_add_test(tc, growth_keeps_bytes);
+  tcase_add_test(tc, reuse_cut_to_ceiling);
   tcase_add_test(tc, small_retention_bound);
   tcase_add_test(tc, large_retention_bound);
   tcase_add_test(tc, nothing_over_max_buffer_kept);

@@ -499,6 +499,9 @@ START_TEST(limits_and_arguments)
   ck_assert_str_eq(rc_strerror(RC_OK), "complete");
   ck_assert_str_eq(rc_strerror(RC_E_HEADER_CAP), "header bytes of one hop exceed the header cap");
   ck_assert_str_eq(rc_strerror((rc_code)999), "unknown result code");
+  ck_assert_str_eq(rc_result_text(RC_E_TRANSFER, CURLE_COULDNT_CONNECT),
+                   curl_easy_strerror(CURLE_COULDNT_CONNECT));
+  ck_assert_str_eq(rc_result_text(RC_TRUNCATED, CURLE_WRITE_ERROR), rc_strerror(RC_TRUNCATED));
 }
 END_TEST
 

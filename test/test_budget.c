@@ -6,34 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-static ts_server *srv;
 static unsigned char *pattern;  /* the first 8 MiB of the server's pattern */
 
 static void setup(void)
 {
-  srv = ts_start();
-  ck_assert_ptr_nonnull(srv);
+  server_up();
   pattern = malloc(8 * MiB);
   ts_pattern_fill(pattern, 0, 8 * MiB);
 }
 
 static void teardown(void)
 {
-  ts_stop(srv);
+  server_down();
   free(pattern);
-}
-
-static rc_pool_stats stats(rc_pool *p)
-{
-  rc_pool_stats st;
-  rc_pool_stats_get(p, &st);
-  return st;
 }
 
 /* One response's share above the budget: its max body, the NUL, and its
@@ -114,7 +104,7 @@ START_TEST(multi_under_budget)
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   multi_run(p, 200, 50, 8 * MiB);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
   ck_assert_uint_gt(st.pauses, 0);  /* the budget did hold transfers back */
   ck_assert_uint_eq(st.bytes_in_use, 0);
@@ -134,7 +124,7 @@ START_TEST(everyone_waits)
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   max_waiting = 0;
   multi_run(p, 40, 20, 2 * MiB);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_ge(st.pauses, 20);
   ck_assert_uint_ge(max_waiting, 10);  /* many waited at once */
   ck_assert_uint_eq(st.waiting, 0);
@@ -188,7 +178,7 @@ START_TEST(threads_block_within_budget)
     pthread_join(t[i], NULL);
     ck_assert_int_eq(w[i].ok, 5);
   }
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 12 * MiB + ONE_RESPONSE);
   ck_assert_uint_gt(st.pauses, 0);
   ck_assert_uint_eq(st.bytes_in_use, 0);
@@ -218,7 +208,7 @@ START_TEST(wait_times_out)
   curl_easy_setopt(e, CURLOPT_URL, url);
   ck_assert_int_eq(rc_result(keeper, curl_easy_perform(e)), RC_OK);  /* as holder */
   ck_assert_uint_eq(rc_body(keeper).len, 8 * MiB);
-  ck_assert_uint_gt(stats(p).pauses, 0);
+  ck_assert_uint_gt(pool_stats(p).pauses, 0);
   /* Room for about 1 MiB more, while the keeper keeps the holder's place. */
   ck_assert_int_eq(rc_pool_set_budget(p, 9 * MiB + 64 * KiB), RC_OK);
 
@@ -255,17 +245,16 @@ START_TEST(setter_wakes_waiters)
   rc_pool_config_get(p, &got);
   ck_assert_uint_eq(got.budget, 0);
   multi_run(p, 20, 10, 2 * MiB);
-  ck_assert_uint_eq(stats(p).pauses, 0);  /* off: nobody waited */
+  ck_assert_uint_eq(pool_stats(p).pauses, 0);  /* off: nobody waited */
   ck_assert_int_eq(rc_pool_set_budget(p, 3 * MiB), RC_OK);
   multi_run(p, 20, 10, 2 * MiB);
-  ck_assert_uint_gt(stats(p).pauses, 0);
+  ck_assert_uint_gt(pool_stats(p).pauses, 0);
   rc_pool_free(p);
 }
 END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   Suite *s = suite_create("budget");
   TCase *tc = tcase_create("budget");
   tcase_add_checked_fixture(tc, setup, teardown);
@@ -276,10 +265,5 @@ int main(void)
   tcase_add_test(tc, wait_times_out);
   tcase_add_test(tc, setter_wakes_waiters);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

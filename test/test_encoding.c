@@ -6,21 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-static ts_server *srv;
-
-static void setup(void)
-{
-  srv = ts_start();
-  ck_assert_ptr_nonnull(srv);
-}
-
-static void teardown(void) { ts_stop(srv); }
 
 struct got { rc_code rc; CURLcode cc; curl_off_t wire; };
 
@@ -38,35 +28,13 @@ static struct got fetch(rc_response *resp, const char *path)
   return g;
 }
 
-static void assert_pattern(rc_view v, size_t n)
-{
-  ck_assert_uint_eq(v.len, n);
-  unsigned char *want = malloc(n ? n : 1);
-  ts_pattern_fill(want, 0, n);
-  ck_assert_msg(memcmp(v.ptr, want, n) == 0, "body differs from the pattern");
-  free(want);
-  ck_assert_int_eq(v.ptr[n], '\0');
-}
-
-static rc_response *make(size_t max_body, rc_cap_policy policy)
-{
-  rc_limits lim;
-  rc_limits_init(&lim);
-  if (max_body)
-    lim.max_body = max_body;
-  lim.on_cap = policy;
-  rc_response *r;
-  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
-  return r;
-}
-
 static const char *const codings[] = {"gzip", "x-gzip", "GZIP", "deflate", "deflate-raw", "gzip2"};
 static const char *const framings[] = {"", "&te=chunked", "&te=chunked&write=7",
                                        "&write=1&te=chunked", "&te=close"};
 
 START_TEST(every_coding_every_framing)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   for (size_t c = 0; c < sizeof codings / sizeof codings[0]; c++) {
     for (size_t f = 0; f < sizeof framings / sizeof framings[0]; f++) {
       size_t n = f == 3 ? 3000 : 300000;  /* byte-at-a-time only for a small one */
@@ -86,7 +54,7 @@ END_TEST
 
 START_TEST(members_identity_and_unknown)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   ck_assert_int_eq(fetch(r, "/gzip?n=500000&coding=gzip&members=5&te=chunked").rc, RC_OK);
   assert_pattern(rc_body(r), 500000);
   rc_response_reset(r);
@@ -166,7 +134,7 @@ END_TEST
 
 START_TEST(bomb_drained)
 {
-  rc_response *r = make(1 * MiB, RC_CAP_DRAIN);
+  rc_response *r = new_response(NULL, 1 * MiB, RC_CAP_DRAIN);
   struct got g = fetch(r, "/bomb?size=64M");
   ck_assert_int_eq(g.rc, RC_TRUNCATED);
   ck_assert_int_eq(g.cc, CURLE_OK);  /* the rest was read, not inflated */
@@ -178,7 +146,7 @@ END_TEST
 START_TEST(corrupt_streams)
 {
   const char *kinds[] = {"magic", "crc", "length", "truncated", "junk"};
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   for (size_t i = 0; i < 5; i++) {
     char path[96];
     snprintf(path, sizeof path, "/corrupt?kind=%s&n=200000", kinds[i]);
@@ -230,7 +198,7 @@ END_TEST
 /* Decoding can be left to curl: attach, then hand decoding back. */
 START_TEST(decoding_off)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   char url[256];
   CURL *e = curl_easy_init();
   rc_attach(r, e);
@@ -301,10 +269,9 @@ END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   Suite *s = suite_create("encoding");
   TCase *tc = tcase_create("encoding");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, every_coding_every_framing);
   tcase_add_test(tc, members_identity_and_unknown);
@@ -316,10 +283,5 @@ int main(void)
   tcase_add_test(tc, decoding_off);
   tcase_add_test(tc, decoding_under_budget);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

@@ -6,18 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
-static ts_server *srv;
-
-static void setup(void)
-{
-  srv = ts_start();
-  ck_assert_ptr_nonnull(srv);
-}
-
-static void teardown(void) { ts_stop(srv); }
 
 static int run_with_failure(const char *path, size_t n, long fail_after)
 {
@@ -102,19 +92,13 @@ END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   Suite *s = suite_create("faults");
   TCase *tc = tcase_create("faults");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, identity_with_redirects);
   tcase_add_test(tc, stacked_gzip);
   tcase_add_test(tc, deflate_with_trailers);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

@@ -9,11 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "net.h"
 
 extern char **environ;
 
-static ts_server *srv;
 
 struct out { int status; char *out; size_t out_len; char *err; };
 

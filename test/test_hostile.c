@@ -5,21 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-static ts_server *srv;
-
-static void setup(void)
-{
-  srv = ts_start();
-  ck_assert_ptr_nonnull(srv);
-}
-
-static void teardown(void) { ts_stop(srv); }
 
 struct run {
   rc_code rc;
@@ -209,10 +199,9 @@ END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   Suite *s = suite_create("hostile");
   TCase *tc = tcase_create("hostile");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, length_lie);
   tcase_add_test(tc, cut_mid_body);
@@ -223,10 +212,5 @@ int main(void)
   tcase_add_test(tc, redirect_loop);
   tcase_add_test(tc, informational_and_trailers);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

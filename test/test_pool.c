@@ -19,13 +19,6 @@ static rc__blk *grab(rc_pool *p, size_t need, size_t ceiling, size_t hint)
   return b;
 }
 
-static rc_pool_stats stats(rc_pool *p)
-{
-  rc_pool_stats st;
-  rc_pool_stats_get(p, &st);
-  return st;
-}
-
 START_TEST(config_defaults)
 {
   rc_pool_config cfg;
@@ -83,8 +76,8 @@ START_TEST(growth_in_steps)
   ck_assert_int_eq(rc__pool_grow(p, &b, 0, ceiling, ceiling, 0, NULL), RC_OK);
   ck_assert_uint_eq(b->cap, ceiling);
   ck_assert_uint_le(resizes, 45);  /* not 256 one-chunk steps */
-  ck_assert_uint_eq(stats(p).bytes_in_use, ceiling);
-  ck_assert_uint_eq(stats(p).peak_in_use, ceiling);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, ceiling);
+  ck_assert_uint_eq(pool_stats(p).peak_in_use, ceiling);
   rc__pool_put(p, b);
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
@@ -99,8 +92,8 @@ START_TEST(reuse_cut_to_ceiling)
   rc__pool_put(p, grab(p, 400 * KiB, 400 * KiB, 0));
   rc__blk *b = grab(p, 100, 4097, 0);
   ck_assert_uint_eq(b->cap, 4097);
-  ck_assert_uint_eq(stats(p).reuses, 1);
-  ck_assert_uint_eq(stats(p).bytes_in_use, 4097);
+  ck_assert_uint_eq(pool_stats(p).reuses, 1);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 4097);
   rc__pool_put(p, b);
   /* Within the ceiling, it is taken whole. */
   rc__pool_put(p, grab(p, 1 * MiB, 1 * MiB, 0));
@@ -126,7 +119,7 @@ START_TEST(growth_keeps_bytes)
   ck_assert_int_eq(rc__pool_grow(p, &b, 100, 600 * KiB, 100 * MiB, 0, NULL), RC_OK);
   ck_assert_uint_ge(b->cap, 1 * MiB);  /* the idle large block, reused */
   ck_assert_mem_eq(b->data, want, 100);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.reuses, 1);
   ck_assert_uint_eq(st.idle_large, 0);
   ck_assert_uint_eq(st.idle_small, 1);  /* the small one went back */
@@ -146,7 +139,7 @@ START_TEST(small_retention_bound)
     b[i] = grab(p, 32 * KiB, 32 * KiB, 0);
   for (int i = 0; i < 5; i++)
     rc__pool_put(p, b[i]);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.idle_small, 3);  /* 3 x 32 KiB <= 100 KiB */
   ck_assert_uint_eq(st.bytes_idle, 96 * KiB);
   ck_assert_uint_eq(st.discards, 2);
@@ -165,10 +158,10 @@ START_TEST(large_retention_bound)
   rc__blk *b[50];
   for (int i = 0; i < 50; i++)
     b[i] = grab(p, 600 * KiB, 8 * MiB, 0);
-  ck_assert_uint_eq(stats(p).bytes_in_use, 50 * 608 * KiB);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 50 * 608 * KiB);
   for (int i = 0; i < 50; i++)
     rc__pool_put(p, b[i]);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.idle_large, 10);
   ck_assert_uint_eq(st.discards, 40);
   ck_assert_uint_eq(st.acquisitions, 50);
@@ -184,10 +177,10 @@ START_TEST(nothing_over_max_buffer_kept)
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
   rc__pool_put(p, grab(p, 8 * MiB + 2, 16 * MiB, 0));
-  ck_assert_uint_eq(stats(p).idle_large, 0);
-  ck_assert_uint_eq(stats(p).discards, 1);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 0);
+  ck_assert_uint_eq(pool_stats(p).discards, 1);
   rc__pool_put(p, grab(p, 8 * MiB + 1, 8 * MiB + 1, 0));
-  ck_assert_uint_eq(stats(p).idle_large, 1);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 1);
   rc_pool_free(p);
 }
 END_TEST
@@ -211,7 +204,7 @@ START_TEST(lifo_reuse)
   /* A large hint picks the large stack even for a small first need. */
   ck_assert_ptr_eq(grab(p, 10, 2 * MiB, 1 * MiB), l2);
   ck_assert_ptr_eq(grab(p, 10, 2 * MiB, 1 * MiB), l1);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.reuses, 4);
   ck_assert_uint_eq(st.fresh, 4);
   rc__pool_put(p, l1);
@@ -230,7 +223,7 @@ START_TEST(trim_frees_idle_only)
   rc__pool_put(p, grab(p, 10, 10, 0));
   ck_assert_int_eq(ca.live, 4);
   rc_pool_trim(p);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.bytes_idle, 0);
   ck_assert_uint_eq(st.idle_small + st.idle_large, 0);
   ck_assert_uint_eq(st.bytes_in_use, 1 * MiB);
@@ -252,10 +245,10 @@ START_TEST(setters)
     b[i] = grab(p, 1 * MiB, 1 * MiB, 0);
   for (int i = 0; i < 6; i++)
     rc__pool_put(p, b[i]);
-  ck_assert_uint_eq(stats(p).idle_large, 6);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 6);
 
   ck_assert_int_eq(rc_pool_set_max_large(p, 2), RC_OK);
-  ck_assert_uint_eq(stats(p).idle_large, 2);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 2);
   /* The two most recent stayed, in order. */
   ck_assert_ptr_eq(grab(p, 1, 1 * MiB, 1 * MiB), b[5]);
   ck_assert_ptr_eq(grab(p, 1, 1 * MiB, 1 * MiB), b[4]);
@@ -269,14 +262,14 @@ START_TEST(setters)
    * the small bound then limits. */
   ck_assert_int_eq(rc_pool_set_max_idle_small(p, 1 * MiB), RC_OK);
   ck_assert_int_eq(rc_pool_set_large_threshold(p, 2 * MiB), RC_OK);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.idle_large, 0);
   ck_assert_uint_eq(st.idle_small, 1);
   ck_assert_uint_eq(st.bytes_idle, 1 * MiB);
 
   ck_assert_int_eq(rc_pool_set_max_buffer(p, 512 * KiB), RC_OK);
-  ck_assert_uint_eq(stats(p).idle_small, 0);
-  ck_assert_uint_eq(stats(p).bytes_idle, 0);
+  ck_assert_uint_eq(pool_stats(p).idle_small, 0);
+  ck_assert_uint_eq(pool_stats(p).bytes_idle, 0);
 
   ck_assert_int_eq(rc_pool_set_chunk_size(p, 4 * KiB), RC_OK);
   rc__blk *c = grab(p, 5000, 1 * MiB, 0);
@@ -293,7 +286,7 @@ START_TEST(setters)
 
   ck_assert_int_eq(rc_pool_set_max_large(p, 0), RC_OK);
   rc__pool_put(p, grab(p, 3 * MiB, 3 * MiB, 0));
-  ck_assert_uint_eq(stats(p).idle_large, 0);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 0);
   rc_pool_free(p);
 }
 END_TEST
@@ -324,7 +317,7 @@ START_TEST(default_pool)
   ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
   const char *lines[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, lines, "body", 4, 0), 0);
-  ck_assert_uint_gt(stats(d).bytes_in_use, 0);
+  ck_assert_uint_gt(pool_stats(d).bytes_in_use, 0);
   ck_assert_str_eq(rc_body(r).ptr, "body");
   rc_response_free(r);
 }
@@ -358,9 +351,9 @@ START_TEST(allocation_failure)
       }
       got = b->cap;
     }
-    ck_assert_uint_eq(stats(p).bytes_in_use, got);
+    ck_assert_uint_eq(pool_stats(p).bytes_in_use, got);
     rc__pool_put(p, b);
-    ck_assert_uint_eq(stats(p).bytes_in_use, 0);
+    ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
     rc_pool_free(p);
     ck_assert_int_eq(ca.live, 0);
   }
@@ -406,7 +399,7 @@ START_TEST(threads_balance)
     pthread_join(t[i], &ret);
     ck_assert_ptr_null(ret);
   }
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.acquisitions, st.releases);
   ck_assert_uint_eq(st.acquisitions, st.reuses + st.fresh);
   ck_assert_uint_eq(st.bytes_in_use, 0);
@@ -437,9 +430,5 @@ int main(void)
   tcase_add_test(tc, allocation_failure);
   tcase_add_test(tc, threads_balance);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

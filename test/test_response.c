@@ -14,25 +14,6 @@
 static const size_t chunkings[] = {1, 7, 16384, 0};
 #define NCHUNKINGS (sizeof chunkings / sizeof chunkings[0])
 
-static rc_pool_stats stats(rc_pool *p)
-{
-  rc_pool_stats st;
-  rc_pool_stats_get(p, &st);
-  return st;
-}
-
-static rc_response *make(rc_pool *p, size_t max_body, rc_cap_policy policy)
-{
-  rc_limits lim;
-  rc_limits_init(&lim);
-  if (max_body)
-    lim.max_body = max_body;
-  lim.on_cap = policy;
-  rc_response *r = NULL;
-  ck_assert_int_eq(rc_response_new(p, &lim, &r), RC_OK);
-  return r;
-}
-
 static const char *const redirect_then_ok[] = {
   "HTTP/1.1 301 Moved Permanently\r\n",
   "Location: /next\r\n",
@@ -75,7 +56,7 @@ START_TEST(accessors_every_chunking)
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
   for (size_t c = 0; c < NCHUNKINGS; c++) {
-    rc_response *r = make(p, 0, RC_CAP_STOP);
+    rc_response *r = new_response(p, 0, RC_CAP_STOP);
     ck_assert_uint_eq(feed(r, redirect_then_ok, body, n, chunkings[c]), 0);
     ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
     ck_assert(!rc_truncated(r));
@@ -150,7 +131,7 @@ START_TEST(accessors_every_chunking)
     free(d);
     free(fd);
   }
-  ck_assert_uint_eq(stats(p).bytes_in_use, 0);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
   rc_pool_free(p);
   free(body);
 }
@@ -165,7 +146,7 @@ START_TEST(cap_policies)
   fill_pattern(body, n, 2);
   const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
   for (size_t c = 0; c < NCHUNKINGS; c++) {
-    rc_response *r = make(NULL, cap, RC_CAP_STOP);
+    rc_response *r = new_response(NULL, cap, RC_CAP_STOP);
     ck_assert_uint_eq(feed(r, lines, body, n, chunkings[c]), CURL_WRITEFUNC_ERROR);
     assert_view(rc_body(r), body, cap);
     ck_assert_int_eq(rc_body(r).ptr[cap], '\0');
@@ -189,7 +170,7 @@ START_TEST(cap_policies)
     rc_response_free(r);
 
     /* Exactly the cap is not truncation. */
-    r = make(NULL, cap, RC_CAP_STOP);
+    r = new_response(NULL, cap, RC_CAP_STOP);
     ck_assert_uint_eq(feed(r, lines, body, cap, chunkings[c]), 0);
     ck_assert(!rc_truncated(r));
     ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
@@ -206,7 +187,7 @@ START_TEST(reject_policy)
   const char *const unknown[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
   char *body = malloc(60000);
   fill_pattern(body, 60000, 3);
-  rc_response *r = make(NULL, 50000, RC_CAP_REJECT);
+  rc_response *r = new_response(NULL, 50000, RC_CAP_REJECT);
   ck_assert_uint_eq(feed(r, big, body, 50001, 0), CURL_WRITEFUNC_ERROR);
   ck_assert_uint_eq(rc_body(r).len, 0);
   ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_TOO_LARGE);
@@ -260,7 +241,7 @@ START_TEST(trailers)
   const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n",
                                "Trailer: X-Sum\r\n", "\r\n", NULL};
   for (size_t c = 0; c < NCHUNKINGS; c++) {
-    rc_response *r = make(NULL, 0, RC_CAP_STOP);
+    rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
     ck_assert_uint_eq(feed(r, lines, "hello world", 11, chunkings[c]), 0);
     const char *const tr[] = {"X-Sum: 42\r\n", "X-Other: b\r\n", "\r\n", NULL};
     ck_assert_uint_eq(feed(r, tr, NULL, 0, 0), 0);
@@ -286,7 +267,7 @@ END_TEST
 
 START_TEST(status_lines)
 {
-  rc_response *r = make(NULL, 0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   const char *const lines[] = {"HTTP/2 204 \r\n", "\r\n", "HTTP/1.0 404\r\n", "\r\n",
                                "HTTP/3 200\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
@@ -312,7 +293,7 @@ START_TEST(empty_allocates_nothing)
   counting_alloc ca;
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 0);
-  rc_response *r = make(p, 0, RC_CAP_STOP);
+  rc_response *r = new_response(p, 0, RC_CAP_STOP);
   rc_view b = rc_body(r);
   ck_assert_ptr_nonnull(b.ptr);
   ck_assert_uint_eq(b.len, 0);
@@ -324,11 +305,11 @@ START_TEST(empty_allocates_nothing)
   const char *const lines[] = {"HTTP/1.1 204 No Content\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
   ck_assert_uint_eq(rc_write_cb("", 1, 0, r), 0);  /* curl's empty write */
-  size_t after_headers = stats(p).bytes_in_use;
-  ck_assert_uint_eq(stats(p).acquisitions, 1);  /* the header block only */
+  size_t after_headers = pool_stats(p).bytes_in_use;
+  ck_assert_uint_eq(pool_stats(p).acquisitions, 1);  /* the header block only */
   b = rc_body(r);
   ck_assert_str_eq(b.ptr, "");
-  ck_assert_uint_eq(stats(p).bytes_in_use, after_headers);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, after_headers);
   ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
   size_t len = 99;
   char *d = rc_body_dup(r, &len);
@@ -348,20 +329,20 @@ START_TEST(content_length_bounds_growth)
   counting_alloc ca;
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 0);
-  rc_response *r = make(p, 0, RC_CAP_STOP);
+  rc_response *r = new_response(p, 0, RC_CAP_STOP);
   size_t n = 300000;
   char *body = malloc(n);
   fill_pattern(body, n, 4);
   const char *const honest[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 300000\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, honest, body, n, 16384), 0);
-  size_t headers = stats(p).bytes_in_use;
+  size_t headers = pool_stats(p).bytes_in_use;
   rc_response_reset(r);
-  ck_assert_uint_eq(stats(p).bytes_in_use, 0);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
   rc_pool_trim(p);
   ck_assert_uint_eq(feed(r, honest, NULL, 0, 0), 0);
-  headers = stats(p).bytes_in_use;
+  headers = pool_stats(p).bytes_in_use;
   ck_assert_uint_eq(feed(r, NULL, body, n, 16384), 0);
-  ck_assert_uint_eq(stats(p).bytes_in_use - headers, n + 1);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use - headers, n + 1);
   assert_view(rc_body(r), body, n);
   rc_response_reset(r);
   rc_pool_trim(p);
@@ -370,7 +351,7 @@ START_TEST(content_length_bounds_growth)
   size_t before = ca.bytes_requested;
   ck_assert_uint_eq(feed(r, liar, "0123456789", 10, 0), 0);
   ck_assert_uint_le(ca.bytes_requested - before, 2 * 32 * KiB + 1024);
-  ck_assert_uint_le(stats(p).peak_in_use, 8 * MiB + 2 * 32 * KiB);
+  ck_assert_uint_le(pool_stats(p).peak_in_use, 8 * MiB + 2 * 32 * KiB);
   assert_view(rc_body(r), "0123456789", 10);
   ck_assert_int_eq(rc_result(r, CURLE_PARTIAL_FILE), RC_E_TRANSFER);
   rc_response_free(r);
@@ -383,7 +364,7 @@ END_TEST
 /* A body seen before a later hop belongs to that earlier hop: dropped. */
 START_TEST(body_follows_last_hop)
 {
-  rc_response *r = make(NULL, 0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   const char *const first[] = {"HTTP/1.1 401 Unauthorized\r\n", "\r\n", NULL};
   const char *const second[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, first, "denied", 6, 0), 0);
@@ -418,12 +399,12 @@ START_TEST(concurrent_readers)
   counting_alloc ca;
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 0);
-  rc_response *r = make(p, 0, RC_CAP_STOP);
+  rc_response *r = new_response(p, 0, RC_CAP_STOP);
   size_t n = 200000;
   char *body = malloc(n);
   fill_pattern(body, n, 5);
   ck_assert_uint_eq(feed(r, redirect_then_ok, body, n, 16384), 0);
-  uint64_t acq = stats(p).acquisitions;
+  uint64_t acq = pool_stats(p).acquisitions;
   struct reader rd[100];
   pthread_t t[100];
   for (int i = 0; i < 100; i++) {
@@ -436,9 +417,9 @@ START_TEST(concurrent_readers)
     ck_assert(rd[i].ok);
     ck_assert_ptr_eq(rd[i].full.ptr, rd[0].full.ptr);
   }
-  ck_assert_uint_eq(stats(p).acquisitions, acq + 1);  /* assembled once */
+  ck_assert_uint_eq(pool_stats(p).acquisitions, acq + 1);  /* assembled once */
   rc_response_free(r);
-  ck_assert_uint_eq(stats(p).bytes_in_use, 0);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
   free(body);
@@ -451,7 +432,7 @@ START_TEST(full_response_no_leak)
 {
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
-  rc_response *r = make(p, 0, RC_CAP_STOP);
+  rc_response *r = new_response(p, 0, RC_CAP_STOP);
   for (int round = 0; round < 50; round++) {
     const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
     ck_assert_uint_eq(feed(r, lines, "abc", 3, 0), 0);
@@ -460,9 +441,9 @@ START_TEST(full_response_no_leak)
       ck_assert_int_eq(rc_full_response(r, &f), RC_OK);
     assert_view(f, "HTTP/1.1 200 OK\r\n\r\nabc", 22);
     rc_response_reset(r);
-    ck_assert_uint_eq(stats(p).bytes_in_use, 0);
+    ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
   }
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.acquisitions, st.releases);
   ck_assert_uint_eq(st.acquisitions, 50 * 3);  /* headers, body, full */
   rc_response_free(r);
@@ -570,9 +551,5 @@ int main(void)
   tcase_add_test(tc, limits_and_arguments);
   tcase_add_test(tc, allocation_failure);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

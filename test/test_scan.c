@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "net.h"
 
 extern char **environ;
 
@@ -58,7 +58,6 @@ static const target TARGETS[] = {
 #define NTARGETS (sizeof TARGETS / sizeof TARGETS[0])
 #define REDIRECT 5 /* the index of the redirect chain */
 
-static ts_server *srv;
 static int down_fd = -1;       /* bound but not listening: connections fail */
 static char down_url[64];
 static char urls[NTARGETS][160];
@@ -567,9 +566,5 @@ int main(void)
   tcase_add_test(tc, all_part);
   tcase_add_test(tc, demo);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

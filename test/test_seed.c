@@ -8,28 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-static ts_server *srv;
-
-static void setup(void)
-{
-  srv = ts_start();
-  ck_assert_ptr_nonnull(srv);
-}
-
-static void teardown(void) { ts_stop(srv); }
-
-static rc_pool_stats stats(rc_pool *p)
-{
-  rc_pool_stats st;
-  rc_pool_stats_get(p, &st);
-  return st;
-}
 
 static int body_ok(rc_view b, size_t n)
 {
@@ -99,7 +82,7 @@ START_TEST(burst_then_idle_retention)
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 0);
   burst(p, 100, 50, 4 * MiB);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   rc_pool_config cfg;
   rc_pool_config_get(p, &cfg);
   ck_assert_uint_eq(st.bytes_in_use, 0);
@@ -111,7 +94,7 @@ START_TEST(burst_then_idle_retention)
   /* What the allocator holds is what the pool says it keeps, plus the pool. */
   ck_assert_int_eq(ca.live, (long)(st.idle_small + st.idle_large) + 1);
   rc_pool_trim(p);
-  st = stats(p);
+  st = pool_stats(p);
   ck_assert_uint_eq(st.bytes_idle, 0);
   ck_assert_int_eq(ca.live, 1);
   rc_pool_free(p);
@@ -146,7 +129,7 @@ START_TEST(rapid_create_destroy)
   curl_easy_cleanup(e);
   ck_assert_int_eq(ca.live, live_after_first);
   ck_assert_uint_eq(ca.live_bytes, bytes_after_first);
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.acquisitions, st.releases);
   ck_assert_uint_eq(st.fresh, 2);  /* the first body and header blocks, reused since */
   rc_pool_free(p);
@@ -212,13 +195,13 @@ START_TEST(more_in_flight_than_pooled)
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   for (int round = 0; round < 100; round++) {
     burst(p, 50, 50, 520 * KiB);
-    rc_pool_stats st = stats(p);
+    rc_pool_stats st = pool_stats(p);
     ck_assert_uint_eq(st.bytes_in_use, 0);
     ck_assert_uint_eq(st.acquisitions, st.releases);
     ck_assert_uint_eq(st.acquisitions, st.reuses + st.fresh);
     ck_assert_uint_le(st.idle_large, 10);
   }
-  rc_pool_stats st = stats(p);
+  rc_pool_stats st = pool_stats(p);
   ck_assert_uint_ge(st.reuses, 99 * 10);  /* every round reused the kept ones */
   ck_assert_uint_gt(st.discards, 0);
   rc_pool_free(p);
@@ -227,20 +210,14 @@ END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   Suite *s = suite_create("seed");
   TCase *tc = tcase_create("seed");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, burst_then_idle_retention);
   tcase_add_test(tc, rapid_create_destroy);
   tcase_add_test(tc, concurrent_readers);
   tcase_add_test(tc, more_in_flight_than_pooled);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

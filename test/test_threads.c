@@ -7,13 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
 #define THREADS 8
 #define TRANSFERS 10000
 
-static ts_server *srv;
 static rc_pool *pool;
 
 static const struct { const char *path; size_t n; } mix[] = {

@@ -6,21 +6,11 @@
 #include <strings.h>
 #include <zlib.h>
 
-#include "server.h"
-#include "util.h"
+#include "net.h"
 
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-static ts_server *srv;
-
-static void setup(void)
-{
-  srv = ts_start();
-  ck_assert_ptr_nonnull(srv);
-}
-
-static void teardown(void) { ts_stop(srv); }
 
 /* One transfer of path into resp; returns rc_result. */
 static rc_code fetch(rc_response *resp, const char *path, long follow, CURLcode *ccp)
@@ -39,28 +29,6 @@ static rc_code fetch(rc_response *resp, const char *path, long follow, CURLcode 
   return rc_result(resp, cc);
 }
 
-static void assert_pattern(rc_view v, size_t n)
-{
-  ck_assert_uint_eq(v.len, n);
-  unsigned char *want = malloc(n ? n : 1);
-  ts_pattern_fill(want, 0, n);
-  ck_assert_mem_eq(v.ptr, want, n);
-  free(want);
-  ck_assert_int_eq(v.ptr[n], '\0');
-}
-
-static rc_response *make(size_t max_body, rc_cap_policy policy)
-{
-  rc_limits lim;
-  rc_limits_init(&lim);
-  if (max_body)
-    lim.max_body = max_body;
-  lim.on_cap = policy;
-  rc_response *r;
-  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
-  return r;
-}
-
 static const struct { const char *path; size_t n; } bodies[] = {
   {"/bytes?n=0", 0},
   {"/bytes?n=1", 1},
@@ -73,7 +41,7 @@ static const struct { const char *path; size_t n; } bodies[] = {
 
 START_TEST(fixed_chunked_close)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
     ck_assert_int_eq(fetch(r, bodies[i].path, 0, NULL), RC_OK);
     assert_pattern(rc_body(r), bodies[i].n);
@@ -87,7 +55,7 @@ END_TEST
 
 START_TEST(redirects_keep_every_hop)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   ck_assert_int_eq(fetch(r, "/redirect?n=3&code=301&to=%2Fbytes%3Fn%3D1000", 1, NULL), RC_OK);
   ck_assert_uint_eq(rc_hop_count(r), 5);  /* 301 x3, the 302 to the target, 200 */
   rc_hop_info h;
@@ -122,7 +90,7 @@ END_TEST
 
 START_TEST(informational_hops)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   ck_assert_int_eq(fetch(r, "/hints?n=100", 0, NULL), RC_OK);
   ck_assert_uint_eq(rc_hop_count(r), 2);
   rc_hop_info h;
@@ -158,7 +126,7 @@ END_TEST
 
 START_TEST(trailers_kept)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   ck_assert_int_eq(fetch(r, "/trailers?n=5000", 0, NULL), RC_OK);
   assert_pattern(rc_body(r), 5000);
   rc_view v;
@@ -213,20 +181,20 @@ END_TEST
 START_TEST(cap_on_real_transfers)
 {
   size_t cap = 1 * MiB;
-  rc_response *r = make(cap, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, cap, RC_CAP_STOP);
   CURLcode cc;
   ck_assert_int_eq(fetch(r, "/bytes?n=8M", 0, &cc), RC_TRUNCATED);
   ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
   assert_pattern(rc_body(r), cap);
   rc_response_free(r);
 
-  r = make(cap, RC_CAP_DRAIN);
+  r = new_response(NULL, cap, RC_CAP_DRAIN);
   ck_assert_int_eq(fetch(r, "/bytes?n=3M&te=chunked", 0, &cc), RC_TRUNCATED);
   ck_assert_int_eq(cc, CURLE_OK);
   assert_pattern(rc_body(r), cap);
   rc_response_free(r);
 
-  r = make(cap, RC_CAP_REJECT);
+  r = new_response(NULL, cap, RC_CAP_REJECT);
   ck_assert_int_eq(fetch(r, "/bytes?n=3M", 0, &cc), RC_E_TOO_LARGE);
   ck_assert_uint_eq(rc_body(r).len, 0);
   rc_response_free(r);
@@ -235,7 +203,7 @@ END_TEST
 
 START_TEST(attach_sets_only_its_options)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   char url[256];
   CURL *e = curl_easy_init();
   int mine = 42;
@@ -260,7 +228,7 @@ END_TEST
  * decode again. */
 START_TEST(manual_callbacks_curl_decodes)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   char url[256];
   CURL *e = curl_easy_init();
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rc_write_cb);
@@ -280,7 +248,7 @@ END_TEST
 /* Through an HTTP proxy tunnel the CONNECT response is a hop of its own. */
 START_TEST(proxy_connect_hop)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   char url[256], proxy[64];
   CURL *e = curl_easy_init();
   rc_attach(r, e);
@@ -304,7 +272,7 @@ END_TEST
 /* An authentication round: the 401 challenge is a hop, its body dropped. */
 START_TEST(auth_round_hop)
 {
-  rc_response *r = make(0, RC_CAP_STOP);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   char url[256];
   CURL *e = curl_easy_init();
   rc_attach(r, e);
@@ -327,10 +295,9 @@ END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   Suite *s = suite_create("transfer");
   TCase *tc = tcase_create("transfer");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, fixed_chunked_close);
   tcase_add_test(tc, redirects_keep_every_hop);
@@ -343,10 +310,5 @@ int main(void)
   tcase_add_test(tc, proxy_connect_hop);
   tcase_add_test(tc, auth_round_hop);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

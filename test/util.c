@@ -99,3 +99,33 @@ void fill_pattern(char *dst, size_t n, unsigned seed)
     dst[i] = (char)('A' + (x >> 16) % 26);
   }
 }
+
+rc_pool_stats pool_stats(rc_pool *pool)
+{
+  rc_pool_stats st;
+  rc_pool_stats_get(pool, &st);
+  return st;
+}
+
+rc_response *new_response(rc_pool *pool, size_t max_body, rc_cap_policy policy)
+{
+  rc_limits lim;
+  rc_limits_init(&lim);
+  if (max_body)
+    lim.max_body = max_body;
+  lim.on_cap = policy;
+  rc_response *r = NULL;
+  ck_assert_int_eq(rc_response_new(pool, &lim, &r), RC_OK);
+  return r;
+}
+
+int run_suite(Suite *s)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -3,6 +3,7 @@
 #ifndef RC_TEST_UTIL_H
 #define RC_TEST_UTIL_H
 
+#include <check.h>
 #include <stddef.h>
 #include "respchain.h"
 
@@ -31,5 +32,15 @@ size_t feed(rc_response *resp, const char *const *lines, const char *body,
 
 /* Deterministic test bytes. */
 void fill_pattern(char *dst, size_t n, unsigned seed);
+
+/* A snapshot of pool's counters. */
+rc_pool_stats pool_stats(rc_pool *pool);
+
+/* A response on pool (NULL: default) with default limits but max_body (0:
+ * default) and policy. */
+rc_response *new_response(rc_pool *pool, size_t max_body, rc_cap_policy policy);
+
+/* Runs every test of s with curl initialised; the process exit status. */
+int run_suite(Suite *s);
 
 #endif

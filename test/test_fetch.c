@@ -147,20 +147,13 @@ END_TEST
 
 int main(void)
 {
-  srv = ts_start();
-  if (!srv)
-    return EXIT_FAILURE;
   Suite *s = suite_create("fetch");
   TCase *tc = tcase_create("fetch");
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, body_to_stdout);
   tcase_add_test(tc, full_response_and_redirects);
   tcase_add_test(tc, truncation_and_errors);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  ts_stop(srv);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

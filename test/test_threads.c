@@ -93,20 +93,11 @@ END_TEST
 
 int main(void)
 {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-  srv = ts_start();
-  if (!srv)
-    return EXIT_FAILURE;
   Suite *s = suite_create("threads");
   TCase *tc = tcase_create("threads");
+  tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 1800);
   tcase_add_test(tc, many_threads_one_pool);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  ts_stop(srv);
-  curl_global_cleanup();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return run_suite(s);
 }

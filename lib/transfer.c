@@ -82,16 +82,18 @@ static rc_code start_body(rc_response *resp)
   rc__coding chain[RC__MAX_CODINGS];
   size_t n;
   rc_code rc = codings(resp, chain, &n);
+  if (rc == RC_OK && n == 0)
+    return RC_OK;  /* none, or identity */
+  if (!resp->decode) {
+    resp->encoding = RC_ENC_NOT_DECODED;  /* whatever it is: not ours */
+    return RC_OK;
+  }
   if (rc == RC_E_INVAL) {
     resp->encoding = RC_ENC_UNSUPPORTED;
     return RC_OK;
   }
-  if (rc != RC_OK || n == 0)
+  if (rc != RC_OK)
     return rc;
-  if (!resp->decode) {
-    resp->encoding = RC_ENC_NOT_DECODED;
-    return RC_OK;
-  }
   if (!resp->dec && !(resp->dec = rc__decoder_new(rc__pool_allocator(resp->pool))))
     return RC_E_NOMEM;
   rc = rc__decoder_start(resp->dec, chain, n);
@@ -164,9 +166,10 @@ static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
 {
   size_t done = resp->skip < n ? resp->skip : n;
   resp->skip = 0;
-  size_t slice = rc__pool_budget(resp->pool) ? SLICE : n;
+  int gated = rc__pool_budget(resp->pool) != 0;
+  size_t slice = gated ? SLICE : n;
   while (done < n) {
-    if (slice < n) {
+    if (gated) {
       rc_code rc = rc__pool_gate(resp->pool, &resp->waiter, SLICE);
       if (rc == RC__WAIT) {
         resp->skip = done;

@@ -532,6 +532,52 @@ START_TEST(allocation_failure)
 }
 END_TEST
 
+/* With decoding off, any Content-Encoding leaves the body as received:
+ * no chain limit applies to what is not decoded. */
+START_TEST(codings_not_decoded)
+{
+  const char *const chain[] = {"HTTP/1.1 200 OK\r\n",
+                               "Content-Encoding: gzip, gzip, gzip, gzip, gzip, gzip, gzip\r\n",
+                               "\r\n", NULL};
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  ck_assert_uint_eq(feed(r, chain, "raw bytes", 9, 0), 0);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_NOT_DECODED);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  rc_response_reset(r);
+  ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+  ck_assert_uint_eq(feed(r, chain, "raw bytes", 9, 0), CURL_WRITEFUNC_ERROR);
+  ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_CODINGS);
+  rc_response_free(r);
+}
+END_TEST
+
+/* Under a budget every decoded chunk is admitted first, small ones too:
+ * a 1-byte chunk that does not fit waits (a waiter that cannot pause
+ * fails at once with RC_E_TIMEOUT, keeping what it had). */
+START_TEST(small_decoded_chunks_are_gated)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 1;  /* nothing fits */
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_response *holder = new_response(p, 0, RC_CAP_STOP);
+  rc_response *r = new_response(p, 0, RC_CAP_STOP);
+  ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+  const char *const plain[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
+  /* holder takes the holder's place: refused, then let past the limit. */
+  ck_assert_int_eq(rc_response_set_budget_wait(holder, 1000), RC_OK);
+  ck_assert_uint_eq(feed(holder, plain, "x", 1, 0), 0);
+  const char *const gz[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
+  ck_assert_uint_eq(feed(r, gz, "\x1f", 1, 0), CURL_WRITEFUNC_ERROR);
+  ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_TIMEOUT);
+  ck_assert_uint_ge(pool_stats(p).pauses, 2);
+  rc_response_free(r);
+  rc_response_free(holder);
+  rc_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("response");
@@ -550,6 +596,8 @@ int main(void)
   tcase_add_test(tc, full_response_no_leak);
   tcase_add_test(tc, limits_and_arguments);
   tcase_add_test(tc, allocation_failure);
+  tcase_add_test(tc, codings_not_decoded);
+  tcase_add_test(tc, small_decoded_chunks_are_gated);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

@@ -14,7 +14,10 @@ rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
     ceiling = declared;
   /* Only a plausible size picks a large block up front. */
   size_t hint = declared != RC__UNKNOWN && declared <= limit ? declared + 1 : 0;
-  return rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint, w);
+  rc_code rc = rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint, w);
+  if (rc == RC_OK)
+    b->blk->data[b->len] = '\0';  /* terminated even before bytes arrive */
+  return rc;
 }
 
 rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,

@@ -30,10 +30,11 @@ rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
 /* Gives the block back to the pool; the buffer is empty again. */
 void rc__buf_release(rc__buf *b, rc_pool *p);
 
-/* The bytes, or "" when empty; never NULL. */
+/* The bytes, or "" when empty (a kept block may hold stale bytes); never
+ * NULL. */
 static inline const char *rc__buf_data(const rc__buf *b)
 {
-  return b->blk ? (const char *)b->blk->data : "";
+  return b->blk && b->len ? (const char *)b->blk->data : "";
 }
 
 #endif

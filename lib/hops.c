@@ -160,15 +160,18 @@ rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, int trailers,
       continue;
     if (nth--)
       continue;
-    const char *v = colon + 1;
-    while (v < content_end && (*v == ' ' || *v == '\t'))
-      v++;
-    /* A folded value (obsolete line folding) spans its continuation lines. */
+    /* A folded value (obsolete line folding) spans its continuation lines;
+     * blank ones add nothing. */
     while (next < e && (*next == ' ' || *next == '\t')) {
       const char *after = line_end(next, e);
-      content_end = trim_eol(next, after);
+      const char *end = trim_eol(next, after);
+      if (end > next)
+        content_end = end;
       next = after;
     }
+    const char *v = colon + 1;
+    while (v < content_end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n'))
+      v++;
     out->ptr = v;
     out->len = content_end > v ? (size_t)(content_end - v) : 0;
     if (out->len == 0)

@@ -578,6 +578,51 @@ START_TEST(small_decoded_chunks_are_gated)
 }
 END_TEST
 
+/* Folded values: blank continuation lines add nothing, and a value that
+ * starts on the continuation line starts at its first character. */
+START_TEST(folded_values)
+{
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "X-Sum: 42\r\n", " \r\n",
+                               "X-Long:\r\n", "\tvalue\r\n", "\r\n", NULL};
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
+  rc_view v;
+  ck_assert_int_eq(rc_header(r, -1, "X-Sum", 0, &v), RC_OK);
+  ck_assert_uint_eq(v.len, 2);
+  ck_assert_mem_eq(v.ptr, "42", 2);
+  ck_assert_int_eq(rc_header(r, -1, "X-Long", 0, &v), RC_OK);
+  ck_assert_uint_eq(v.len, 5);
+  ck_assert_mem_eq(v.ptr, "value", 5);
+  rc_response_free(r);
+}
+END_TEST
+
+/* An empty last body shows nothing of an earlier hop's body, and an empty
+ * decoded body is a proper empty string. */
+START_TEST(empty_after_earlier_body)
+{
+  const char *const moved[] = {"HTTP/1.1 301 Moved\r\n", "\r\n", NULL};
+  const char *const none[] = {"HTTP/1.1 204 No Content\r\n", "\r\n", NULL};
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  ck_assert_uint_eq(feed(r, moved, "abc\n", 4, 0), 0);
+  ck_assert_uint_eq(feed(r, none, NULL, 0, 0), 0);
+  ck_assert_uint_eq(rc_body(r).len, 0);
+  ck_assert_str_eq(rc_body(r).ptr, "");
+  rc_response_reset(r);
+  /* The gzip of nothing: 20 bytes in, no byte out. */
+  static const char empty_gzip[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
+                                   "\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+  const char *const gz[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
+  ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+  ck_assert_uint_eq(feed(r, gz, empty_gzip, 20, 0), 0);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+  ck_assert_uint_eq(rc_body(r).len, 0);
+  ck_assert_str_eq(rc_body(r).ptr, "");
+  rc_response_free(r);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("response");
@@ -597,6 +642,8 @@ int main(void)
   tcase_add_test(tc, limits_and_arguments);
   tcase_add_test(tc, allocation_failure);
   tcase_add_test(tc, codings_not_decoded);
+  tcase_add_test(tc, folded_values);
+  tcase_add_test(tc, empty_after_earlier_body);
   tcase_add_test(tc, small_decoded_chunks_are_gated);
   suite_add_tcase(s, tc);
   return run_suite(s);

@@ -1,0 +1,249 @@
+/* Fuzz target: the Content-Encoding decoder fed arbitrary bytes under
+ * arbitrary Content-Encoding values, through a response and directly.
+ *
+ * Input:
+ *   line 1   the Content-Encoding value (up to the first LF)
+ *   1 byte   bits 0-1 policy, bits 2-4 max_codings, bit 5 keep 1 KiB raw,
+ *            bits 6-7 region size offered by the direct sink
+ *   1 byte   sink failure: 0 none, else the direct sink fails its nth
+ *            reserve() call on a third decode
+ *   chunks   a chunk schedule (see fz_chunks_read)
+ *   rest     the body as sent
+ *
+ * The response gets "HTTP/1.1 200 OK", "Content-Encoding: <value>" and the
+ * blank line, then the body in the scheduled pieces, decoding on, body cap
+ * 64 KiB. Its outcome must match decoding the whole body at once with the
+ * decoder directly (chunking must not matter), and decoding again after a
+ * restart of the same decoder must give the same bytes. */
+#include <string.h>
+
+#include "decode.h"
+#include "fill_alloc.h"
+#include "fuzz.h"
+#include "respchain.h"
+#include "util.h"
+
+#define CAP (64u * 1024u)
+
+/* A capped sink over a fixed buffer that offers regions of at most step
+ * bytes, and fails with RC_E_NOMEM at its fail_at-th reserve() call. */
+typedef struct tsink {
+  unsigned char *data;
+  size_t len, cap, step, offered;
+  unsigned long calls, fail_at;
+} tsink;
+
+static rc_code tsink_reserve(void *ctx, unsigned char **out, size_t *avail)
+{
+  tsink *t = ctx;
+  if (t->fail_at && ++t->calls == t->fail_at)
+    return RC_E_NOMEM;
+  size_t room = t->cap - t->len;
+  *out = t->data + t->len;
+  *avail = t->offered = room < t->step ? room : t->step;
+  return RC_OK;
+}
+
+static void tsink_commit(void *ctx, size_t n)
+{
+  tsink *t = ctx;
+  FZ_CHECK(n <= t->offered);
+  t->len += n;
+  t->offered = 0;
+}
+
+/* The whole body through dec into t; the result of the write. */
+static rc_code decode_all(rc__decoder *dec, const rc__coding *chain, size_t n,
+                          const uint8_t *body, size_t len, tsink *t)
+{
+  rc__sink sink = {tsink_reserve, tsink_commit, t};
+  FZ_CHECK(rc__decoder_start(dec, chain, n) == RC_OK);
+  FZ_CHECK(!rc__decoder_ended(dec));
+  rc_code rc = rc__decoder_write(dec, body, len, &sink);
+  FZ_CHECK(rc == RC_OK || rc == RC_TRUNCATED || rc == RC_E_DECODE);
+  /* Anything but RC_OK sticks until the next start. */
+  if (rc != RC_OK)
+    FZ_CHECK(rc__decoder_write(dec, "x", 1, &sink) == rc);
+  FZ_CHECK(rc__decoder_write(dec, body, 0, &sink) == rc);
+  return rc;
+}
+
+/* rc__coding_parse's contract, for several maxima. Returns the result for
+ * max (and the chain in chain[0..*n)). */
+static rc_code check_parse(const char *value, size_t len, size_t max, rc__coding *chain,
+                           size_t *n)
+{
+  rc__coding big[40];
+  size_t count = 0;
+  /* With room for all: RC_OK (the true count) or RC_E_INVAL. */
+  rc_code all = rc__coding_parse(value, len, big, sizeof big / sizeof big[0], &count);
+  FZ_CHECK(all == RC_OK || all == RC_E_INVAL || all == RC_E_CODINGS);
+  for (size_t m = 0; m <= 17; m++) {
+    rc__coding c[17];
+    size_t got = 99;
+    rc_code rc = rc__coding_parse(value, len, c, m, &got);
+    if (all == RC_E_INVAL) {
+      FZ_CHECK(rc == RC_E_INVAL);
+    } else if (all == RC_OK) {
+      FZ_CHECK(rc == (count > m ? RC_E_CODINGS : RC_OK));
+      if (rc == RC_OK) {
+        FZ_CHECK(got == count);
+        FZ_CHECK(got == 0 || memcmp(c, big, got * sizeof *c) == 0);
+      }
+    }
+    if (rc != RC_OK)
+      FZ_CHECK(got == 0);
+  }
+  rc_code rc = rc__coding_parse(value, len, chain, max, n);
+  if (rc == RC_OK)
+    FZ_CHECK(*n <= max);
+  return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  static const size_t codings_v[8] = {0, 1, 2, 3, 5, 8, 16, 100};
+  static const size_t step_v[4] = {1, 7, 4093, CAP};
+
+  fz_in in = {data, size};
+  size_t vlen;
+  const uint8_t *value = fz_line(&in, &vlen);
+  if (vlen > 1000)
+    vlen = 1000;
+  unsigned opts = fz_u8(&in);
+  unsigned sink_fail = fz_u8(&in);
+  fz_chunks chunks;
+  fz_chunks_read(&in, &chunks);
+  const uint8_t *body = in.p;
+  size_t body_len = in.n;
+
+  rc_limits lim;
+  rc_limits_init(&lim);
+  lim.max_body = CAP;
+  lim.on_cap = (rc_cap_policy)((opts & 3) % 3);
+  lim.max_codings = codings_v[(opts >> 2) & 7];
+  lim.max_raw = (opts >> 5) & 1 ? 1024 : 0;
+  size_t max_codings = lim.max_codings < 16 ? lim.max_codings : 16;
+
+  /* The header line, as curl hands it over. */
+  char line[1100];
+  memcpy(line, "Content-Encoding: ", 18);
+  memcpy(line + 18, value, vlen);
+  memcpy(line + 18 + vlen, "\r\n", 2);
+  size_t line_len = 18 + vlen + 2;
+
+  /* ---- Through a response. */
+  fz_fill_alloc fa;
+  fz_fill_init(&fa, NULL);
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.allocator = &fa.a;
+  rc_pool *rpool = NULL;
+  FZ_CHECK(rc_pool_new(&cfg, &rpool) == RC_OK);
+  rc_response *r = NULL;
+  FZ_CHECK(rc_response_new(rpool, &lim, &r) == RC_OK);
+  FZ_CHECK(rc_response_set_decoding(r, 1) == RC_OK);
+  char status[] = "HTTP/1.1 200 OK\r\n", blank[] = "\r\n";
+  FZ_CHECK(rc_header_cb(status, 1, sizeof status - 1, r) == sizeof status - 1);
+  FZ_CHECK(rc_header_cb(line, 1, line_len, r) == line_len);
+  FZ_CHECK(rc_header_cb(blank, 1, 2, r) == 2);
+  size_t fed = 0;
+  while (fed < body_len) {
+    size_t n = fz_chunks_next(&chunks, body_len - fed);
+    size_t ret = rc_write_cb((char *)body + fed, 1, n, r);
+    fed += n;
+    if (ret != n) {
+      FZ_CHECK(ret == CURL_WRITEFUNC_ERROR);
+      break;
+    }
+  }
+  rc_code res = rc_result(r, CURLE_OK);
+  rc_view got = rc_body(r);
+  FZ_CHECK(got.ptr != NULL && got.ptr[got.len] == '\0');
+  FZ_CHECK(got.len <= CAP);
+  FZ_CHECK((res == RC_TRUNCATED) == (rc_truncated(r) != 0));
+  rc_view raw = rc_raw_body(r);
+  FZ_CHECK(raw.ptr != NULL && raw.ptr[raw.len] == '\0');
+  FZ_CHECK(raw.len <= lim.max_raw);
+  FZ_CHECK(raw.len == 0 || memcmp(raw.ptr, body, raw.len) == 0);
+
+  /* The header value as the response reads it. */
+  rc_view v;
+  FZ_CHECK(rc_header(r, -1, "Content-Encoding", 0, &v) == RC_OK);
+  rc__coding chain[16];
+  size_t n = 0;
+  rc_code prc = check_parse(v.ptr, v.len, max_codings, chain, &n);
+  rc_encoding enc = rc_body_encoding(r);
+
+  if (body_len == 0) {
+    /* No body byte: the write path never started. */
+    FZ_CHECK(res == RC_OK && got.len == 0 && enc == RC_ENC_IDENTITY);
+  } else if (prc == RC_E_CODINGS) {
+    FZ_CHECK(res == RC_E_CODINGS && got.len == 0);
+  } else if (prc == RC_E_INVAL || n == 0) {
+    /* Unknown coding or identity: the body is kept as sent. */
+    FZ_CHECK(enc == (prc == RC_E_INVAL ? RC_ENC_UNSUPPORTED : RC_ENC_IDENTITY));
+    size_t want = body_len < CAP ? body_len : CAP;
+    FZ_CHECK(got.len == want && memcmp(got.ptr, body, want) == 0);
+    FZ_CHECK(res == (body_len > CAP ? RC_TRUNCATED : RC_OK));
+    FZ_CHECK(raw.len == 0);
+  } else {
+    FZ_CHECK(prc == RC_OK);
+    FZ_CHECK(enc == RC_ENC_DECODED);
+    FZ_CHECK(res == RC_OK || res == RC_TRUNCATED || res == RC_E_DECODE);
+
+    /* ---- Directly, all at once: the same outcome. */
+    rc_allocator partial = {fz_std_malloc, NULL, fz_std_free, NULL};
+    FZ_CHECK(rc__decoder_new(&partial) == NULL);
+    counting_alloc ca;
+    counting_alloc_init(&ca);
+    fz_fill_alloc dfa;
+    fz_fill_init(&dfa, &ca.a);
+    rc__decoder *dec = rc__decoder_new(&dfa.a);
+    FZ_CHECK(dec != NULL);
+    FZ_CHECK(rc__decoder_write(dec, body, body_len, NULL) == RC_E_INVAL);
+    unsigned char *out = malloc(CAP);
+    FZ_CHECK(out != NULL);
+    tsink t = {out, 0, CAP, step_v[(opts >> 6) & 3], 0, 0, 0};
+    rc_code drc = decode_all(dec, chain, n, body, body_len, &t);
+    int ended = drc == RC_OK && rc__decoder_ended(dec);
+    rc_code want = drc == RC_OK ? (ended ? RC_OK : RC_E_DECODE) : drc;
+    FZ_CHECK(res == want);
+    FZ_CHECK(got.len == t.len && memcmp(got.ptr, out, t.len) == 0);
+    if (res == RC_TRUNCATED)
+      FZ_CHECK(got.len == CAP);
+    if (lim.max_raw && res == RC_OK)
+      FZ_CHECK(raw.len == (body_len < lim.max_raw ? body_len : lim.max_raw));
+
+    /* Again on the same decoder (restarted), with regions of another
+     * size: the same bytes and the same result. */
+    tsink t2 = {malloc(CAP), 0, CAP, 1 + (opts & 63) * 97, 0, 0, 0};
+    FZ_CHECK(t2.data != NULL);
+    FZ_CHECK(decode_all(dec, chain, n, body, body_len, &t2) == drc);
+    FZ_CHECK(rc__decoder_ended(dec) == ended);
+    FZ_CHECK(t2.len == t.len && memcmp(t2.data, out, t.len) == 0);
+
+    /* A sink that fails: its error comes back unchanged, and sticks. */
+    if (sink_fail) {
+      tsink t3 = {t2.data, 0, CAP, 4093, 0, 0, sink_fail};
+      rc__sink sink = {tsink_reserve, tsink_commit, &t3};
+      FZ_CHECK(rc__decoder_start(dec, chain, n) == RC_OK);
+      rc_code frc = rc__decoder_write(dec, body, body_len, &sink);
+      if (t3.calls >= t3.fail_at) {
+        FZ_CHECK(frc == RC_E_NOMEM);
+        FZ_CHECK(rc__decoder_write(dec, body, body_len, &sink) == RC_E_NOMEM);
+        FZ_CHECK(!rc__decoder_ended(dec));
+      } else {
+        FZ_CHECK(frc == drc);
+      }
+      FZ_CHECK(t3.len <= t.len && memcmp(t3.data, out, t3.len) == 0);
+    }
+    free(t2.data);
+    free(out);
+    rc__decoder_free(dec);
+    FZ_CHECK(ca.live == 0);
+  }
+  rc_response_free(r);
+  rc_pool_free(rpool);
+  return 0;
+}

@@ -1,0 +1,588 @@
+/* Fuzz target: the whole write path, arbitrary limits and chunkings, the
+ * body compressed here with zlib so that the decoded paths see real
+ * streams, optionally with an allocator that fails one allocation.
+ *
+ * Input (each field one byte unless said otherwise; missing bytes read 0):
+ *   flags    bit 0 decoding, bit 1 failing allocator, bits 2-3 a hop before
+ *            the final one (none, 100 Continue, redirect with a body,
+ *            redirect with a gzip body cut short), bit 4 contention for the
+ *            budget, bit 5 the response attached to a curl handle
+ *   kind     how the body is sent (enum kind below)
+ *   zopts    zlib level (low nibble % 10), strategy (high nibble % 5)
+ *   limits   bits 0-1 policy, bits 2-3 cap mode, bits 4-6 Content-Length mode
+ *   cap      by cap mode: 1 byte; 2 bytes; 3 bytes (% 1 MiB + 1); 1 byte
+ *            delta (-2..2) around the length the cap applies to
+ *   rawopts  bits 0-1 max_raw mode (0, 1 byte, 2 bytes, unlimited),
+ *            bits 2-3 max_codings (5, 0, 1, 2)
+ *   [max_raw value]
+ *   chunk    2 bytes: the pool's chunk size - 1
+ *   pool     bits 0-1 large threshold, 2-3 max large, 4-5 max idle small,
+ *            6-7 budget (with contention, never off)
+ *   [slack]  with contention: the budget grows by slack * 64 bytes once the
+ *            hog holds its memory, so that the refusal may come later
+ *   fail_at  2 bytes, with the failing allocator: the allocation to fail
+ *   repeat   the body is the rest of the input repeated 1 + repeat % 64
+ *            times (at most 256 KiB, and at most 512 pool chunks: growing
+ *            a buffer a byte at a time is quadratic, and slow to fuzz)
+ *   split    where the first gzip member ends, in 256ths, for kind MEMBERS
+ *   chunks   a chunk schedule (see fz_chunks_read)
+ *   rest     the body
+ *
+ * The transfer runs twice on one response, with rc_response_reset between
+ * and the schedule rotated the second time; each run must give exactly the
+ * bytes and the result the settings call for (or RC_E_NOMEM when an
+ * allocation failed during it: see check_run), and nothing may leak.
+ *
+ * Contention: before each run a second response on the pool (the hog) takes
+ * more than the budget, which makes it the budget's holder, so the response
+ * under test is refused memory (at once, or after the slack). Attached to a
+ * curl handle it is paused (CURL_WRITEFUNC_PAUSE): the harness then resets
+ * the hog, as another transfer finishing would, and delivers the same piece
+ * again, as curl does on resuming; the outcome must be exactly the one
+ * without a budget. Not attached, a refusal is RC_E_TIMEOUT, and what was
+ * kept is a prefix. While the hog holds the place and the budget is used
+ * up, a write that is not paused must not make the pool hold more. */
+#include <string.h>
+
+#include <curl/curl.h>
+#define ZLIB_CONST
+#include <zlib.h>
+
+#include "fill_alloc.h"
+#include "fuzz.h"
+#include "respchain.h"
+#include "util.h"
+
+#define MIB (1024u * 1024u)
+#define MAX_BODY_BYTES (256u * 1024u)
+
+enum kind {
+  K_NONE,         /* no Content-Encoding */
+  K_GZIP,
+  K_XGZIP,
+  K_ZLIB,         /* deflate, zlib-wrapped */
+  K_RAW,          /* deflate, raw */
+  K_GZIP_DEFLATE, /* gzip, then deflate */
+  K_TWO_LINES,    /* the same as two header lines */
+  K_IDENTITY,
+  K_BR,           /* a coding the response keeps as sent */
+  K_MEMBERS,      /* gzip in two members */
+  K_GZIP_GZIP,
+  N_KINDS
+};
+
+static const char *const kind_header[N_KINDS][2] = {
+  {NULL, NULL}, {"gzip", NULL}, {"X-GZip", NULL}, {"deflate", NULL},
+  {"Deflate", NULL}, {"gzip, deflate", NULL}, {"gzip", " deflate "},
+  {"identity", NULL}, {"br", NULL}, {"gzip", NULL}, {" gzip ,gzip", NULL},
+};
+static const size_t kind_codings[N_KINDS] = {0, 1, 1, 1, 1, 2, 2, 0, 0, 1, 2};
+
+#define W_GZIP (16 + 15)
+#define W_ZLIB 15
+#define W_RAW (-15)
+
+typedef struct bytes {
+  uint8_t *p;
+  size_t n;
+} bytes;
+
+/* src compressed as one stream. */
+static bytes zwrap(const uint8_t *src, size_t n, int wbits, int level, int strategy)
+{
+  static const uint8_t none[1] = {0};
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  FZ_CHECK(deflateInit2(&zs, level, Z_DEFLATED, wbits, 8, strategy) == Z_OK);
+  uLong bound = deflateBound(&zs, (uLong)n) + 64;
+  bytes out = {malloc(bound), 0};
+  FZ_CHECK(out.p != NULL);
+  zs.next_in = n ? src : none;
+  zs.avail_in = (uInt)n;
+  zs.next_out = out.p;
+  zs.avail_out = (uInt)bound;
+  FZ_CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  out.n = bound - zs.avail_out;
+  deflateEnd(&zs);
+  return out;
+}
+
+static bytes concat(bytes a, bytes b)
+{
+  bytes out = {malloc(a.n + b.n + 1), a.n + b.n};
+  FZ_CHECK(out.p != NULL);
+  memcpy(out.p, a.p, a.n);
+  memcpy(out.p + a.n, b.p, b.n);
+  free(a.p);
+  free(b.p);
+  return out;
+}
+
+/* The body as sent for kind. */
+static bytes encode(enum kind k, const bytes *body, int level, int strategy,
+                    unsigned split)
+{
+  bytes w;
+  switch (k) {
+  case K_GZIP:
+  case K_XGZIP:
+    return zwrap(body->p, body->n, W_GZIP, level, strategy);
+  case K_ZLIB:
+    return zwrap(body->p, body->n, W_ZLIB, level, strategy);
+  case K_RAW:
+    return zwrap(body->p, body->n, W_RAW, level, strategy);
+  case K_GZIP_DEFLATE:
+  case K_TWO_LINES:
+    w = zwrap(body->p, body->n, W_GZIP, level, strategy);
+    bytes z = zwrap(w.p, w.n, W_ZLIB, level, strategy);
+    free(w.p);
+    return z;
+  case K_GZIP_GZIP:
+    w = zwrap(body->p, body->n, W_GZIP, level, strategy);
+    bytes g = zwrap(w.p, w.n, W_GZIP, level, strategy);
+    free(w.p);
+    return g;
+  case K_MEMBERS: {
+    size_t at = body->n * split / 256;
+    return concat(zwrap(body->p, at, W_GZIP, level, strategy),
+                  zwrap(body->p + at, body->n - at, W_GZIP, level, strategy));
+  }
+  default:
+    w.p = malloc(body->n + 1);
+    FZ_CHECK(w.p != NULL);
+    memcpy(w.p, body->p, body->n);
+    w.n = body->n;
+    return w;
+  }
+}
+
+/* What one run must produce. */
+typedef struct expect {
+  const uint8_t *src; /* the body kept is a prefix of this */
+  size_t src_len;
+  size_t len;         /* bytes of it kept */
+  rc_code res;
+  rc_encoding enc;
+  int truncated;
+  size_t hops;
+} expect;
+
+typedef struct setup {
+  rc_limits lim;           /* as given */
+  size_t max_codings;      /* as honoured */
+  int decode;
+  enum kind kind;
+  unsigned prelude;
+  int prelude_body;        /* the prelude hop's body is sent */
+  char cl_line[64];        /* Content-Length line, or "" */
+  bytes body, wire;
+  fz_chunks chunks;
+  /* Contention for the budget. */
+  rc_pool *pool;
+  rc_response *hog;        /* NULL: none */
+  size_t hog_bytes;
+  int hog_holds;           /* the hog holds its memory, and the holder place */
+  size_t limit;            /* the budget while the response runs */
+  CURL *easy;              /* the response is attached to it; NULL: not */
+  int timed_out;           /* a write was refused with RC_E_TIMEOUT */
+} setup;
+
+static int header(rc_response *r, const char *s)
+{
+  size_t n = strlen(s);
+  size_t ret = rc_header_cb((char *)s, 1, n, r);
+  FZ_CHECK(ret == n || ret == CURL_WRITEFUNC_ERROR);
+  return ret == n;
+}
+
+/* The hog takes more than the budget: it becomes the budget's holder. */
+static void fill_hog(setup *s)
+{
+  static const char junk[4096];
+  rc_response_reset(s->hog);
+  s->hog_holds = 0;
+  if (!header(s->hog, "HTTP/1.1 200 OK\r\n") || !header(s->hog, "\r\n"))
+    return;
+  for (size_t done = 0; done < s->hog_bytes;) {
+    size_t n = s->hog_bytes - done < sizeof junk ? s->hog_bytes - done : sizeof junk;
+    if (rc_write_cb((char *)junk, 1, n, s->hog) != n)
+      return;
+    done += n;
+  }
+  /* It went past the budget, so it was refused once: with no holder then,
+   * it took the place. */
+  s->hog_holds = rc_result(s->hog, CURLE_OK) == RC_OK;
+}
+
+static size_t in_use(rc_pool *pool)
+{
+  rc_pool_stats st;
+  rc_pool_stats_get(pool, &st);
+  return st.bytes_in_use;
+}
+
+static int body_write(rc_response *r, setup *s, const void *p, size_t n)
+{
+  /* While another response holds the holder place and the budget is used
+   * up, nothing may be admitted: a write that is not paused must not make
+   * the response hold more. */
+  int watch = s->hog_holds;
+  size_t before = watch ? in_use(s->pool) : 0;
+  size_t ret = rc_write_cb((char *)p, 1, n, r);
+  if (watch && ret != CURL_WRITEFUNC_PAUSE && before >= s->limit)
+    FZ_CHECK(in_use(s->pool) <= before);
+  if (ret == CURL_WRITEFUNC_PAUSE) {
+    /* Paused for the budget: only when attached, and only while the hog
+     * holds its memory. Another transfer finishing frees it; curl then
+     * delivers the same bytes again. */
+    FZ_CHECK(s->easy != NULL && s->hog != NULL);
+    rc_response_reset(s->hog);
+    s->hog_holds = 0;
+    rc_pool_resume(s->pool);  /* curl_easy_pause on an idle handle: refused */
+    ret = rc_write_cb((char *)p, 1, n, r);
+    FZ_CHECK(ret != CURL_WRITEFUNC_PAUSE);
+  }
+  FZ_CHECK(ret == n || ret == CURL_WRITEFUNC_ERROR);
+  if (ret != n && rc_result(r, CURLE_OK) == RC_E_TIMEOUT) {
+    FZ_CHECK(s->hog != NULL && s->easy == NULL);
+    s->timed_out = 1;
+  }
+  return ret == n;
+}
+
+/* The exchange as curl would deliver it; stops where curl would. */
+static void transfer(rc_response *r, setup *s)
+{
+  static const uint8_t short_gzip[12] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3, 0xcb, 0xcd};
+  if (s->prelude == 1) {
+    if (!header(r, "HTTP/1.1 100 Continue\r\n") || !header(r, "\r\n"))
+      return;
+  } else if (s->prelude >= 2) {
+    if (!header(r, "HTTP/1.1 302 Found\r\n") || !header(r, "Location: /next\r\n"))
+      return;
+    if (s->prelude == 3 && !header(r, "Content-Encoding: gzip\r\n"))
+      return;
+    if (!header(r, "\r\n"))
+      return;
+    if (s->prelude_body) {
+      int ok = s->prelude == 2 ? body_write(r, s, "redirect", 8)
+                               : body_write(r, s, short_gzip, sizeof short_gzip);
+      if (!ok)
+        return;
+    }
+  }
+  if (!header(r, "HTTP/1.1 200 OK\r\n"))
+    return;
+  if (s->cl_line[0] && !header(r, s->cl_line))
+    return;
+  char line[80];
+  for (int i = 0; i < 2; i++) {
+    const char *v = kind_header[s->kind][i];
+    if (!v)
+      break;
+    snprintf(line, sizeof line, "Content-Encoding: %s\r\n", v);
+    if (!header(r, line))
+      return;
+  }
+  if (!header(r, "\r\n"))
+    return;
+  /* At most about 2048 pieces, however small the schedule's. */
+  size_t least = s->wire.n / 2048;
+  for (size_t fed = 0; fed < s->wire.n;) {
+    size_t n = fz_chunks_next(&s->chunks, s->wire.n - fed);
+    if (n < least)
+      n = least < s->wire.n - fed ? least : s->wire.n - fed;
+    if (!body_write(r, s, s->wire.p + fed, n))
+      return;
+    fed += n;
+  }
+}
+
+static void check_run(rc_response *r, const setup *s, const expect *e, int nomem)
+{
+  rc_code res = rc_result(r, CURLE_OK);
+  if (s->timed_out) {
+    /* Refused by the budget, not attached: a prefix was kept. */
+    FZ_CHECK(res == RC_E_TIMEOUT || (nomem && res == RC_E_NOMEM));
+    nomem = 1;
+  }
+  rc_view body = rc_body(r);
+  FZ_CHECK(body.ptr != NULL && body.ptr[body.len] == '\0');
+  FZ_CHECK(body.len <= s->lim.max_body);
+  rc_view raw = rc_raw_body(r);
+  FZ_CHECK(raw.ptr != NULL && raw.ptr[raw.len] == '\0');
+  FZ_CHECK(raw.len <= s->lim.max_raw);
+
+  /* A failed allocation is reported, except in one case: the decoder asks
+   * zlib for one more byte to tell whether the body goes on past the cap,
+   * and zlib may hand over the byte and fail to allocate its window in the
+   * same call. The body has reached the cap either way: truncation is the
+   * outcome, and it is what the response reports. */
+  if (nomem && res != RC_E_NOMEM && res != RC_E_TIMEOUT)
+    FZ_CHECK(res == RC_TRUNCATED && e->res == RC_TRUNCATED && e->enc == RC_ENC_DECODED);
+  if (nomem && (res == RC_E_NOMEM || res == RC_E_TIMEOUT)) {
+    /* What was kept is the start of what was expected. */
+    FZ_CHECK(!rc_truncated(r));
+    if (rc_hop_count(r) == e->hops) {
+      FZ_CHECK(body.len <= e->len);
+      FZ_CHECK(memcmp(body.ptr, e->src, body.len) == 0);
+    }
+    return;
+  }
+  FZ_CHECK(res == e->res);
+  FZ_CHECK(rc_hop_count(r) == e->hops);
+  FZ_CHECK(rc_status(r) == 200);
+  FZ_CHECK(rc_body_encoding(r) == e->enc);
+  FZ_CHECK((rc_truncated(r) != 0) == e->truncated);
+  FZ_CHECK(body.len == e->len);
+  FZ_CHECK(memcmp(body.ptr, e->src, e->len) == 0);
+  if (e->enc == RC_ENC_DECODED && s->lim.max_raw) {
+    FZ_CHECK(raw.len <= s->wire.n && memcmp(raw.ptr, s->wire.p, raw.len) == 0);
+    if (res == RC_OK) {
+      size_t want = s->wire.n < s->lim.max_raw ? s->wire.n : s->lim.max_raw;
+      FZ_CHECK(raw.len == want);
+      FZ_CHECK((rc_raw_truncated(r) != 0) == (s->wire.n > s->lim.max_raw));
+    }
+  } else {
+    FZ_CHECK(raw.len == 0);
+  }
+}
+
+/* The full response and the copies, with the allocator that may fail. */
+static void check_full(rc_response *r, counting_alloc *ca)
+{
+  rc_hop_info last;
+  if (rc_hop(r, -1, &last) != RC_OK) {
+    rc_view v;
+    FZ_CHECK(rc_full_response(r, &v) == RC_E_RANGE);
+    return;
+  }
+  rc_view body = rc_body(r), full;
+  long before = ca->calls;
+  rc_code rc = rc_full_response(r, &full);
+  int failed = ca->fail_at > before && ca->fail_at <= ca->calls;
+  if (failed) {
+    FZ_CHECK(rc == RC_E_NOMEM);
+    FZ_CHECK(rc_full_response(r, &full) == RC_OK);
+  } else {
+    FZ_CHECK(rc == RC_OK);
+  }
+  FZ_CHECK(full.len == last.raw.len + body.len && full.ptr[full.len] == '\0');
+  FZ_CHECK(memcmp(full.ptr, last.raw.ptr, last.raw.len) == 0);
+  FZ_CHECK(memcmp(full.ptr + last.raw.len, body.ptr, body.len) == 0);
+  size_t len;
+  char *dup = rc_full_response_dup(r, &len);
+  FZ_CHECK(dup && len == full.len && memcmp(dup, full.ptr, len) == 0 && !dup[len]);
+  free(dup);
+  dup = rc_body_dup(r, &len);
+  FZ_CHECK(dup && len == body.len && memcmp(dup, body.ptr, len) == 0 && !dup[len]);
+  free(dup);
+}
+
+/* The outcome the settings call for. */
+static void expected(const setup *s, expect *e)
+{
+  size_t cap = s->lim.max_body;
+  e->hops = s->prelude ? 2 : 1;
+  e->src = s->wire.p;
+  e->src_len = s->wire.n;
+  e->res = RC_OK;
+  e->enc = RC_ENC_IDENTITY;
+  e->truncated = 0;
+  e->len = 0;
+  if (s->wire.n == 0)
+    return;  /* no body byte: the write path never starts */
+  size_t declared = SIZE_MAX;
+  if (s->cl_line[0]) {
+    const char *p = strchr(s->cl_line, ':') + 1;
+    p += strspn(p, " \t");
+    size_t digits = strspn(p, "0123456789");
+    if (digits > 0 && digits <= 19 && strspn(p + digits, " \t\r\n") == strlen(p + digits))
+      declared = (size_t)strtoull(p, NULL, 10);
+  }
+  if (s->lim.on_cap == RC_CAP_REJECT && declared != SIZE_MAX && declared > cap) {
+    e->res = RC_E_TOO_LARGE;
+    return;
+  }
+  if (s->kind == K_BR) {
+    e->enc = RC_ENC_UNSUPPORTED;
+  } else if (kind_codings[s->kind] > s->max_codings) {
+    e->res = RC_E_CODINGS;
+    return;
+  } else if (kind_codings[s->kind] == 0) {
+    e->enc = RC_ENC_IDENTITY;
+  } else if (!s->decode) {
+    e->enc = RC_ENC_NOT_DECODED;
+  } else {
+    e->enc = RC_ENC_DECODED;
+    e->src = s->body.p;
+    e->src_len = s->body.n;
+  }
+  e->truncated = e->src_len > cap;
+  e->len = e->truncated ? cap : e->src_len;
+  e->res = e->truncated ? RC_TRUNCATED : RC_OK;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  static const int strategies[5] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY,
+                                    Z_RLE, Z_FIXED};
+  static const size_t threshold_v[4] = {RC_DEFAULT_LARGE_THRESHOLD, 1, 4096, 65536};
+  static const size_t max_large_v[4] = {RC_DEFAULT_MAX_LARGE, 0, 1, 2};
+  static const size_t idle_small_v[4] = {RC_DEFAULT_MAX_IDLE_SMALL, 0, 4096, 65536};
+  static const size_t budget_v[4] = {0, 1, 4096, 65536};
+  static const size_t codings_v[4] = {5, 0, 1, 2};
+
+  fz_in in = {data, size};
+  setup s;
+  memset(&s, 0, sizeof s);
+  unsigned flags = fz_u8(&in);
+  s.decode = flags & 1;
+  int failing = (flags >> 1) & 1;
+  int contention = (flags >> 4) & 1;
+  int attach = (flags >> 5) & 1;
+  s.prelude = (flags >> 2) & 3;
+  s.kind = (enum kind)(fz_u8(&in) % N_KINDS);
+  unsigned zopts = fz_u8(&in);
+  int level = (int)(zopts & 15) % 10;
+  int strategy = strategies[(zopts >> 4) % 5];
+  unsigned lopts = fz_u8(&in);
+  rc_limits_init(&s.lim);
+  s.lim.on_cap = (rc_cap_policy)((lopts & 3) % 3);
+  unsigned cap_mode = (lopts >> 2) & 3;
+  unsigned cl_mode = (lopts >> 4) & 7;
+  unsigned long cap_value = cap_mode == 0 ? fz_u8(&in)
+                          : cap_mode == 1 ? fz_u16(&in)
+                          : cap_mode == 2 ? fz_u24(&in) % (MIB + 1)
+                                          : fz_u8(&in) % 5;
+  unsigned ropts = fz_u8(&in);
+  switch (ropts & 3) {
+  case 1: s.lim.max_raw = fz_u8(&in); break;
+  case 2: s.lim.max_raw = fz_u16(&in); break;
+  case 3: s.lim.max_raw = SIZE_MAX; break;
+  default: s.lim.max_raw = 0; break;
+  }
+  s.lim.max_codings = codings_v[(ropts >> 2) & 3];
+  s.max_codings = s.lim.max_codings;
+  size_t chunk = (size_t)fz_u16(&in) + 1;
+  unsigned popts = fz_u8(&in);
+  size_t slack = contention ? fz_u8(&in) * 64u : 0;
+  long fail_at = failing ? (long)fz_u16(&in) : 0;
+  unsigned repeat = 1 + fz_u8(&in) % 64;
+  unsigned split = fz_u8(&in);
+  fz_chunks_read(&in, &s.chunks);
+
+  /* The body: the rest, repeated. */
+  size_t total = in.n * repeat;
+  if (total > MAX_BODY_BYTES)
+    total = MAX_BODY_BYTES;
+  if (total > chunk * 512)
+    total = chunk * 512;
+  s.body.p = malloc(total + 1);
+  FZ_CHECK(s.body.p != NULL);
+  for (size_t i = 0; i < total; i++)
+    s.body.p[i] = in.p[i % in.n];
+  s.body.n = total;
+  s.wire = encode(s.kind, &s.body, level, strategy, split);
+
+  /* The cap, possibly around the length it applies to. */
+  if (cap_mode == 3) {
+    int decoded = s.decode && kind_codings[s.kind] > 0 && s.kind != K_BR;
+    size_t len = decoded ? s.body.n : s.wire.n;
+    long delta = (long)cap_value - 2;
+    s.lim.max_body = delta < 0 && (size_t)-delta > len ? 0 : (size_t)((long)len + delta);
+  } else {
+    s.lim.max_body = cap_value;
+  }
+  /* Hop bodies are sent only where they cannot hit a limit. */
+  s.prelude_body = s.lim.max_body >= 16 && (s.prelude != 3 || s.max_codings >= 1);
+
+  switch (cl_mode) {
+  case 1: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n", s.wire.n); break;
+  case 2: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n",
+                   s.wire.n ? s.wire.n - 1 : 0); break;
+  case 3: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n", s.wire.n + 1000); break;
+  case 4: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: \t %zu  \r\n", s.wire.n); break;
+  case 5: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: 12x\r\n"); break;
+  case 6: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: 99999999999999999999\r\n"); break;
+  case 7: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: 9999999999999999999\r\n"); break;
+  default: s.cl_line[0] = '\0'; break;
+  }
+
+  expect e;
+  expected(&s, &e);
+
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  ca.fail_at = fail_at;
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  fz_fill_alloc fa;
+  fz_fill_init(&fa, &ca.a);
+  cfg.allocator = &fa.a;
+  cfg.chunk_size = chunk;
+  cfg.large_threshold = threshold_v[popts & 3];
+  cfg.max_large = max_large_v[(popts >> 2) & 3];
+  cfg.max_idle_small = idle_small_v[(popts >> 4) & 3];
+  cfg.budget = budget_v[(popts >> 6) & 3];
+  if (contention && cfg.budget == 0)
+    cfg.budget = 4096;
+  s.hog_bytes = cfg.budget + 1;
+  rc_pool *pool = NULL;
+  rc_response *r = NULL;
+  rc_code rc = rc_pool_new(&cfg, &pool);
+  if (rc != RC_OK) {
+    FZ_CHECK(rc == RC_E_NOMEM && fail_at == 1);
+    goto done;
+  }
+  rc = rc_response_new(pool, &s.lim, &r);
+  if (rc != RC_OK) {
+    FZ_CHECK(rc == RC_E_NOMEM && fail_at == 2);
+    rc_pool_free(pool);
+    goto done;
+  }
+  s.pool = pool;
+  if (contention && rc_response_new(pool, NULL, &s.hog) != RC_OK)
+    FZ_CHECK(fail_at == 3);
+  if (attach) {
+    /* Never performed: it only gives the response a handle to pause. */
+    static CURL *easy;
+    if (!easy)
+      easy = curl_easy_init();
+    FZ_CHECK(easy != NULL);
+    FZ_CHECK(rc_attach(r, easy) == RC_OK);
+    s.easy = easy;
+  }
+  FZ_CHECK(rc_response_set_decoding(r, s.decode) == RC_OK);
+
+  for (int round = 0; round < 2; round++) {
+    s.chunks.next = (size_t)round;
+    s.timed_out = 0;
+    if (s.hog) {
+      FZ_CHECK(rc_pool_set_budget(pool, cfg.budget) == RC_OK);
+      fill_hog(&s);
+      s.limit = cfg.budget + slack;
+      FZ_CHECK(rc_pool_set_budget(pool, s.limit) == RC_OK);
+    }
+    long before = ca.calls;
+    transfer(r, &s);
+    int nomem = fail_at > before && fail_at <= ca.calls;
+    check_run(r, &s, &e, nomem);
+    check_full(r, &ca);
+    rc_response_reset(r);
+    rc_response_reset(s.hog);
+    s.hog_holds = 0;
+    rc_pool_stats st;
+    rc_pool_stats_get(pool, &st);
+    FZ_CHECK(st.bytes_in_use == 0);
+    FZ_CHECK(rc_result(r, CURLE_OK) == RC_OK && rc_hop_count(r) == 0);
+  }
+  rc_response_free(r);
+  rc_response_free(s.hog);
+  rc_pool_free(pool);
+done:
+  FZ_CHECK(ca.live == 0);
+  free(s.body.p);
+  free(s.wire.p);
+  return 0;
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Writes the seed inputs of the fuzz targets into corpus/<target>/.
+
+Run from anywhere: python3 test/fuzz/make_seeds.py. Deterministic (gzip
+headers carry no time stamp), so re-running changes nothing. Inputs whose
+name starts with "regress-" are reproducers of bugs found by fuzzing; they
+are written by hand and this script leaves them alone."""
+import os
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEXT = (b"respchain keeps the status and headers of every hop and the final "
+        b"body, capped, in pooled buffers. ") * 4
+
+
+def deflate(data, wbits, level=6, strategy=zlib.Z_DEFAULT_STRATEGY):
+    c = zlib.compressobj(level, zlib.DEFLATED, wbits, 8, strategy)
+    return c.compress(data) + c.flush()
+
+
+def gzip(data, level=6):
+    return deflate(data, 31, level)
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# ---- fuzz_headers: 2 settings bytes, then lines; 0xFF body, 0xFE read. ----
+
+def h_settings(hops_idx, chunk_idx, decode, header_idx, body_idx, policy):
+    b0 = hops_idx | chunk_idx << 3 | decode << 5
+    b1 = header_idx | body_idx << 3 | policy << 5
+    return bytes([b0, b1])
+
+
+def h_body(data):
+    """Body bytes as lines: 0xFF before each piece that ends with a LF (which
+    is part of the body), 0xFD before the last piece (its LF is not)."""
+    pieces = data.split(b"\n")
+    out = b"".join(b"\xff" + p + b"\n" for p in pieces[:-1])
+    return out + (b"\xfd" + pieces[-1] + b"\n" if pieces[-1] else b"")
+
+
+def headers_seeds():
+    t = "fuzz_headers"
+    std = h_settings(6, 0, 0, 5, 3, 0)  # 16 hops, 4 KiB headers, 8 MiB body
+    write(t, "chain-continue-redirect-trailers", std +
+          b"HTTP/1.1 100 Continue\r\n\r\n"
+          b"HTTP/1.1 301 Moved Permanently\r\nLocation: /b\r\n"
+          b"Content-Length: 6\r\n\r\n" + h_body(b"moved\n") + b"\xfe\n"
+          b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+          b"Trailer: X-Sum\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\n\r\n" +
+          h_body(b"hello ") + h_body(b"world") +
+          b"X-Sum: 42\r\nX-Other:  x  \r\n\r\n")
+    write(t, "http2-lowercase", std +
+          b"HTTP/2 200 \r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\n" +
+          h_body(b"ok"))
+    write(t, "hop-cap", h_settings(0, 1, 0, 5, 3, 0) +
+          b"HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\nHTTP/1.1 200 OK\r\n\r\n")
+    write(t, "header-cap", h_settings(6, 2, 0, 3, 3, 0) +
+          b"HTTP/1.1 200 OK\r\nX-Long: " + b"v" * 80 + b"\r\n\r\n")
+    write(t, "folded-values", std +
+          b"HTTP/1.0 200 OK\r\nX-Fold: one\r\n two\r\n\tthree\r\n"
+          b"X-Empty:\r\nX-Spaces:   \r\nNoColon\r\n: empty name\r\n\r\n")
+    write(t, "drain-at-cap", h_settings(6, 0, 0, 5, 1, 1) +
+          b"HTTP/1.1 200 OK\r\n\r\n" + h_body(b"0123456789abcdef") + b"\xfe\n" +
+          h_body(b"more") + b"X-Trailer: t\r\n\r\n")
+    write(t, "reject-content-length", h_settings(6, 0, 0, 5, 2, 2) +
+          b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + h_body(b"x" * 10))
+    write(t, "gzip-decoded", h_settings(6, 3, 1, 5, 3, 0) +
+          b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n" +
+          h_body(gzip(TEXT)) + b"\xfe\nX-Trailer: 1\r\n\r\n")
+    write(t, "not-a-status-line", std + b"garbage\r\nHTTP/1.1 200 OK\r\n\r\n" +
+          h_body(b"b") + b"HTTP/1.1 204 No Content\r\n\r\n")
+
+
+# ---- fuzz_decode: value line, opts, sink failure, chunks, body. ----
+
+def d_seed(value, body, policy=0, codings_idx=4, raw=0, step_idx=2,
+           sink_fail=0, chunks=b"\x00"):
+    opts = policy | codings_idx << 2 | raw << 5 | step_idx << 6
+    return value + b"\n" + bytes([opts, sink_fail]) + chunks + body
+
+
+def decode_seeds():
+    t = "fuzz_decode"
+    three = b"\x03\x00\x06\x40"  # pieces of 1, 7, 65 bytes, cycled
+    write(t, "gzip", d_seed(b"gzip", gzip(TEXT), chunks=three))
+    write(t, "deflate-zlib", d_seed(b"deflate", deflate(TEXT, 15), raw=1))
+    write(t, "deflate-raw", d_seed(b"Deflate", deflate(TEXT, -15, 1), step_idx=0))
+    write(t, "gzip-then-deflate", d_seed(b"gzip, deflate",
+                                         deflate(gzip(TEXT), 15), chunks=three))
+    write(t, "x-gzip-members", d_seed(b" x-gzip ", gzip(TEXT[:100]) + gzip(b"") +
+                                      gzip(TEXT[100:]), sink_fail=3))
+    write(t, "gzip-bomb", d_seed(b"gzip", gzip(b"\0" * (1 << 20), 9), policy=1))
+    bad = bytearray(gzip(TEXT))
+    bad[len(bad) // 2] ^= 0x55
+    write(t, "gzip-corrupt", d_seed(b"gzip", bytes(bad)))
+    write(t, "gzip-trailing-junk", d_seed(b"gzip", gzip(TEXT) + b"junk"))
+    write(t, "gzip-cut-short", d_seed(b"gzip", gzip(TEXT)[:-5]))
+    write(t, "unsupported-br", d_seed(b"br", b"\x1b\x03\x00\xf8"))
+    write(t, "identity", d_seed(b"identity,", TEXT[:50]))
+    write(t, "too-many-codings", d_seed(b"gzip, gzip, gzip, gzip, gzip, gzip",
+                                        gzip(TEXT), codings_idx=4))
+
+
+# ---- fuzz_write: see the layout at the top of fuzz_write.c. ----
+
+K_NONE, K_GZIP, K_XGZIP, K_ZLIB, K_RAW, K_GZIP_DEFLATE, K_TWO_LINES, \
+    K_IDENTITY, K_BR, K_MEMBERS, K_GZIP_GZIP = range(11)
+
+
+def w_seed(body, kind=K_NONE, decode=1, fail_at=None, prelude=0, level=6,
+           strategy=0, policy=0, cap_mode=2, cap=1 << 20, cl_mode=0,
+           raw_mode=0, raw=0, codings_idx=0, chunk=32768, pool=0, repeat=1,
+           split=128, chunks=b"\x00", slack=None, attach=0):
+    flags = (decode | (1 if fail_at is not None else 0) << 1 | prelude << 2 |
+             (1 if slack is not None else 0) << 4 | attach << 5)
+    out = bytes([flags, kind, level | strategy << 4,
+                 policy | cap_mode << 2 | cl_mode << 4])
+    out += cap.to_bytes({0: 1, 1: 2, 2: 3, 3: 1}[cap_mode], "big")
+    out += bytes([raw_mode | codings_idx << 2])
+    out += raw.to_bytes({0: 0, 1: 1, 2: 2, 3: 0}[raw_mode], "big")
+    out += (chunk - 1).to_bytes(2, "big") + bytes([pool])
+    if slack is not None:
+        out += bytes([slack])
+    if fail_at is not None:
+        out += fail_at.to_bytes(2, "big")
+    out += bytes([repeat - 1, split]) + chunks + body
+    return out
+
+
+def noise(n, seed=1):
+    """n bytes that do not compress."""
+    out = bytearray()
+    x = seed
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        out.append(x >> 16 & 0xFF)
+    return bytes(out)
+
+
+def write_seeds():
+    t = "fuzz_write"
+    three = b"\x03\x00\x06\x40"
+    write(t, "plain-content-length", w_seed(TEXT, cl_mode=1, chunks=three))
+    write(t, "gzip-cap-exact", w_seed(TEXT, K_GZIP, cap_mode=3, cap=2, repeat=8))
+    write(t, "gzip-cap-minus-one", w_seed(TEXT, K_GZIP, cap_mode=3, cap=1,
+                                          repeat=8, chunks=three))
+    write(t, "raw-deflate-drain", w_seed(TEXT, K_RAW, policy=1, cap_mode=1,
+                                         cap=1000, repeat=4, level=1))
+    write(t, "chain-failing-alloc", w_seed(TEXT, K_GZIP_DEFLATE, fail_at=6,
+                                           chunk=100, chunks=three))
+    write(t, "members-two-lines", w_seed(TEXT, K_MEMBERS, split=40, repeat=3,
+                                         chunks=b"\x41\x10"))
+    write(t, "two-header-lines", w_seed(TEXT, K_TWO_LINES, codings_idx=3))
+    write(t, "reject-too-large", w_seed(TEXT, K_NONE, policy=2, cap_mode=0,
+                                        cap=100, cl_mode=1))
+    write(t, "redirect-gzip-raw", w_seed(TEXT, K_GZIP, prelude=3, raw_mode=2,
+                                         raw=300, cap_mode=1, cap=5000))
+    write(t, "redirect-body-then-empty", w_seed(b"", K_NONE, prelude=2))
+    write(t, "unsupported-br", w_seed(TEXT, K_BR, cl_mode=4))
+    write(t, "budget-chunk-1", w_seed(TEXT, K_ZLIB, chunk=1, pool=0x41,
+                                      repeat=20, level=9, strategy=4))
+    # Contention for the budget (4 KiB): paused mid-piece, then resumed.
+    write(t, "budget-pause-gzip-mid-piece", w_seed(noise(3000), K_GZIP, level=0,
+                                                   pool=0x80, slack=40, attach=1,
+                                                   raw_mode=2, raw=2000))
+    write(t, "budget-pause-plain", w_seed(TEXT, K_NONE, pool=0x80, slack=2,
+                                          attach=1, repeat=30, chunk=1024,
+                                          chunks=b"\x42\x07\x20"))
+    write(t, "budget-timeout-not-attached", w_seed(TEXT, K_NONE, pool=0x40,
+                                                   slack=20, repeat=40))
+    write(t, "not-decoded-lying-length", w_seed(TEXT, K_XGZIP, decode=0, cl_mode=2,
+                                                chunks=three))
+
+
+if __name__ == "__main__":
+    headers_seeds()
+    decode_seeds()
+    write_seeds()

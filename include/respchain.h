@@ -43,7 +43,7 @@ extern "C" {
 #define RC_VERSION "0.1.0"
 
 /* Defaults. */
-#define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)          /* growth step */
+#define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)          /* growth unit */
 #define RC_DEFAULT_LARGE_THRESHOLD (512u * 1024u)         /* large buffer from here */
 #define RC_DEFAULT_MAX_LARGE       20u                    /* idle large buffers kept */
 #define RC_DEFAULT_MAX_IDLE_SMALL  (8u * 1024u * 1024u)   /* idle small bytes kept */
@@ -236,8 +236,9 @@ typedef struct rc_response rc_response;
 typedef enum rc_cap_policy {
   RC_CAP_STOP = 0,  /* at the body cap, stop the transfer (saves bandwidth) */
   RC_CAP_DRAIN = 1, /* read and discard the rest (keeps the connection) */
-  RC_CAP_REJECT = 2 /* as STOP, and a Content-Length over the cap stops the
-                       transfer at the headers, keeping no body */
+  RC_CAP_REJECT = 2 /* as STOP, and a declared Content-Length (bytes on the
+                       wire, even when decoding) over the cap stops the
+                       transfer before any body byte is kept */
 } rc_cap_policy;
 
 /* Limits of one response. Sizes above SIZE_MAX / 2 count as SIZE_MAX / 2. */

@@ -15,10 +15,10 @@ typedef struct rc__buf {
 } rc__buf;
 
 /* Makes room for n more bytes and the NUL. The buffer never grows past
- * limit (+1 for the NUL), nor past declared while the bytes fit in it: an
- * honest declared size ends with an exactly sized buffer, a lying one costs
- * only the bytes that arrive. The caller keeps len + n <= limit. w: as for
- * rc__pool_grow. */
+ * limit (+1 for the NUL). A declared size within the limit is allocated at
+ * once and exactly (address space; memory becomes resident only as bytes
+ * arrive); one over the limit is ignored, and a lie is outgrown in steps.
+ * The caller keeps len + n <= limit. w: as for rc__pool_grow. */
 rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
                         size_t declared, rc__waiter *w);
 

@@ -341,8 +341,10 @@ START_TEST(content_length_bounds_growth)
   rc_pool_trim(p);
   ck_assert_uint_eq(feed(r, honest, NULL, 0, 0), 0);
   headers = pool_stats(p).bytes_in_use;
+  long calls = ca.calls;
   ck_assert_uint_eq(feed(r, NULL, body, n, 16384), 0);
   ck_assert_uint_eq(pool_stats(p).bytes_in_use - headers, n + 1);
+  ck_assert_int_eq(ca.calls - calls, 1);  /* one allocation, no resize */
   assert_view(rc_body(r), body, n);
   rc_response_reset(r);
   rc_pool_trim(p);

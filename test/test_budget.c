@@ -212,7 +212,12 @@ START_TEST(wait_times_out)
   /* Room for about 1 MiB more, while the keeper keeps the holder's place. */
   ck_assert_int_eq(rc_pool_set_budget(p, 9 * MiB + 64 * KiB), RC_OK);
 
+  /* Without a declared size the waiter's body grows in steps, so it gets
+   * some of the room before it has to wait. */
+  char chunked[128];
+  ts_url(srv, "/bytes?n=8M&te=chunked", chunked, sizeof chunked);
   rc_attach(waiter, e);
+  curl_easy_setopt(e, CURLOPT_URL, chunked);
   CURLcode cc = curl_easy_perform(e);
   ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
   ck_assert_int_eq(rc_result(waiter, cc), RC_E_TIMEOUT);

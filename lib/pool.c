@@ -70,13 +70,22 @@ static int admit(rc_pool *p, rc__blk *b)
   return FREED;
 }
 
-/* Takes the top block off an idle stack. Lock held. */
-static rc__blk *pop(rc_pool *p, int large)
+/* Takes a block off an idle stack: the most recent one. On the large stack
+ * (a few blocks), the most recent whose capacity lies in [need, ceiling] is
+ * preferred: it is used whole, neither grown nor cut. Lock held. */
+static rc__blk *pop(rc_pool *p, int large, size_t need, size_t ceiling)
 {
   rc__blk **top = large ? &p->large : &p->small;
-  rc__blk *b = *top;
-  if (!b)
+  if (!*top)
     return NULL;
+  if (large) {
+    for (rc__blk **pp = top; *pp; pp = &(*pp)->next)
+      if ((*pp)->cap >= need && (*pp)->cap <= ceiling) {
+        top = pp;
+        break;
+      }
+  }
+  rc__blk *b = *top;
   *top = b->next;
   b->next = NULL;
   p->st.bytes_idle -= b->cap;
@@ -399,7 +408,7 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
      * never holds (nor counts) more than it may use. */
     idle = NULL;
     if (!b || (is_large(p, want) && !is_large(p, b->cap)))
-      idle = pop(p, is_large(p, want));
+      idle = pop(p, is_large(p, want), need, ceiling);
     if (idle && idle->cap >= need)
       cap = idle->cap <= ceiling ? idle->cap : ceiling;
     if (rc__budget_admit(&p->budget, w, p->st.bytes_in_use,

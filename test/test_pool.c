@@ -84,6 +84,24 @@ START_TEST(growth_in_steps)
 }
 END_TEST
 
+/* A large block that fits whole is preferred to the most recent one. */
+START_TEST(reuse_prefers_fitting_large)
+{
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  rc__blk *fits = grab(p, 8 * MiB + 1, 8 * MiB + 1, 0);
+  rc__blk *small = grab(p, 1 * MiB, 1 * MiB, 0);
+  rc__pool_put(p, fits);
+  rc__pool_put(p, small);  /* the most recent */
+  ck_assert_ptr_eq(grab(p, 8 * MiB + 1, 8 * MiB + 1, 8 * MiB + 1), fits);
+  ck_assert_ptr_eq(grab(p, 700 * KiB, 1 * MiB, 1 * MiB), small);
+  ck_assert_uint_eq(pool_stats(p).reuses, 2);
+  rc__pool_put(p, fits);
+  rc__pool_put(p, small);
+  rc_pool_free(p);
+}
+END_TEST
+
 /* A reused idle block larger than the caller's ceiling is cut down to it. */
 START_TEST(reuse_cut_to_ceiling)
 {
@@ -419,6 +437,7 @@ int main(void)
   tcase_add_test(tc, growth_in_steps);
   tcase_add_test(tc, growth_keeps_bytes);
   tcase_add_test(tc, reuse_cut_to_ceiling);
+  tcase_add_test(tc, reuse_prefers_fitting_large);
   tcase_add_test(tc, small_retention_bound);
   tcase_add_test(tc, large_retention_bound);
   tcase_add_test(tc, nothing_over_max_buffer_kept);

@@ -30,70 +30,6 @@ static void teardown(void)
  * header block (4 KiB steps). */
 #define ONE_RESPONSE (8 * MiB + 1 + 4 * KiB)
 
-/* Runs total transfers of size bytes, conc at a time, on one multi handle
- * whose loop uses rc_multi_poll; checks every body byte for byte. */
-static size_t max_waiting;  /* the most responses seen waiting at once */
-
-static void multi_run(rc_pool *pool, int total, int conc, size_t size)
-{
-  CURLM *multi = curl_multi_init();
-  CURL **easy = calloc((size_t)conc, sizeof *easy);
-  rc_response **resp = calloc((size_t)conc, sizeof *resp);
-  char path[64], url[128];
-  snprintf(path, sizeof path, "/bytes?n=%zu", size);
-  ts_url(srv, path, url, sizeof url);
-  int started = 0, done = 0, running = 0;
-  for (int i = 0; i < conc && started < total; i++, started++) {
-    ck_assert_int_eq(rc_response_new(pool, NULL, &resp[i]), RC_OK);
-    easy[i] = curl_easy_init();
-    rc_attach(resp[i], easy[i]);
-    curl_easy_setopt(easy[i], CURLOPT_URL, url);
-    curl_easy_setopt(easy[i], CURLOPT_PRIVATE, resp[i]);
-    curl_multi_add_handle(multi, easy[i]);
-  }
-  do {
-    curl_multi_perform(multi, &running);
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(multi, &left))) {
-      if (m->msg != CURLMSG_DONE)
-        continue;
-      CURL *e = m->easy_handle;
-      CURLcode cc = m->data.result;
-      rc_response *r;
-      curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
-      ck_assert_msg(rc_result(r, cc) == RC_OK, "transfer %d: %s / %s", done,
-                    rc_strerror(rc_result(r, cc)), curl_easy_strerror(cc));
-      rc_view b = rc_body(r);
-      ck_assert_uint_eq(b.len, size);
-      ck_assert(memcmp(b.ptr, pattern, size) == 0);
-      done++;
-      curl_multi_remove_handle(multi, e);
-      rc_response_reset(r);
-      if (started < total) {
-        started++;
-        curl_multi_add_handle(multi, e);
-        running = 1;
-      }
-    }
-    rc_pool_stats st;
-    rc_pool_stats_get(pool, &st);
-    if (st.waiting > max_waiting)
-      max_waiting = st.waiting;
-    if (running)
-      rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
-  } while (running || done < started);
-  ck_assert_int_eq(done, total);
-  for (int i = 0; i < conc; i++) {
-    if (easy[i])
-      curl_easy_cleanup(easy[i]);
-    rc_response_free(resp[i]);
-  }
-  curl_multi_cleanup(multi);
-  free(easy);
-  free(resp);
-}
-
 /* 200 bodies of 8 MiB, 50 at a time, under 64 MiB: all byte-exact, and the
  * bytes held never pass the budget plus one response. */
 START_TEST(multi_under_budget)
@@ -103,7 +39,7 @@ START_TEST(multi_under_budget)
   cfg.budget = 64 * MiB;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
-  multi_run(p, 200, 50, 8 * MiB);
+  multi_burst(p, 200, 50, 8 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
   ck_assert_uint_gt(st.pauses, 0);  /* the budget did hold transfers back */
@@ -122,8 +58,7 @@ START_TEST(everyone_waits)
   cfg.budget = 256 * KiB;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
-  max_waiting = 0;
-  multi_run(p, 40, 20, 2 * MiB);
+  size_t max_waiting = multi_burst(p, 40, 20, 2 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_ge(st.pauses, 20);
   ck_assert_uint_ge(max_waiting, 10);  /* many waited at once */
@@ -249,10 +184,10 @@ START_TEST(setter_wakes_waiters)
   rc_pool_config got;
   rc_pool_config_get(p, &got);
   ck_assert_uint_eq(got.budget, 0);
-  multi_run(p, 20, 10, 2 * MiB);
+  multi_burst(p, 20, 10, 2 * MiB, 1);
   ck_assert_uint_eq(pool_stats(p).pauses, 0);  /* off: nobody waited */
   ck_assert_int_eq(rc_pool_set_budget(p, 3 * MiB), RC_OK);
-  multi_run(p, 20, 10, 2 * MiB);
+  multi_burst(p, 20, 10, 2 * MiB, 1);
   ck_assert_uint_gt(pool_stats(p).pauses, 0);
   rc_pool_free(p);
 }

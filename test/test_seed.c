@@ -14,66 +14,6 @@
 #define MiB (1024 * KiB)
 
 
-static int body_ok(rc_view b, size_t n)
-{
-  if (b.len != n || b.ptr[n] != '\0')
-    return 0;
-  size_t probes[] = {0, n / 3, n / 2, n - 1};
-  for (size_t i = 0; i < 4 && n; i++)
-    if ((unsigned char)b.ptr[probes[i]] != ts_pattern_byte(probes[i]))
-      return 0;
-  return 1;
-}
-
-/* total transfers of n bytes, conc at a time, responses reset and reused. */
-static void burst(rc_pool *pool, int total, int conc, size_t n)
-{
-  char path[64], url[128];
-  snprintf(path, sizeof path, "/bytes?n=%zu", n);
-  ts_url(srv, path, url, sizeof url);
-  CURLM *multi = curl_multi_init();
-  CURL **easy = calloc((size_t)conc, sizeof *easy);
-  rc_response **resp = calloc((size_t)conc, sizeof *resp);
-  int started = 0, done = 0, running;
-  for (int i = 0; i < conc && started < total; i++, started++) {
-    ck_assert_int_eq(rc_response_new(pool, NULL, &resp[i]), RC_OK);
-    easy[i] = curl_easy_init();
-    rc_attach(resp[i], easy[i]);
-    curl_easy_setopt(easy[i], CURLOPT_URL, url);
-    curl_easy_setopt(easy[i], CURLOPT_PRIVATE, resp[i]);
-    curl_multi_add_handle(multi, easy[i]);
-  }
-  do {
-    curl_multi_perform(multi, &running);
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(multi, &left))) {
-      rc_response *r;
-      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-      ck_assert_int_eq(rc_result(r, m->data.result), RC_OK);
-      ck_assert(body_ok(rc_body(r), n));
-      done++;
-      rc_response_reset(r);
-      curl_multi_remove_handle(multi, m->easy_handle);
-      if (started < total) {
-        started++;
-        curl_multi_add_handle(multi, m->easy_handle);
-        running = 1;
-      }
-    }
-    if (running)
-      rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
-  } while (running || done < started);
-  ck_assert_int_eq(done, total);
-  for (int i = 0; i < conc; i++) {
-    curl_easy_cleanup(easy[i]);
-    rc_response_free(resp[i]);
-  }
-  curl_multi_cleanup(multi);
-  free(easy);
-  free(resp);
-}
-
 /* After a burst of large bodies, the idle memory the pool keeps is within
  * its bounds, nothing is in use, and trim gives it all back. */
 START_TEST(burst_then_idle_retention)
@@ -81,7 +21,7 @@ START_TEST(burst_then_idle_retention)
   counting_alloc ca;
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 0);
-  burst(p, 100, 50, 4 * MiB);
+  multi_burst(p, 100, 50, 4 * MiB, 0);
   rc_pool_stats st = pool_stats(p);
   rc_pool_config cfg;
   rc_pool_config_get(p, &cfg);
@@ -119,7 +59,7 @@ START_TEST(rapid_create_destroy)
     rc_attach(r, e);
     curl_easy_setopt(e, CURLOPT_URL, url);
     ck_assert_int_eq(rc_result(r, curl_easy_perform(e)), RC_OK);
-    ck_assert(body_ok(rc_body(r), 10240));
+    ck_assert(pattern_probes_ok(rc_body(r), 10240));
     rc_response_free(r);
     if (i == 0) {
       live_after_first = ca.live;
@@ -145,7 +85,7 @@ static void *read_it(void *arg)
   rc_view f, v;
   size_t len;
   char *copy = rc_body_dup(rd->r, &len);
-  rd->ok = rc_full_response(rd->r, &f) == RC_OK && body_ok(rc_body(rd->r), 1 * MiB) &&
+  rd->ok = rc_full_response(rd->r, &f) == RC_OK && pattern_probes_ok(rc_body(rd->r), 1 * MiB) &&
            rc_header(rd->r, -1, "content-length", 0, &v) == RC_OK && copy && len == 1 * MiB &&
            memcmp(copy, rc_body(rd->r).ptr, len) == 0;
   rd->full = f.ptr;
@@ -194,7 +134,7 @@ START_TEST(more_in_flight_than_pooled)
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   for (int round = 0; round < 100; round++) {
-    burst(p, 50, 50, 520 * KiB);
+    multi_burst(p, 50, 50, 520 * KiB, 0);
     rc_pool_stats st = pool_stats(p);
     ck_assert_uint_eq(st.bytes_in_use, 0);
     ck_assert_uint_eq(st.acquisitions, st.releases);

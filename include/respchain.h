@@ -112,9 +112,10 @@ typedef struct rc_allocator {
 typedef struct rc_pool rc_pool;
 
 typedef struct rc_pool_config {
-  size_t chunk_size;      /* growth unit: a buffer grows by at least one
-                             chunk and an eighth of its size, in whole
-                             chunks, toward the declared size; >= 1 */
+  size_t chunk_size;      /* growth unit of a body of unknown size: it
+                             grows by at least one chunk and an eighth of
+                             its size, in whole chunks (a declared size
+                             within the cap is allocated at once); >= 1 */
   size_t large_threshold; /* capacity from which a buffer counts as large */
   size_t max_large;       /* idle large buffers kept; 0 keeps none */
   size_t max_idle_small;  /* idle bytes of small buffers kept */

@@ -404,15 +404,17 @@ static void expected(const setup *s, expect *e)
     e->res = RC_E_TOO_LARGE;
     return;
   }
-  if (s->kind == K_BR) {
+  /* As the response decides: no coding (or identity) first; with decoding
+   * off any coding is kept as sent, and no chain limit applies to it. */
+  if (s->kind != K_BR && kind_codings[s->kind] == 0) {
+    e->enc = RC_ENC_IDENTITY;
+  } else if (!s->decode) {
+    e->enc = RC_ENC_NOT_DECODED;
+  } else if (s->kind == K_BR) {
     e->enc = RC_ENC_UNSUPPORTED;
   } else if (kind_codings[s->kind] > s->max_codings) {
     e->res = RC_E_CODINGS;
     return;
-  } else if (kind_codings[s->kind] == 0) {
-    e->enc = RC_ENC_IDENTITY;
-  } else if (!s->decode) {
-    e->enc = RC_ENC_NOT_DECODED;
   } else {
     e->enc = RC_ENC_DECODED;
     e->src = s->body.p;

@@ -9,17 +9,18 @@ rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
   size_t need = b->len + n + 1;
   if (b->blk && b->blk->cap >= need)
     return RC_OK;
-  size_t ceiling = limit;
-  if (declared != RC__UNKNOWN && b->len + n <= declared && declared < limit)
-    ceiling = declared;
-  /* A plausible declared size is taken at once: one allocation and no copy
-   * as the body grows. It costs address space, not memory, until the bytes
-   * arrive: pages become resident as they are written. */
-  if (declared != RC__UNKNOWN && declared <= limit && b->len + n <= declared)
-    need = declared + 1;
-  /* Only a plausible size picks a large block up front. */
-  size_t hint = declared != RC__UNKNOWN && declared <= limit ? declared + 1 : 0;
-  rc_code rc = rc__pool_grow(p, &b->blk, b->len, need, ceiling + 1, hint, w);
+  /* A plausible declared size (within the limit) picks the block's class up
+   * front, and while the bytes fit in it, it is taken at once: one
+   * allocation and no copy as the body grows. It costs address space, not
+   * memory, until the bytes arrive: pages become resident as written. */
+  int plausible = declared != RC__UNKNOWN && declared <= limit;
+  size_t ceiling;
+  if (plausible && b->len + n <= declared)
+    ceiling = need = declared + 1;
+  else
+    ceiling = limit + 1;
+  size_t hint = plausible ? declared + 1 : 0;
+  rc_code rc = rc__pool_grow(p, &b->blk, b->len, need, ceiling, hint, w);
   if (rc == RC_OK)
     b->blk->data[b->len] = '\0';  /* terminated even before bytes arrive */
   return rc;

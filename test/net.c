@@ -38,10 +38,10 @@ int pattern_probes_ok(rc_view b, size_t n)
   return b.ptr[n] == '\0';
 }
 
-size_t multi_burst(rc_pool *pool, int total, int conc, size_t size, int exact)
+size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
+                   int exact)
 {
-  char path[64], url[128];
-  snprintf(path, sizeof path, "/bytes?n=%zu", size);
+  char url[256];
   ts_url(srv, path, url, sizeof url);
   CURLM *multi = curl_multi_init();
   CURL **easy = calloc((size_t)conc, sizeof *easy);

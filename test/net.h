@@ -17,10 +17,12 @@ void assert_pattern(rc_view v, size_t n);
 /* v has length n, the pattern at four offsets, then a NUL: a quick check. */
 int pattern_probes_ok(rc_view v, size_t n);
 
-/* total transfers of /bytes?n=size, conc at a time, on one curl multi handle
- * driven with rc_multi_poll, responses on pool reset and reused; each body
- * is checked whole (exact) or at a few offsets. Returns the most responses
- * seen waiting for the budget at once. */
-size_t multi_burst(rc_pool *pool, int total, int conc, size_t size, int exact);
+/* total transfers of path (whose body is the first size bytes of the
+ * pattern), conc at a time, on one curl multi handle driven with
+ * rc_multi_poll, responses on pool reset and reused; each body is checked
+ * whole (exact) or at a few offsets. Returns the most responses seen
+ * waiting for the budget at once. */
+size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
+                   int exact);
 
 #endif

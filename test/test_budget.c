@@ -39,7 +39,7 @@ START_TEST(multi_under_budget)
   cfg.budget = 64 * MiB;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
-  multi_burst(p, 200, 50, 8 * MiB, 1);
+  multi_burst(p, "/bytes?n=8M", 200, 50, 8 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
   ck_assert_uint_gt(st.pauses, 0);  /* the budget did hold transfers back */
@@ -58,7 +58,7 @@ START_TEST(everyone_waits)
   cfg.budget = 256 * KiB;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
-  size_t max_waiting = multi_burst(p, 40, 20, 2 * MiB, 1);
+  size_t max_waiting = multi_burst(p, "/bytes?n=2M", 40, 20, 2 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_ge(st.pauses, 20);
   ck_assert_uint_ge(max_waiting, 10);  /* many waited at once */
@@ -184,10 +184,10 @@ START_TEST(setter_wakes_waiters)
   rc_pool_config got;
   rc_pool_config_get(p, &got);
   ck_assert_uint_eq(got.budget, 0);
-  multi_burst(p, 20, 10, 2 * MiB, 1);
+  multi_burst(p, "/bytes?n=2M", 20, 10, 2 * MiB, 1);
   ck_assert_uint_eq(pool_stats(p).pauses, 0);  /* off: nobody waited */
   ck_assert_int_eq(rc_pool_set_budget(p, 3 * MiB), RC_OK);
-  multi_burst(p, 20, 10, 2 * MiB, 1);
+  multi_burst(p, "/bytes?n=2M", 20, 10, 2 * MiB, 1);
   ck_assert_uint_gt(pool_stats(p).pauses, 0);
   rc_pool_free(p);
 }

@@ -221,48 +221,14 @@ START_TEST(decoding_under_budget)
   cfg.budget = 4 * MiB;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
-  CURLM *multi = curl_multi_init();
   enum { N = 12 };
-  CURL *e[N];
-  rc_response *r[N];
-  char url[256];
-  ts_url(srv, "/gzip?n=2M&coding=gzip2&te=chunked", url, sizeof url);
-  for (int i = 0; i < N; i++) {
-    ck_assert_int_eq(rc_response_new(p, NULL, &r[i]), RC_OK);
-    e[i] = curl_easy_init();
-    rc_attach(r[i], e[i]);
-    curl_easy_setopt(e[i], CURLOPT_URL, url);
-    curl_easy_setopt(e[i], CURLOPT_PRIVATE, r[i]);
-    curl_multi_add_handle(multi, e[i]);
-  }
-  int running = N, done = 0;
-  while (done < N) {
-    curl_multi_perform(multi, &running);
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(multi, &left))) {
-      rc_response *resp;
-      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&resp);
-      ck_assert_int_eq(rc_result(resp, m->data.result), RC_OK);
-      assert_pattern(rc_body(resp), 2 * MiB);
-      rc_response_reset(resp);
-      done++;
-    }
-    if (done < N)
-      rc_multi_poll(p, multi, NULL, 0, 1000, NULL);
-  }
+  multi_burst(p, "/gzip?n=2M&coding=gzip2&te=chunked", N, N, 2 * MiB, 1);
   rc_pool_stats st;
   rc_pool_stats_get(p, &st);
   ck_assert_uint_gt(st.pauses, 0);
   /* Budget, one response past it, and at most one slice's output for each
    * transfer in flight. */
   ck_assert_uint_le(st.peak_in_use, 4 * MiB + (8 * MiB + 1 + 4 * KiB) + N * 64 * KiB);
-  for (int i = 0; i < N; i++) {
-    curl_multi_remove_handle(multi, e[i]);
-    curl_easy_cleanup(e[i]);
-    rc_response_free(r[i]);
-  }
-  curl_multi_cleanup(multi);
   rc_pool_free(p);
 }
 END_TEST

@@ -21,7 +21,7 @@ START_TEST(burst_then_idle_retention)
   counting_alloc ca;
   counting_alloc_init(&ca);
   rc_pool *p = pool_with(&ca, 0);
-  multi_burst(p, 100, 50, 4 * MiB, 0);
+  multi_burst(p, "/bytes?n=4M", 100, 50, 4 * MiB, 0);
   rc_pool_stats st = pool_stats(p);
   rc_pool_config cfg;
   rc_pool_config_get(p, &cfg);
@@ -134,7 +134,7 @@ START_TEST(more_in_flight_than_pooled)
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   for (int round = 0; round < 100; round++) {
-    multi_burst(p, 50, 50, 520 * KiB, 0);
+    multi_burst(p, "/bytes?n=520K", 50, 50, 520 * KiB, 0);
     rc_pool_stats st = pool_stats(p);
     ck_assert_uint_eq(st.bytes_in_use, 0);
     ck_assert_uint_eq(st.acquisitions, st.releases);

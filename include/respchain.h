@@ -51,6 +51,7 @@ extern "C" {
 #define RC_DEFAULT_MAX_HEADER      (64u * 1024u)          /* header bytes per hop */
 #define RC_DEFAULT_MAX_HOPS        16u                    /* hops kept per transfer */
 #define RC_DEFAULT_MAX_CODINGS     5u                     /* Content-Encoding chain */
+#define RC_DEFAULT_MAX_WAIT_MS     1000L                  /* budget wait, then spill */
 
 /*
  * Result codes. RC_OK is 0; the others are positive and stable.
@@ -70,7 +71,8 @@ extern "C" {
   X(RC_E_NOT_FOUND,    10, "no such header")                                  \
   X(RC_E_RANGE,        11, "index out of range")                              \
   X(RC_E_INVAL,        12, "invalid argument")                                \
-  X(RC_E_BUSY,         13, "response holds data; reset it first")
+  X(RC_E_BUSY,         13, "response holds data; reset it first")           \
+  X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O")
 
 typedef enum rc_code {
 #define RC__ENUM(name, value, msg) name = value,
@@ -111,6 +113,15 @@ typedef struct rc_allocator {
  */
 typedef struct rc_pool rc_pool;
 
+/* What a transfer refused memory by the budget does (see "Memory budget"). */
+typedef enum rc_overflow {
+  RC_OVERFLOW_AUTO = 0,  /* HTTP/1.x: waits (pauses), at most max_wait_ms,
+                            then spills; a multiplexed stream (HTTP/2,
+                            HTTP/3): spills at once */
+  RC_OVERFLOW_WAIT = 1,  /* always waits, without bound; never spills */
+  RC_OVERFLOW_SPILL = 2  /* always spills at once; never waits */
+} rc_overflow;
+
 typedef struct rc_pool_config {
   size_t chunk_size;      /* growth unit of a body of unknown size: it
                              grows by at least one chunk and an eighth of
@@ -121,6 +132,11 @@ typedef struct rc_pool_config {
   size_t max_idle_small;  /* idle bytes of small buffers kept */
   size_t max_buffer;      /* largest capacity kept idle */
   size_t budget;          /* memory budget in bytes, 0 = off: see below */
+  rc_overflow overflow;   /* what a transfer refused by the budget does */
+  long max_wait_ms;       /* RC_OVERFLOW_AUTO: longest wait before spilling;
+                             <= 0 waits without bound */
+  const char *spill_dir;  /* directory of spill files, copied at creation;
+                             NULL: $TMPDIR, else /tmp */
   const rc_allocator *allocator; /* copied at creation; NULL = malloc family */
 } rc_pool_config;
 
@@ -130,7 +146,9 @@ typedef struct rc_pool_stats {
   uint64_t reuses;       /* acquisitions served from idle buffers */
   uint64_t fresh;        /* acquisitions served by a new allocation */
   uint64_t discards;     /* releases freed instead of kept idle */
-  uint64_t pauses;       /* transfers paused by the budget */
+  uint64_t pauses;       /* times a transfer began to wait for the budget */
+  uint64_t wakeups;      /* times a waiting transfer was told to go on */
+  uint64_t spills;       /* bodies that went on to a spill file */
   size_t bytes_in_use;   /* capacity held by responses now */
   size_t peak_in_use;    /* highest bytes_in_use seen */
   size_t bytes_idle;     /* capacity kept idle in the pool */
@@ -139,12 +157,13 @@ typedef struct rc_pool_stats {
   size_t waiting;        /* responses waiting for the budget now */
 } rc_pool_stats;
 
-/* Fills cfg with the RC_DEFAULT_* values (budget off, malloc family). */
+/* Fills cfg with the RC_DEFAULT_* values (budget off, RC_OVERFLOW_AUTO,
+ * spill files in $TMPDIR or /tmp, malloc family). */
 RC_API void rc_pool_config_init(rc_pool_config *cfg);
 
 /* Creates a pool from cfg (NULL: defaults). On success *out owns a new pool
  * (release with rc_pool_free). RC_E_INVAL for a zero chunk_size or a
- * partial allocator, RC_E_NOMEM. */
+ * partial allocator or an unknown overflow mode, RC_E_NOMEM. */
 RC_API rc_code rc_pool_new(const rc_pool_config *cfg, rc_pool **out);
 
 /* Drops the caller's reference. Responses created on the pool keep it alive;
@@ -172,37 +191,52 @@ RC_API rc_code rc_pool_set_max_large(rc_pool *pool, size_t count);
 RC_API rc_code rc_pool_set_max_idle_small(rc_pool *pool, size_t bytes);
 RC_API rc_code rc_pool_set_max_buffer(rc_pool *pool, size_t bytes);
 
-/* A copy of the pool's current configuration (allocator pointer excluded:
- * cfg->allocator is set to NULL). */
+/* A copy of the pool's current configuration. cfg->allocator is set to
+ * NULL; cfg->spill_dir points at the pool's own copy (valid while the pool
+ * lives) or is NULL. */
 RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
 
 /* ------------------------------------------------------------------------
  * Memory budget (off by default): a limit on the bytes that all responses of
- * a pool hold at once (bytes_in_use: body, header and full-response storage,
- * until each response is reset or freed).
+ * a pool hold in memory at once (bytes_in_use: body, header and
+ * full-response storage, until each response is reset or freed). Bytes in
+ * spill files do not count.
  *
- * When a body needs memory the budget cannot give, the transfer waits
- * instead of losing data: a response attached with rc_attach pauses its
- * transfer (CURL_WRITEFUNC_PAUSE), and the thread that drives the handle
- * resumes it with rc_pool_resume or rc_multi_poll once memory is released;
- * a response given a wait timeout (rc_response_set_budget_wait) blocks in
- * its callback instead, for curl_easy_perform in threads, and fails with
- * RC_E_TIMEOUT when the time runs out. Without either, a refusal is
- * RC_E_TIMEOUT at once.
+ * A body that needs memory the budget cannot give never loses data: its
+ * transfer waits, or its body spills to a temporary file (as past
+ * max_memory), by the pool's overflow mode:
+ *  - RC_OVERFLOW_AUTO (the default): a transfer that owns its connection
+ *    (HTTP/1.x) waits, at most max_wait_ms (1 s), then spills. A multiplexed
+ *    stream (HTTP/2, HTTP/3) spills at once: pausing one stream of a shared
+ *    connection does not stop the peer, and curl then keeps the stream's
+ *    data in its own buffers, outside any bound.
+ *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk.
+ *  - RC_OVERFLOW_SPILL: spills at once, never waits.
+ * How a transfer waits: one attached with rc_attach pauses
+ * (CURL_WRITEFUNC_PAUSE) and the thread that drives it resumes it with
+ * rc_pool_resume (or rc_multi_poll, which calls it); one given a wait time
+ * with rc_response_set_budget_wait blocks in its callback instead (threads
+ * on curl_easy_perform). A response that can do neither spills (under
+ * RC_OVERFLOW_WAIT: fails with RC_E_TIMEOUT). A blocking wait that expires
+ * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT).
  *
  * Progress: the oldest waiting response is let past the limit, alone, until
  * it is reset or freed, so bytes_in_use stays under budget + one response's
- * own caps (its max body + 1, plus its header blocks), and a state where
- * every transfer waits still drains.
+ * own caps (its max body or max memory, + 1, plus its header blocks), and a
+ * state where every transfer waits still drains. Released memory wakes
+ * waiters oldest first while their needs added up fit, so one release
+ * resumes only the transfers it can carry. The wait bound makes a program
+ * that keeps finished responses (reading them after its loop) finish too:
+ * what does not fit goes to disk.
  * Not held back, though counted: header blocks (capped per hop; pausing a
  * header line would break curl's one-line-per-call delivery), the full
  * response (assembled after the transfer), the raw body copy, and the
- * decoded output of one 1 KiB input slice per decoding transfer.
- * Reset or free responses as their transfers finish: memory they keep counts.
+ * decoded output of one 1 KiB input slice per decoding transfer. Not
+ * counted: decoder state, spill files and their mappings.
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
  * tells how many wait now.
  *
- * The multi loop:
+ * The curl_multi_perform loop:
  *
  *     do {
  *       curl_multi_perform(multi, &running);
@@ -210,20 +244,47 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *       if (running)
  *         rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
  *     } while (running);
+ *
+ * An event loop on curl_multi_socket_action (libuv, libevent, epoll):
+ * register a wake callback once on the loop's thread (rc_pool_on_wake: it
+ * may post to the loop, e.g. uv_async_send or a write to an eventfd); call
+ * rc_pool_resume when it fires and after each curl_multi_socket_action;
+ * and arm a timer for rc_pool_timeout(), calling rc_pool_resume when it
+ * expires (the wait bound). See examples/uvscan.c.
  */
 
 /* Sets the budget (0: off), at once; waiting transfers that now fit may go
- * on. */
+ * on. RC_E_INVAL for a NULL pool. */
 RC_API rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes);
 
-/* Resumes the transfers paused by the budget that were paused on the calling
- * thread and may now go on (curl_easy_pause(CURLPAUSE_CONT), which curl
- * allows only from that thread). Returns how many were resumed. */
+/* Resumes the transfers paused by the budget on the calling thread that
+ * may go on now: memory was released for them, or their wait bound passed
+ * (they then spill). curl_easy_pause(CURLPAUSE_CONT) is called for each,
+ * which curl allows only from the thread driving the handle, and which may
+ * run their callbacks before it returns. Returns how many were resumed; 0
+ * for a NULL pool. */
 RC_API int rc_pool_resume(rc_pool *pool);
 
-/* rc_pool_resume, then curl_multi_poll(multi, ...), woken early when memory
- * for one of this thread's paused transfers is released, then
- * rc_pool_resume again. Returns curl_multi_poll's result. */
+/* Milliseconds until rc_pool_resume has work on the calling thread: 0 when
+ * it has now, -1 when none of this thread's transfers wait (or for a NULL
+ * pool). For an event loop's timer; rc_multi_poll uses it itself. */
+RC_API long rc_pool_timeout(rc_pool *pool);
+
+/* Called when a transfer paused on the registering thread may resume; from
+ * any thread, with a lock of the pool held: it must not call into
+ * respchain, only post to the loop (uv_async_send, an eventfd write,
+ * curl_multi_wakeup). */
+typedef void (*rc_wake_fn)(void *ud);
+
+/* Sets the calling thread's wake callback for pool (one per thread; a new
+ * one replaces it; fn NULL removes it). It stays until removed or the pool
+ * is destroyed. RC_E_INVAL for a NULL pool, RC_E_NOMEM. */
+RC_API rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud);
+
+/* rc_pool_resume, then curl_multi_poll(multi, ...) for at most timeout_ms
+ * (less when a wait bound falls due), woken early when memory for one of
+ * this thread's paused transfers is released, then rc_pool_resume again.
+ * Returns curl_multi_poll's result; CURLM_BAD_HANDLE for a NULL pool. */
 RC_API CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi,
                                struct curl_waitfd extra_fds[],
                                unsigned int extra_nfds, int timeout_ms,
@@ -254,9 +315,14 @@ typedef struct rc_limits {
                               most 16 (larger values count as 16) */
   size_t max_raw;          /* when decoding, also keep up to this many bytes
                               of the body as received; 0 keeps none */
+  size_t max_memory;       /* body bytes kept in memory; past them the whole
+                              body moves to an unlinked temporary file in the
+                              pool's spill_dir (0: no limit). max_body still
+                              caps the body */
 } rc_limits;
 
-/* Fills lim with the RC_DEFAULT_* values, RC_CAP_STOP and max_raw 0. */
+/* Fills lim with the RC_DEFAULT_* values, RC_CAP_STOP, max_raw 0 and
+ * max_memory 0. */
 RC_API void rc_limits_init(rc_limits *lim);
 
 /* Creates a response drawing from pool (NULL: rc_pool_default()) with lim
@@ -293,7 +359,8 @@ RC_API rc_code rc_response_set_decoding(rc_response *resp, int on);
 
 /* For the memory budget: 0 (the default) pauses the transfer when memory is
  * refused; timeout_ms > 0 blocks in the write callback up to that long, then
- * fails with RC_E_TIMEOUT. RC_E_INVAL for a negative value. */
+ * spills (RC_OVERFLOW_WAIT: fails with RC_E_TIMEOUT). RC_E_INVAL for a
+ * negative value. */
 RC_API rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms);
 
 /* ------------------------------------------------------------------------
@@ -332,8 +399,14 @@ RC_API int rc_truncated(const rc_response *resp);
  * rc_hop_count()-1; -1 (and any negative n: -n from the end) names the last.
  */
 
-/* The final body: contiguous, NUL-terminated just past its last byte. */
+/* The final body: contiguous, NUL-terminated just past its last byte. A
+ * body in a spill file is mapped read-only on the first call after it
+ * changed (once, thread-safe); the view is then valid as any other. Empty
+ * if that mapping fails (address space exhausted). */
 RC_API rc_view rc_body(const rc_response *resp);
+
+/* Nonzero when the body is in a spill file (max_memory or the budget). */
+RC_API int rc_body_spilled(const rc_response *resp);
 
 /* The last hop's body as received, before decoding: kept only when decoding
  * with lim.max_raw > 0, and at most max_raw bytes (see rc_raw_truncated).

@@ -1,14 +1,14 @@
 /* The pool: idle blocks kept in two LIFO stacks (small and large) under one
- * mutex, small ones bounded by bytes and large ones by count; accounting of
- * the bytes held by responses; the process-wide default pool.
+ * mutex, small ones bounded by bytes and large ones by count; growth of a
+ * response's block, admitted by the pool's budget (budget.c), which counts
+ * the bytes held; the process-wide default pool.
  *
  * Allocator calls happen outside the lock; only list and counter updates
- * happen under it. */
+ * happen under it. The pool's lock and the budget's are never held
+ * together. */
 #include "pool.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,8 @@ struct rc_pool {
   size_t small_bytes;   /* capacity of the idle small blocks */
   size_t refs;          /* the creator's, plus one per response */
   int is_default;
-  rc_pool_stats st;
+  char *spill_dir;      /* from the allocator; NULL: $TMPDIR or /tmp */
+  rc_pool_stats st;     /* the idle and block counters */
   rc__budget budget;
 };
 
@@ -41,6 +42,9 @@ void rc_pool_config_init(rc_pool_config *cfg)
   cfg->max_idle_small = RC_DEFAULT_MAX_IDLE_SMALL;
   cfg->max_buffer = RC_DEFAULT_MAX_BODY + 1; /* a default body and its NUL */
   cfg->budget = 0;
+  cfg->overflow = RC_OVERFLOW_AUTO;
+  cfg->max_wait_ms = RC_DEFAULT_MAX_WAIT_MS;
+  cfg->spill_dir = NULL;
   cfg->allocator = NULL;
 }
 
@@ -121,6 +125,15 @@ static void enforce_bounds(rc_pool *p)
   }
 }
 
+static char *copy_string(const rc_allocator *a, const char *str)
+{
+  size_t n = strlen(str) + 1;
+  char *c = a->malloc(n, a->ud);
+  if (c)
+    memcpy(c, str, n);
+  return c;
+}
+
 static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
 {
   rc_pool_config def;
@@ -128,7 +141,7 @@ static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
     rc_pool_config_init(&def);
     cfg = &def;
   }
-  if (cfg->chunk_size == 0 || cfg->large_threshold == 0)
+  if (cfg->chunk_size == 0 || cfg->large_threshold == 0 || cfg->overflow > RC_OVERFLOW_SPILL)
     return RC_E_INVAL;
   const rc_allocator *a = cfg->allocator ? cfg->allocator : &std_allocator;
   if (!a->malloc || !a->realloc || !a->free)
@@ -137,15 +150,21 @@ static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
   p->alloc = *a;
   p->cfg = *cfg;
   p->cfg.allocator = NULL;
+  p->cfg.spill_dir = NULL;
   p->refs = 1;
-  p->budget.limit = cfg->budget;
+  if (cfg->spill_dir && !(p->spill_dir = copy_string(a, cfg->spill_dir)))
+    return RC_E_NOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0)
-    return RC_E_NOMEM;
-  if (pthread_cond_init(&p->budget.cond, NULL) != 0) {
+    goto fail;
+  if (rc__budget_init(&p->budget, cfg, &p->alloc) != RC_OK) {
     pthread_mutex_destroy(&p->lock);
-    return RC_E_NOMEM;
+    goto fail;
   }
   return RC_OK;
+fail:
+  if (p->spill_dir)
+    a->free(p->spill_dir, a->ud);
+  return RC_E_NOMEM;
 }
 
 rc_code rc_pool_new(const rc_pool_config *cfg, rc_pool **out)
@@ -172,8 +191,10 @@ static void pool_destroy(rc_pool *p)
 {
   rc_allocator a = p->alloc;
   rc_pool_trim(p);
-  pthread_cond_destroy(&p->budget.cond);
+  rc__budget_destroy(&p->budget);
   pthread_mutex_destroy(&p->lock);
+  if (p->spill_dir)
+    a.free(p->spill_dir, a.ud);
   a.free(p, a.ud);
 }
 
@@ -218,6 +239,15 @@ rc_pool *rc_pool_default(void)
 }
 
 const rc_allocator *rc__pool_allocator(const rc_pool *p) { return &p->alloc; }
+rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
+
+const char *rc__pool_spill_dir(const rc_pool *p)
+{
+  if (p->spill_dir)
+    return p->spill_dir;
+  const char *t = getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
 
 void rc_pool_trim(rc_pool *p)
 {
@@ -240,18 +270,17 @@ void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
 {
   pthread_mutex_lock(&p->lock);
   *out = p->st;
-  out->waiting = 0;
-  for (rc__waiter *w = p->budget.head; w; w = w->next)
-    out->waiting++;
   pthread_mutex_unlock(&p->lock);
+  rc__budget_stats(&p->budget, out);
 }
 
 void rc_pool_config_get(rc_pool *p, rc_pool_config *cfg)
 {
   pthread_mutex_lock(&p->lock);
   *cfg = p->cfg;
-  cfg->budget = p->budget.limit;
+  cfg->spill_dir = p->spill_dir;
   pthread_mutex_unlock(&p->lock);
+  cfg->budget = rc__budget_limit(&p->budget);
 }
 
 /* Sets one field and re-applies the bounds. */
@@ -271,15 +300,6 @@ rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v) { return set_field(p, 
 rc_code rc_pool_set_max_large(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_large, v, 0); }
 rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_idle_small, v, 0); }
 rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_buffer, v, 0); }
-
-rc_code rc_pool_set_budget(rc_pool *p, size_t bytes)
-{
-  pthread_mutex_lock(&p->lock);
-  __atomic_store_n(&p->budget.limit, bytes, __ATOMIC_RELAXED);
-  rc__budget_changed(&p->budget, p->st.bytes_in_use);
-  pthread_mutex_unlock(&p->lock);
-  return RC_OK;
-}
 
 /* The capacity to grow old_cap to for need bytes: by at least one chunk and
  * at least an eighth of old_cap (so an 8 MiB body takes some 40 resizes, not
@@ -322,66 +342,14 @@ static void push_idle(rc_pool *p, rc__blk *b)
   }
 }
 
-static void add_in_use(rc_pool *p, size_t add, size_t sub)
+/* Puts back an idle block taken for a growth that did not happen. */
+static void put_back(rc_pool *p, rc__blk *idle)
 {
-  p->st.bytes_in_use += add;
-  p->st.bytes_in_use -= sub;
-  if (p->st.bytes_in_use > p->st.peak_in_use)
-    p->st.peak_in_use = p->st.bytes_in_use;
-  if (sub)
-    rc__budget_changed(&p->budget, p->st.bytes_in_use);
-}
-
-/* When w (refused) stops waiting: its deadline if it blocks. */
-static struct timespec deadline_of(const rc__waiter *w)
-{
-  struct timespec t = {0, 0};
-  if (!w || w->wait_ms <= 0)
-    return t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  t.tv_sec += w->wait_ms / 1000;
-  t.tv_nsec += (w->wait_ms % 1000) * 1000000L;
-  if (t.tv_nsec >= 1000000000L) {
-    t.tv_sec++;
-    t.tv_nsec -= 1000000000L;
-  }
-  return t;
-}
-
-/* w was refused: RC__WAIT for the caller to pause; or, for a waiter that
- * blocks, RC_OK once the budget lets it retry; RC_E_TIMEOUT when it cannot
- * pause or its deadline passed (it then leaves the queue). Lock held. */
-static rc_code after_refusal(rc_pool *p, rc__waiter *w, const struct timespec *deadline)
-{
-  if (!w->wait_ms && w->easy)
-    return RC__WAIT;  /* the caller pauses; rc_pool_resume resumes */
-  if (w->wait_ms) {
-    while (!w->ready)
-      if (pthread_cond_timedwait(&p->budget.cond, &p->lock, deadline) == ETIMEDOUT)
-        break;
-    if (w->ready)
-      return RC_OK;
-  }
-  rc__budget_leave(&p->budget, w, p->st.bytes_in_use);  /* gives up */
-  return RC_E_TIMEOUT;
-}
-
-rc_code rc__pool_gate(rc_pool *p, rc__waiter *w, size_t bytes)
-{
-  struct timespec deadline = deadline_of(w);
-  rc_code rc;
+  if (!idle)
+    return;
   pthread_mutex_lock(&p->lock);
-  while ((rc = rc__budget_admit(&p->budget, w, p->st.bytes_in_use, bytes,
-                                &p->st.pauses)) != RC_OK &&
-         (rc = after_refusal(p, w, &deadline)) == RC_OK)
-    ;
+  push_idle(p, idle);
   pthread_mutex_unlock(&p->lock);
-  return rc;
-}
-
-size_t rc__pool_budget(const rc_pool *p)
-{
-  return __atomic_load_n(&p->budget.limit, __ATOMIC_RELAXED);
 }
 
 rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
@@ -393,52 +361,40 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
   if (ceiling < need)
     ceiling = need;
   size_t old_cap = b ? b->cap : 0;
-  struct timespec deadline = deadline_of(w);
 
-  /* Under the lock: choose the block, and reserve its bytes in the budget. */
+  /* Under the lock: choose the capacity, and the idle block if one serves.
+   * A first block, or a small block that must become large, comes from the
+   * matching idle stack when it has one: memory already resident. One
+   * larger than the ceiling is cut down to it, so that a response never
+   * holds (nor counts) more than it may use. */
   pthread_mutex_lock(&p->lock);
-  rc__blk *idle;
-  size_t cap;
-  for (;;) {
-    cap = next_capacity(need, old_cap, p->cfg.chunk_size, ceiling);
-    size_t want = cap > large_hint ? cap : large_hint;
-    /* A first block, or a small block that must become large, comes from
-     * the matching idle stack when it has one: memory already resident.
-     * One larger than the ceiling is cut down to it, so that a response
-     * never holds (nor counts) more than it may use. */
-    idle = NULL;
-    if (!b || (is_large(p, want) && !is_large(p, b->cap)))
-      idle = pop(p, is_large(p, want), need, ceiling);
-    if (idle && idle->cap >= need)
-      cap = idle->cap <= ceiling ? idle->cap : ceiling;
-    if (rc__budget_admit(&p->budget, w, p->st.bytes_in_use,
-                         cap - (idle ? 0 : old_cap), &p->st.pauses) == RC_OK)
-      break;
-    if (idle)
-      push_idle(p, idle);
-    rc_code rc = after_refusal(p, w, &deadline);
-    if (rc != RC_OK) {
-      pthread_mutex_unlock(&p->lock);
-      return rc;
-    }
-  }
-  size_t reserved = cap - (idle ? 0 : old_cap);
-  add_in_use(p, reserved, 0);
+  size_t cap = next_capacity(need, old_cap, p->cfg.chunk_size, ceiling);
+  size_t want = cap > large_hint ? cap : large_hint;
+  rc__blk *idle = NULL;
+  if (!b || (is_large(p, want) && !is_large(p, b->cap)))
+    idle = pop(p, is_large(p, want), need, ceiling);
+  if (idle && idle->cap >= need)
+    cap = idle->cap <= ceiling ? idle->cap : ceiling;
   pthread_mutex_unlock(&p->lock);
 
-  /* Outside it: allocate. realloc keeps the used bytes of a grown block. */
+  /* The budget counts the growth: from old_cap to cap. */
+  rc_code rc = rc__budget_reserve(&p->budget, w, cap - old_cap);
+  if (rc != RC_OK) {
+    put_back(p, idle);
+    return rc;
+  }
+
+  /* Allocate. realloc keeps the used bytes of a grown block. */
   rc__blk *nb = idle && idle->cap == cap ? idle : blk_resize(p, idle ? idle : b, cap);
-  if (nb && idle && b)
+  if (!nb) {
+    put_back(p, idle);  /* unchanged: back it goes */
+    rc__budget_release(&p->budget, cap - old_cap);
+    return RC_E_NOMEM;
+  }
+  if (idle && b)
     memcpy(nb->data, b->data, used);  /* the small block's bytes move once */
 
   pthread_mutex_lock(&p->lock);
-  if (!nb) {
-    if (idle)
-      push_idle(p, idle);  /* unchanged: back it goes */
-    add_in_use(p, 0, reserved);
-    pthread_mutex_unlock(&p->lock);
-    return RC_E_NOMEM;
-  }
   if (!b || idle) {
     p->st.acquisitions++;
     p->st.reuses += idle != NULL;
@@ -446,86 +402,21 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
   }
   if (idle && b) {
     p->st.releases++;
-    push_idle(p, b);
-    add_in_use(p, 0, old_cap);
+    push_idle(p, b);  /* its bytes were netted out of the growth above */
   }
   pthread_mutex_unlock(&p->lock);
   *bp = nb;
   return RC_OK;
 }
 
-void rc__pool_leave(rc_pool *p, rc__waiter *w)
-{
-  pthread_mutex_lock(&p->lock);
-  rc__budget_leave(&p->budget, w, p->st.bytes_in_use);
-  pthread_mutex_unlock(&p->lock);
-}
-
-int rc_pool_resume(rc_pool *p)
-{
-  pthread_t self = pthread_self();
-  int resumed = 0;
-  pthread_mutex_lock(&p->lock);
-  size_t rounds = 0;
-  for (rc__waiter *w = p->budget.head; w; w = w->next)
-    rounds++;
-  while (rounds--) {
-    rc__waiter *w = p->budget.head;
-    while (w && !(w->ready && w->easy && !w->wait_ms && pthread_equal(w->thread, self)))
-      w = w->next;
-    if (!w)
-      break;
-    w->ready = 0;
-    CURL *easy = w->easy;
-    pthread_mutex_unlock(&p->lock);
-    /* May run the write callback at once, which takes the lock again. */
-    curl_easy_pause(easy, CURLPAUSE_CONT);
-    resumed++;
-    pthread_mutex_lock(&p->lock);
-  }
-  pthread_mutex_unlock(&p->lock);
-  return resumed;
-}
-
-static int has_ready(rc_pool *p, pthread_t self)
-{
-  for (rc__waiter *w = p->budget.head; w; w = w->next)
-    if (w->ready && w->easy && pthread_equal(w->thread, self))
-      return 1;
-  return 0;
-}
-
-CURLMcode rc_multi_poll(rc_pool *p, CURLM *multi, struct curl_waitfd extra_fds[],
-                        unsigned int extra_nfds, int timeout_ms, int *numfds)
-{
-  rc_pool_resume(p);
-  rc__poller me = {NULL, pthread_self(), multi};
-  pthread_mutex_lock(&p->lock);
-  me.next = p->budget.pollers;
-  p->budget.pollers = &me;
-  if (has_ready(p, me.thread))
-    timeout_ms = 0;  /* released since the resume above: do not sleep */
-  pthread_mutex_unlock(&p->lock);
-
-  CURLMcode mc = curl_multi_poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
-
-  pthread_mutex_lock(&p->lock);
-  rc__poller **pp = &p->budget.pollers;
-  while (*pp != &me)
-    pp = &(*pp)->next;
-  *pp = me.next;
-  pthread_mutex_unlock(&p->lock);
-  rc_pool_resume(p);
-  return mc;
-}
-
 void rc__pool_put(rc_pool *p, rc__blk *b)
 {
   if (!b)
     return;
+  size_t cap = b->cap;
   pthread_mutex_lock(&p->lock);
   p->st.releases++;
-  add_in_use(p, 0, b->cap);
   push_idle(p, b);
   pthread_mutex_unlock(&p->lock);
+  rc__budget_release(&p->budget, cap);  /* after: a woken waiter finds it idle */
 }

@@ -1,4 +1,4 @@
-/* The pool: thread-safe reuse of buffer blocks, with accounting. Internal. */
+/* The pool: thread-safe reuse of buffer blocks; its memory budget. Internal. */
 #ifndef RC_POOL_H
 #define RC_POOL_H
 
@@ -27,21 +27,16 @@ const rc_allocator *rc__pool_allocator(const rc_pool *pool);
  * (ceiling >= need). large_hint > 0 announces the final size, so that an idle
  * large block can be taken at once instead of growing a small one.
  * w (NULL: exempt) is the response's place in the memory budget.
- * RC_OK; RC_E_NOMEM; RC__WAIT when the budget refuses and w can pause;
- * RC_E_TIMEOUT when it refuses and w cannot pause, or waited in vain.
- * On error *b is unchanged. */
+ * RC_OK; RC_E_NOMEM; or the budget's refusal (RC__WAIT, RC__SPILL,
+ * RC_E_TIMEOUT: see rc__budget_reserve). On error *b is unchanged. */
 rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
                       size_t ceiling, size_t large_hint, rc__waiter *w);
 
-/* Admission without allocating: may w go on to take about bytes more?
- * RC_OK, RC__WAIT or RC_E_TIMEOUT as for rc__pool_grow. */
-rc_code rc__pool_gate(rc_pool *pool, rc__waiter *w, size_t bytes);
+/* The pool's memory budget (never NULL). */
+rc__budget *rc__pool_budget(rc_pool *pool);
 
-/* The budget now (0: off); read without the lock, for a quick test. */
-size_t rc__pool_budget(const rc_pool *pool);
-
-/* w's response gives up its place in the budget (reset or freed). */
-void rc__pool_leave(rc_pool *pool, rc__waiter *w);
+/* Where spill files go: the pool's spill_dir, else $TMPDIR, else /tmp. */
+const char *rc__pool_spill_dir(const rc_pool *pool);
 
 /* Gives b back: kept idle or freed, by the pool's bounds. NULL is a no-op. */
 void rc__pool_put(rc_pool *pool, rc__blk *b);

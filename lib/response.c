@@ -1,5 +1,5 @@
 /* The response: lifecycle, limits, and every reading accessor. */
-#include "response.h"
+#include "body.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@ void rc_limits_init(rc_limits *lim)
   lim->on_cap = RC_CAP_STOP;
   lim->max_codings = RC_DEFAULT_MAX_CODINGS;
   lim->max_raw = 0;
+  lim->max_memory = 0;
 }
 
 static size_t clamp(size_t v) { return v < SIZE_CLAMP ? v : SIZE_CLAMP; }
@@ -27,6 +28,7 @@ static rc_code check_limits(const rc_limits *in, rc_limits *out)
   out->max_body = clamp(in->max_body);
   out->max_header_bytes = clamp(in->max_header_bytes);
   out->max_raw = clamp(in->max_raw);
+  out->max_memory = clamp(in->max_memory);
   if (out->max_codings > RC__MAX_CODINGS)
     out->max_codings = RC__MAX_CODINGS;
   if (out->max_hops > SIZE_CLAMP / sizeof(rc__hop))
@@ -59,6 +61,12 @@ rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out)
     a->free(resp, a->ud);
     return RC_E_NOMEM;
   }
+  if (pthread_mutex_init(&resp->map_lock, NULL) != 0) {
+    pthread_mutex_destroy(&resp->full_lock);
+    a->free(resp, a->ud);
+    return RC_E_NOMEM;
+  }
+  resp->spill.fd = -1;
   resp->pool = pool;
   resp->lim = checked;
   resp->declared = RC__UNKNOWN;
@@ -69,7 +77,7 @@ rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out)
 
 void rc__response_drop_body(rc_response *resp)
 {
-  resp->body.len = 0;
+  rc__body_drop(resp);
   resp->raw.len = 0;
   resp->truncated = resp->raw_truncated = 0;
   resp->body_started = resp->decoding = 0;
@@ -79,12 +87,12 @@ void rc__response_drop_body(rc_response *resp)
 
 void rc__response_clear(rc_response *resp)
 {
-  rc__buf_release(&resp->body, resp->pool);
+  rc__body_release(resp);
   rc__buf_release(&resp->raw, resp->pool);
   rc__buf_release(&resp->full, resp->pool);
   rc__hops_reset(&resp->hops, resp->pool);
   /* Last: a holder passes its place on only once its memory is back. */
-  rc__pool_leave(resp->pool, &resp->waiter);
+  rc__budget_leave(rc__pool_budget(resp->pool), &resp->waiter);
   resp->skip = 0;
   rc__response_drop_body(resp);
   resp->error = RC_OK;
@@ -106,13 +114,14 @@ void rc_response_free(rc_response *resp)
   rc__hops_free(&resp->hops, pool);
   rc__decoder_free(resp->dec);
   pthread_mutex_destroy(&resp->full_lock);
+  pthread_mutex_destroy(&resp->map_lock);
   a->free(resp, a->ud);
   rc__pool_unref(pool);
 }
 
 static int holds_data(const rc_response *resp)
 {
-  return resp->hops.n || resp->body.len || resp->error != RC_OK;
+  return resp->hops.n || rc__body_len(resp) || resp->error != RC_OK;
 }
 
 rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim)
@@ -165,7 +174,8 @@ static rc_view view_of(const rc__buf *b)
   return v;
 }
 
-rc_view rc_body(const rc_response *resp) { return view_of(&resp->body); }
+rc_view rc_body(const rc_response *resp) { return rc__body_view(resp); }
+int rc_body_spilled(const rc_response *resp) { return resp->spill.fd >= 0; }
 rc_view rc_raw_body(const rc_response *resp) { return view_of(&resp->raw); }
 
 size_t rc_hop_count(const rc_response *resp) { return resp->hops.n; }
@@ -226,11 +236,15 @@ rc_code rc_full_response(rc_response *resp, rc_view *out)
   rc_code rc = RC_OK;
   pthread_mutex_lock(&resp->full_lock);
   if (!resp->full.blk) {
-    size_t total = h->len + resp->body.len;
-    rc = rc__buf_reserve(&resp->full, resp->pool, total, total, total, NULL);
+    rc_view body = rc__body_view(resp);
+    size_t total = h->len + body.len;
+    if (body.len != rc__body_len(resp))
+      rc = RC_E_NOMEM;  /* the spill file could not be mapped */
+    else
+      rc = rc__buf_reserve(&resp->full, resp->pool, total, total, total, NULL);
     if (rc == RC_OK) {
       memcpy(resp->full.blk->data, rc__buf_data(&resp->hops.raw) + h->off, h->len);
-      memcpy(resp->full.blk->data + h->len, rc__buf_data(&resp->body), resp->body.len);
+      memcpy(resp->full.blk->data + h->len, body.ptr, body.len);
       resp->full.blk->data[total] = '\0';
       resp->full.len = total;
     }

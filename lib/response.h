@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "decode.h"
 #include "hops.h"
+#include "spill.h"
 
 #define RC__MAX_CODINGS 16  /* largest max_codings honoured */
 
@@ -16,7 +17,12 @@ struct rc_response {
   int decode;             /* decode Content-Encoding (rc_attach turns it on) */
 
   rc__hops hops;
-  rc__buf body;           /* the last hop's body, decoded when decoding */
+  rc__buf body;           /* the last hop's body, decoded when decoding,
+                             while it is in memory (body.c) */
+  rc__spill spill;        /* all of it once spilled (spill.fd >= 0) */
+  char *stage;            /* decoded bytes on their way to the spill file */
+  size_t stage_len;
+  pthread_mutex_t map_lock; /* serialises mapping the spill file */
   rc__buf raw;            /* the body as received, when lim.max_raw > 0 */
 
   /* Per transfer. */

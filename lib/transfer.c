@@ -1,7 +1,7 @@
 /* The curl side: header and write callbacks, attach and detach. The write
  * path applies the body cap (to decoded bytes when decoding) and the cap
  * policy; the header path feeds the hops. */
-#include "response.h"
+#include "body.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -75,6 +75,10 @@ static rc_code start_body(rc_response *resp)
 {
   resp->body_started = 1;
   resp->declared = content_length(resp);
+  rc_hop_info hop;
+  /* A stream of HTTP/2 or later shares its connection: pausing it does
+   * not hold the peer back. */
+  resp->waiter.multiplexed = rc_hop(resp, -1, &hop) == RC_OK && hop.version >= 20;
   if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
       resp->declared > resp->lim.max_body)
     return RC_E_TOO_LARGE;
@@ -105,31 +109,13 @@ static rc_code start_body(rc_response *resp)
   return RC_OK;
 }
 
-/* The sink that decoded bytes go to: the body, up to its cap. Its growth is
- * exempt from the budget: the budget gates each input slice instead. */
+/* The sink that decoded bytes go to: the body, up to its cap. */
 static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
 {
-  rc_response *resp = ctx;
-  size_t room = resp->lim.max_body - resp->body.len;
-  *avail = 0;
-  if (room == 0)
-    return RC_OK;
-  rc_code rc = rc__buf_reserve(&resp->body, resp->pool, 1, resp->lim.max_body,
-                               RC__UNKNOWN, NULL);
-  if (rc != RC_OK)
-    return rc;
-  size_t space = resp->body.blk->cap - resp->body.len - 1;  /* keep the NUL */
-  *out = resp->body.blk->data + resp->body.len;
-  *avail = space < room ? space : room;
-  return RC_OK;
+  return rc__body_tail(ctx, out, avail);
 }
 
-static void sink_commit(void *ctx, size_t n)
-{
-  rc_response *resp = ctx;
-  resp->body.len += n;
-  resp->body.blk->data[resp->body.len] = '\0';
-}
+static void sink_commit(void *ctx, size_t n) { rc__body_commit(ctx, n); }
 
 /* At the cap: under DRAIN the rest is read and dropped, else stop. */
 static size_t at_cap(rc_response *resp, size_t n)
@@ -156,7 +142,9 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
     resp->raw_truncated |= take < n;
   }
   rc__sink sink = {sink_reserve, sink_commit, resp};
-  return rc__decoder_write(resp->dec, ptr, n, &sink);
+  rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
+  rc_code flushed = rc__body_flush(resp);  /* staged for a spill file */
+  return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;
 }
 
 /* A pause for the budget may come in the middle of a chunk; curl delivers
@@ -166,15 +154,18 @@ static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
 {
   size_t done = resp->skip < n ? resp->skip : n;
   resp->skip = 0;
-  int gated = rc__pool_budget(resp->pool) != 0;
+  rc__budget *budget = rc__pool_budget(resp->pool);
+  int gated = rc__budget_limit(budget) != 0;
   size_t slice = gated ? SLICE : n;
   while (done < n) {
-    if (gated) {
-      rc_code rc = rc__pool_gate(resp->pool, &resp->waiter, SLICE);
+    if (gated && !rc_body_spilled(resp)) {
+      rc_code rc = rc__budget_gate(budget, &resp->waiter, SLICE);
       if (rc == RC__WAIT) {
         resp->skip = done;
         return CURL_WRITEFUNC_PAUSE;
       }
+      if (rc == RC__SPILL)
+        rc = rc__body_spill(resp);
       if (rc != RC_OK)
         return fail(resp, rc);
     }
@@ -208,10 +199,9 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
   if (resp->decoding)
     return write_decoded(resp, ptr, n);
 
-  size_t room = resp->lim.max_body - resp->body.len;
+  size_t room = resp->lim.max_body - rc__body_len(resp);
   size_t take = n < room ? n : room;
-  rc_code rc = rc__buf_append(&resp->body, resp->pool, ptr, take, resp->lim.max_body,
-                              resp->declared, &resp->waiter);
+  rc_code rc = rc__body_append(resp, ptr, take);
   if (rc == RC__WAIT)
     return CURL_WRITEFUNC_PAUSE;  /* nothing taken: curl delivers it again */
   if (rc != RC_OK)
@@ -234,7 +224,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
 {
   if (!resp || !easy)
     return RC_E_INVAL;
-  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, "gzip, deflate", 0L))
+  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, rc__decoder_accept(), 0L))
     return RC_E_INVAL;
   resp->decode = 1;
   resp->waiter.easy = easy;

@@ -38,63 +38,85 @@ int pattern_probes_ok(rc_view b, size_t n)
   return b.ptr[n] == '\0';
 }
 
-size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
-                   int exact)
+static void check_done(const burst *b, CURLMsg *m, int done)
 {
-  char url[256];
-  ts_url(srv, path, url, sizeof url);
+  rc_response *r;
+  curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+  CURLcode cc = m->data.result;
+  ck_assert_msg(rc_result(r, cc) == RC_OK, "transfer %d: %s", done,
+                rc_result_text(rc_result(r, cc), cc));
+  if (b->exact)
+    assert_pattern(rc_body(r), b->size);
+  else
+    ck_assert(pattern_probes_ok(rc_body(r), b->size));
+}
+
+size_t multi_run(const burst *b)
+{
   CURLM *multi = curl_multi_init();
+  int conc = b->conc;
   CURL **easy = calloc((size_t)conc, sizeof *easy);
   rc_response **resp = calloc((size_t)conc, sizeof *resp);
   int started = 0, done = 0, running = 0;
   size_t max_waiting = 0;
-  for (int i = 0; i < conc && started < total; i++, started++) {
-    ck_assert_int_eq(rc_response_new(pool, NULL, &resp[i]), RC_OK);
+  ck_assert(!b->keep || b->conc == b->total);
+  for (int i = 0; i < conc && started < b->total; i++, started++) {
+    ck_assert_int_eq(rc_response_new(b->pool, NULL, &resp[i]), RC_OK);
     easy[i] = curl_easy_init();
     rc_attach(resp[i], easy[i]);
-    curl_easy_setopt(easy[i], CURLOPT_URL, url);
+    curl_easy_setopt(easy[i], CURLOPT_URL, b->url);
     curl_easy_setopt(easy[i], CURLOPT_PRIVATE, resp[i]);
+    if (b->setup)
+      b->setup(easy[i], b->ud);
     curl_multi_add_handle(multi, easy[i]);
   }
   do {
     curl_multi_perform(multi, &running);
     CURLMsg *m;
     int left;
-    while ((m = curl_multi_info_read(multi, &left))) {
+    while (!b->keep && (m = curl_multi_info_read(multi, &left))) {
+      check_done(b, m, done++);
       CURL *e = m->easy_handle;
-      CURLcode cc = m->data.result;
       rc_response *r;
       curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
-      ck_assert_msg(rc_result(r, cc) == RC_OK, "transfer %d: %s", done,
-                    rc_result_text(rc_result(r, cc), cc));
-      if (exact)
-        assert_pattern(rc_body(r), size);
-      else
-        ck_assert(pattern_probes_ok(rc_body(r), size));
-      done++;
       curl_multi_remove_handle(multi, e);
       rc_response_reset(r);
-      if (started < total) {
+      if (started < b->total) {
         started++;
         curl_multi_add_handle(multi, e);
         running = 1;
       }
     }
     rc_pool_stats st;
-    rc_pool_stats_get(pool, &st);
+    rc_pool_stats_get(b->pool, &st);
     if (st.waiting > max_waiting)
       max_waiting = st.waiting;
     if (running)
-      rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
-  } while (running || done < started);
-  ck_assert_int_eq(done, total);
+      rc_multi_poll(b->pool, multi, NULL, 0, 1000, NULL);
+  } while (running || (!b->keep && done < started));
+  CURLMsg *m;
+  int left;
+  while (b->keep && (m = curl_multi_info_read(multi, &left)))
+    check_done(b, m, done++);  /* read after the loop, all still kept */
+  ck_assert_int_eq(done, b->total);
   for (int i = 0; i < conc; i++) {
-    if (easy[i])
+    if (easy[i]) {
+      curl_multi_remove_handle(multi, easy[i]);
       curl_easy_cleanup(easy[i]);
+    }
     rc_response_free(resp[i]);
   }
   curl_multi_cleanup(multi);
   free(easy);
   free(resp);
   return max_waiting;
+}
+
+size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
+                   int exact)
+{
+  char url[256];
+  ts_url(srv, path, url, sizeof url);
+  burst b = {pool, url, NULL, NULL, total, conc, size, exact, 0};
+  return multi_run(&b);
 }

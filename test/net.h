@@ -17,11 +17,28 @@ void assert_pattern(rc_view v, size_t n);
 /* v has length n, the pattern at four offsets, then a NUL: a quick check. */
 int pattern_probes_ok(rc_view v, size_t n);
 
-/* total transfers of path (whose body is the first size bytes of the
- * pattern), conc at a time, on one curl multi handle driven with
- * rc_multi_poll, responses on pool reset and reused; each body is checked
- * whole (exact) or at a few offsets. Returns the most responses seen
- * waiting for the budget at once. */
+/* A burst of transfers of one URL whose body is the first size bytes of the
+ * pattern. */
+typedef struct burst {
+  rc_pool *pool;
+  const char *url;
+  void (*setup)(CURL *easy, void *ud);  /* extra options; may be NULL */
+  void *ud;
+  int total, conc;                      /* transfers, and how many at once */
+  size_t size;
+  int exact;                            /* check whole bodies, not probes */
+  int keep;                             /* keep every response; read after */
+} burst;
+
+/* Runs b on one curl multi handle driven with rc_multi_poll. Each body is
+ * checked whole (exact) or at a few offsets, as its transfer ends; then the
+ * response is reset and reused. With keep, conc must equal total: every
+ * transfer starts at once, nothing is read or reset until the loop has
+ * ended, and then all are checked. Returns the most responses seen waiting
+ * for the budget at once. */
+size_t multi_run(const burst *b);
+
+/* multi_run of path on the loopback HTTP/1.1 server. */
 size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
                    int exact);
 

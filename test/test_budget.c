@@ -121,13 +121,16 @@ START_TEST(threads_block_within_budget)
 }
 END_TEST
 
-/* A response that keeps its memory holds the budget; another waits its
- * timeout out, keeps what it read, and says so. */
-START_TEST(wait_times_out)
+/* A response that keeps its memory holds the budget; another blocks its
+ * wait out. Under RC_OVERFLOW_WAIT it then fails, keeping what it read and
+ * saying so; under RC_OVERFLOW_AUTO its body goes on to a spill file and
+ * arrives whole. */
+static void keeper_and_blocked_waiter(rc_overflow mode)
 {
   rc_pool_config cfg;
   rc_pool_config_init(&cfg);
   cfg.budget = 4 * MiB;
+  cfg.overflow = mode;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   char url[128];
@@ -143,6 +146,7 @@ START_TEST(wait_times_out)
   curl_easy_setopt(e, CURLOPT_URL, url);
   ck_assert_int_eq(rc_result(keeper, curl_easy_perform(e)), RC_OK);  /* as holder */
   ck_assert_uint_eq(rc_body(keeper).len, 8 * MiB);
+  ck_assert(!rc_body_spilled(keeper));
   ck_assert_uint_gt(pool_stats(p).pauses, 0);
   /* Room for about 1 MiB more, while the keeper keeps the holder's place. */
   ck_assert_int_eq(rc_pool_set_budget(p, 9 * MiB + 64 * KiB), RC_OK);
@@ -154,22 +158,39 @@ START_TEST(wait_times_out)
   rc_attach(waiter, e);
   curl_easy_setopt(e, CURLOPT_URL, chunked);
   CURLcode cc = curl_easy_perform(e);
-  ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
-  ck_assert_int_eq(rc_result(waiter, cc), RC_E_TIMEOUT);
   rc_view b = rc_body(waiter);
-  ck_assert_uint_gt(b.len, 512 * KiB);
-  ck_assert_uint_lt(b.len, 8 * MiB);
-  ck_assert(memcmp(b.ptr, pattern, b.len) == 0);
+  if (mode == RC_OVERFLOW_WAIT) {
+    ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
+    ck_assert_int_eq(rc_result(waiter, cc), RC_E_TIMEOUT);
+    ck_assert(!rc_body_spilled(waiter));
+    ck_assert_uint_gt(b.len, 512 * KiB);
+    ck_assert_uint_lt(b.len, 8 * MiB);
+    ck_assert(memcmp(b.ptr, pattern, b.len) == 0);
+    ck_assert_uint_eq(pool_stats(p).spills, 0);
+  } else {
+    ck_assert_int_eq(rc_result(waiter, cc), RC_OK);
+    ck_assert(rc_body_spilled(waiter));
+    assert_pattern(b, 8 * MiB);
+    ck_assert_uint_eq(pool_stats(p).spills, 1);
+    /* Its memory went back when it spilled: only the keeper's counts. */
+    ck_assert_uint_le(pool_stats(p).bytes_in_use, 8 * MiB + 64 * KiB);
+  }
 
   rc_response_reset(keeper);  /* releases the budget */
   rc_response_reset(waiter);
   ck_assert_int_eq(rc_result(waiter, curl_easy_perform(e)), RC_OK);
   ck_assert_uint_eq(rc_body(waiter).len, 8 * MiB);
+  ck_assert(!rc_body_spilled(waiter));
   curl_easy_cleanup(e);
   rc_response_free(keeper);
   rc_response_free(waiter);
   rc_pool_free(p);
 }
+
+START_TEST(wait_mode_times_out) { keeper_and_blocked_waiter(RC_OVERFLOW_WAIT); }
+END_TEST
+
+START_TEST(expired_wait_spills) { keeper_and_blocked_waiter(RC_OVERFLOW_AUTO); }
 END_TEST
 
 /* Raising the budget at run time lets waiting transfers go on at once. */
@@ -202,7 +223,8 @@ int main(void)
   tcase_add_test(tc, multi_under_budget);
   tcase_add_test(tc, everyone_waits);
   tcase_add_test(tc, threads_block_within_budget);
-  tcase_add_test(tc, wait_times_out);
+  tcase_add_test(tc, wait_mode_times_out);
+  tcase_add_test(tc, expired_wait_spills);
   tcase_add_test(tc, setter_wakes_waiters);
   suite_add_tcase(s, tc);
   return run_suite(s);

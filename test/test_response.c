@@ -553,14 +553,16 @@ START_TEST(codings_not_decoded)
 }
 END_TEST
 
-/* Under a budget every decoded chunk is admitted first, small ones too:
- * a 1-byte chunk that does not fit waits (a waiter that cannot pause
- * fails at once with RC_E_TIMEOUT, keeping what it had). */
-START_TEST(small_decoded_chunks_are_gated)
+/* Under a budget every decoded chunk is admitted first, small ones too: a
+ * 1-byte chunk that does not fit is refused. A response that can neither
+ * pause nor block then spills (RC_OVERFLOW_AUTO), or fails at once with
+ * RC_E_TIMEOUT keeping what it had (RC_OVERFLOW_WAIT). */
+static void small_chunk_refused(rc_overflow mode)
 {
   rc_pool_config cfg;
   rc_pool_config_init(&cfg);
   cfg.budget = 1;  /* nothing fits */
+  cfg.overflow = mode;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   rc_response *holder = new_response(p, 0, RC_CAP_STOP);
@@ -570,14 +572,27 @@ START_TEST(small_decoded_chunks_are_gated)
   /* holder takes the holder's place: refused, then let past the limit. */
   ck_assert_int_eq(rc_response_set_budget_wait(holder, 1000), RC_OK);
   ck_assert_uint_eq(feed(holder, plain, "x", 1, 0), 0);
+  ck_assert_uint_eq(pool_stats(p).pauses, 1);
   const char *const gz[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
-  ck_assert_uint_eq(feed(r, gz, "\x1f", 1, 0), CURL_WRITEFUNC_ERROR);
-  ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_TIMEOUT);
-  ck_assert_uint_ge(pool_stats(p).pauses, 2);
+  if (mode == RC_OVERFLOW_WAIT) {
+    ck_assert_uint_eq(feed(r, gz, "\x1f", 1, 0), CURL_WRITEFUNC_ERROR);
+    ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_TIMEOUT);
+    ck_assert(!rc_body_spilled(r));
+  } else {
+    ck_assert_uint_eq(feed(r, gz, "\x1f", 1, 0), 0);
+    ck_assert(rc_body_spilled(r));
+    ck_assert_uint_eq(pool_stats(p).spills, 1);
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_DECODE);  /* the gzip ended early */
+  }
   rc_response_free(r);
   rc_response_free(holder);
   rc_pool_free(p);
 }
+
+START_TEST(small_decoded_chunks_are_gated) { small_chunk_refused(RC_OVERFLOW_WAIT); }
+END_TEST
+
+START_TEST(refused_without_a_way_to_wait_spills) { small_chunk_refused(RC_OVERFLOW_AUTO); }
 END_TEST
 
 /* Folded values: blank continuation lines add nothing, and a value that
@@ -647,6 +662,7 @@ int main(void)
   tcase_add_test(tc, folded_values);
   tcase_add_test(tc, empty_after_earlier_body);
   tcase_add_test(tc, small_decoded_chunks_are_gated);
+  tcase_add_test(tc, refused_without_a_way_to_wait_spills);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

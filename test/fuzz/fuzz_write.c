@@ -6,14 +6,16 @@
  *   flags    bit 0 decoding, bit 1 failing allocator, bits 2-3 a hop before
  *            the final one (none, 100 Continue, redirect with a body,
  *            redirect with a gzip body cut short), bit 4 contention for the
- *            budget, bit 5 the response attached to a curl handle
+ *            budget, bit 5 the response attached to a curl handle, bits
+ *            6-7 the pool's overflow mode (auto, wait, spill, auto)
  *   kind     how the body is sent (enum kind below)
  *   zopts    zlib level (low nibble % 10), strategy (high nibble % 5)
  *   limits   bits 0-1 policy, bits 2-3 cap mode, bits 4-6 Content-Length mode
  *   cap      by cap mode: 1 byte; 2 bytes; 3 bytes (% 1 MiB + 1); 1 byte
  *            delta (-2..2) around the length the cap applies to
  *   rawopts  bits 0-1 max_raw mode (0, 1 byte, 2 bytes, unlimited),
- *            bits 2-3 max_codings (5, 0, 1, 2)
+ *            bits 2-3 max_codings (5, 0, 1, 2), bits 4-5 max_memory
+ *            (0: off, 1, 100, 4096): past it the body goes to a spill file
  *   [max_raw value]
  *   chunk    2 bytes: the pool's chunk size - 1
  *   pool     bits 0-1 large threshold, 2-3 max large, 4-5 max idle small,
@@ -39,9 +41,12 @@
  * curl handle it is paused (CURL_WRITEFUNC_PAUSE): the harness then resets
  * the hog, as another transfer finishing would, and delivers the same piece
  * again, as curl does on resuming; the outcome must be exactly the one
- * without a budget. Not attached, a refusal is RC_E_TIMEOUT, and what was
- * kept is a prefix. While the hog holds the place and the budget is used
- * up, a write that is not paused must not make the pool hold more. */
+ * without a budget. Not attached, a refused response spills (auto and
+ * spill modes: the outcome is again exactly the one without a budget), or
+ * fails with RC_E_TIMEOUT keeping a prefix (wait mode). In spill mode an
+ * attached response spills too, never pauses. While the hog holds the
+ * place and the budget is used up, a write that is not paused must not make
+ * the pool hold more. Wherever the body went, it reads back the same. */
 #include <string.h>
 
 #include <curl/curl.h>
@@ -184,6 +189,7 @@ typedef struct setup {
   int hog_holds;           /* the hog holds its memory, and the holder place */
   size_t limit;            /* the budget while the response runs */
   CURL *easy;              /* the response is attached to it; NULL: not */
+  rc_overflow overflow;    /* the pool's mode */
   int timed_out;           /* a write was refused with RC_E_TIMEOUT */
 } setup;
 
@@ -211,7 +217,7 @@ static void fill_hog(setup *s)
   }
   /* It went past the budget, so it was refused once: with no holder then,
    * it took the place. */
-  s->hog_holds = rc_result(s->hog, CURLE_OK) == RC_OK;
+  s->hog_holds = rc_result(s->hog, CURLE_OK) == RC_OK && !rc_body_spilled(s->hog);
 }
 
 static size_t in_use(rc_pool *pool)
@@ -232,10 +238,10 @@ static int body_write(rc_response *r, setup *s, const void *p, size_t n)
   if (watch && ret != CURL_WRITEFUNC_PAUSE && before >= s->limit)
     FZ_CHECK(in_use(s->pool) <= before);
   if (ret == CURL_WRITEFUNC_PAUSE) {
-    /* Paused for the budget: only when attached, and only while the hog
-     * holds its memory. Another transfer finishing frees it; curl then
-     * delivers the same bytes again. */
-    FZ_CHECK(s->easy != NULL && s->hog != NULL);
+    /* Paused for the budget: only when attached, never in spill mode, and
+     * only while the hog holds its memory. Another transfer finishing frees
+     * it; curl then delivers the same bytes again. */
+    FZ_CHECK(s->easy != NULL && s->hog != NULL && s->overflow != RC_OVERFLOW_SPILL);
     rc_response_reset(s->hog);
     s->hog_holds = 0;
     rc_pool_resume(s->pool);  /* curl_easy_pause on an idle handle: refused */
@@ -244,7 +250,7 @@ static int body_write(rc_response *r, setup *s, const void *p, size_t n)
   }
   FZ_CHECK(ret == n || ret == CURL_WRITEFUNC_ERROR);
   if (ret != n && rc_result(r, CURLE_OK) == RC_E_TIMEOUT) {
-    FZ_CHECK(s->hog != NULL && s->easy == NULL);
+    FZ_CHECK(s->hog != NULL && s->easy == NULL && s->overflow == RC_OVERFLOW_WAIT);
     s->timed_out = 1;
   }
   return ret == n;
@@ -434,6 +440,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   static const size_t idle_small_v[4] = {RC_DEFAULT_MAX_IDLE_SMALL, 0, 4096, 65536};
   static const size_t budget_v[4] = {0, 1, 4096, 65536};
   static const size_t codings_v[4] = {5, 0, 1, 2};
+  static const size_t max_memory_v[4] = {0, 1, 100, 4096};
+  static const rc_overflow overflow_v[4] = {RC_OVERFLOW_AUTO, RC_OVERFLOW_WAIT,
+                                            RC_OVERFLOW_SPILL, RC_OVERFLOW_AUTO};
 
   fz_in in = {data, size};
   setup s;
@@ -443,6 +452,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   int failing = (flags >> 1) & 1;
   int contention = (flags >> 4) & 1;
   int attach = (flags >> 5) & 1;
+  s.overflow = overflow_v[(flags >> 6) & 3];
   s.prelude = (flags >> 2) & 3;
   s.kind = (enum kind)(fz_u8(&in) % N_KINDS);
   unsigned zopts = fz_u8(&in);
@@ -465,6 +475,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   default: s.lim.max_raw = 0; break;
   }
   s.lim.max_codings = codings_v[(ropts >> 2) & 3];
+  s.lim.max_memory = max_memory_v[(ropts >> 4) & 3];
   s.max_codings = s.lim.max_codings;
   size_t chunk = (size_t)fz_u16(&in) + 1;
   unsigned popts = fz_u8(&in);
@@ -527,6 +538,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   cfg.max_large = max_large_v[(popts >> 2) & 3];
   cfg.max_idle_small = idle_small_v[(popts >> 4) & 3];
   cfg.budget = budget_v[(popts >> 6) & 3];
+  cfg.overflow = s.overflow;
   if (contention && cfg.budget == 0)
     cfg.budget = 4096;
   s.hog_bytes = cfg.budget + 1;
@@ -546,6 +558,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   s.pool = pool;
   if (contention && rc_response_new(pool, NULL, &s.hog) != RC_OK)
     FZ_CHECK(fail_at == 3);
+  /* The hog blocks rather than spills when refused: so it takes the
+   * holder's place (no one else waits then, so it never blocks). */
+  if (s.hog && s.overflow != RC_OVERFLOW_SPILL)
+    FZ_CHECK(rc_response_set_budget_wait(s.hog, 60000) == RC_OK);
   if (attach) {
     /* Never performed: it only gives the response a handle to pause. */
     static CURL *easy;

@@ -1,0 +1,156 @@
+/* The body: memory first, then the spill file. */
+#include "body.h"
+
+#include <string.h>
+
+#define STAGE (16u * 1024u)  /* decoded bytes gathered per spill write */
+
+static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
+
+size_t rc__body_len(const rc_response *r)
+{
+  return spilled(r) ? r->spill.len + r->stage_len : r->body.len;
+}
+
+/* The most the body may hold in memory. */
+static size_t memory_limit(const rc_response *r)
+{
+  size_t m = r->lim.max_memory;
+  return m && m < r->lim.max_body ? m : r->lim.max_body;
+}
+
+rc_code rc__body_spill(rc_response *r)
+{
+  if (spilled(r))
+    return RC_OK;
+  if (rc__spill_open(&r->spill, rc__pool_spill_dir(r->pool)) != RC_OK)
+    return RC_E_SPILL;
+  if (rc__spill_write(&r->spill, rc__buf_data(&r->body), r->body.len) != RC_OK) {
+    rc__spill_close(&r->spill);
+    return RC_E_SPILL;
+  }
+  rc__buf_release(&r->body, r->pool);
+  rc__budget_spilled(rc__pool_budget(r->pool));
+  return RC_OK;
+}
+
+/* Does the body belong in the file before n more bytes? */
+static int past_memory(const rc_response *r, size_t n)
+{
+  size_t m = r->lim.max_memory;
+  if (!m)
+    return 0;
+  int declared_over = r->declared != RC__UNKNOWN && r->declared <= r->lim.max_body &&
+                      r->declared > m;
+  return declared_over || r->body.len + n > m;
+}
+
+rc_code rc__body_append(rc_response *r, const char *p, size_t n)
+{
+  if (n == 0)
+    return RC_OK;
+  if (!spilled(r)) {
+    rc_code rc = RC__SPILL;
+    if (!past_memory(r, n))
+      rc = rc__buf_append(&r->body, r->pool, p, n, memory_limit(r), r->declared, &r->waiter);
+    if (rc != RC__SPILL)
+      return rc;
+    if ((rc = rc__body_spill(r)) != RC_OK)
+      return rc;
+  }
+  return rc__spill_write(&r->spill, p, n);
+}
+
+rc_code rc__body_flush(rc_response *r)
+{
+  if (!r->stage_len)
+    return RC_OK;
+  rc_code rc = rc__spill_write(&r->spill, r->stage, r->stage_len);
+  r->stage_len = 0;
+  return rc;
+}
+
+static rc_code file_tail(rc_response *r, unsigned char **out, size_t *avail)
+{
+  rc_code rc = rc__body_flush(r);
+  if (rc != RC_OK)
+    return rc;
+  if (!r->stage) {
+    const rc_allocator *a = rc__pool_allocator(r->pool);
+    if (!(r->stage = a->malloc(STAGE, a->ud)))
+      return RC_E_NOMEM;
+  }
+  *out = (unsigned char *)r->stage;
+  *avail = STAGE;
+  return RC_OK;
+}
+
+rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
+{
+  size_t room = r->lim.max_body - rc__body_len(r);
+  *avail = 0;
+  if (room == 0)
+    return RC_OK;
+  rc_code rc;
+  if (!spilled(r) && r->lim.max_memory && r->body.len >= memory_limit(r) &&
+      (rc = rc__body_spill(r)) != RC_OK)
+    return rc;
+  if (spilled(r)) {
+    rc = file_tail(r, out, avail);
+  } else {
+    rc = rc__buf_reserve(&r->body, r->pool, 1, memory_limit(r), RC__UNKNOWN, NULL);
+    *out = r->body.blk ? r->body.blk->data + r->body.len : NULL;
+    *avail = rc == RC_OK ? r->body.blk->cap - r->body.len - 1 : 0;  /* keep the NUL */
+  }
+  if (*avail > room)
+    *avail = room;
+  return rc;
+}
+
+void rc__body_commit(rc_response *r, size_t n)
+{
+  if (spilled(r)) {
+    r->stage_len += n;
+    return;
+  }
+  r->body.len += n;
+  r->body.blk->data[r->body.len] = '\0';
+}
+
+rc_view rc__body_view(const rc_response *r)
+{
+  if (!spilled(r)) {
+    rc_view v = {rc__buf_data(&r->body), r->body.len};
+    return v;
+  }
+  /* Mapping is a cache of what the file holds: the response is not const
+   * to begin with (it was made by rc_response_new). */
+  rc_response *w = (rc_response *)r;
+  rc_view v = {"", 0};
+  pthread_mutex_lock(&w->map_lock);
+  const char *p = rc__spill_map(&w->spill);
+  if (p) {
+    v.ptr = p;
+    v.len = w->spill.len;
+  }
+  pthread_mutex_unlock(&w->map_lock);
+  return v;
+}
+
+void rc__body_drop(rc_response *r)
+{
+  r->body.len = 0;
+  r->stage_len = 0;
+  rc__spill_close(&r->spill);
+}
+
+void rc__body_release(rc_response *r)
+{
+  rc__body_drop(r);
+  rc__buf_release(&r->body, r->pool);
+  if (r->stage) {
+    const rc_allocator *a = rc__pool_allocator(r->pool);
+    a->free(r->stage, a->ud);
+    r->stage = NULL;
+  }
+}

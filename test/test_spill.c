@@ -1,0 +1,440 @@
+/* Unit tests of spilling: bodies past max_memory (or refused by the budget)
+ * go to an unlinked temporary file and read back as one view, through the
+ * callbacks as curl drives them, in many chunkings. */
+#include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <zlib.h>
+
+#include "util.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+#define MEM (64 * KiB)  /* max_memory in these tests */
+
+static const size_t chunkings[] = {1, 7, 16384, 0};
+#define NCHUNKINGS (sizeof chunkings / sizeof chunkings[0])
+
+static const char *const plain[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
+
+static rc_response *spilling_response(rc_pool *p, size_t max_memory, size_t max_body)
+{
+  rc_limits lim;
+  rc_limits_init(&lim);
+  lim.max_memory = max_memory;
+  if (max_body)
+    lim.max_body = max_body;
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(p, &lim, &r), RC_OK);
+  return r;
+}
+
+static char *pattern(size_t n, unsigned seed)
+{
+  char *b = malloc(n ? n : 1);
+  fill_pattern(b, n, seed);
+  return b;
+}
+
+/* The body reads back whole through the view, the copy and the full
+ * response. */
+static void assert_body(rc_response *r, const char *want, size_t n)
+{
+  rc_view v = rc_body(r);
+  ck_assert_uint_eq(v.len, n);
+  ck_assert(memcmp(v.ptr, want, n) == 0);
+  ck_assert_int_eq(v.ptr[n], '\0');
+  size_t len;
+  char *dup = rc_body_dup(r, &len);
+  ck_assert_uint_eq(len, n);
+  ck_assert(memcmp(dup, want, n) == 0);
+  free(dup);
+  rc_view full;
+  rc_hop_info hop;
+  ck_assert_int_eq(rc_full_response(r, &full), RC_OK);
+  ck_assert_int_eq(rc_hop(r, -1, &hop), RC_OK);
+  ck_assert_uint_eq(full.len, hop.raw.len + n);
+  ck_assert(memcmp(full.ptr + hop.raw.len, want, n) == 0);
+  ck_assert_int_eq(full.ptr[full.len], '\0');
+}
+
+/* Around the boundary and far past it, with and without a declared size:
+ * the body spills exactly when it is longer than max_memory. */
+START_TEST(boundary_every_chunking)
+{
+  const size_t sizes[] = {MEM - 1, MEM, MEM + 1, 5 * MEM + 3};
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    size_t n = sizes[i];
+    char *body = pattern(n, (unsigned)i);
+    char cl[64];
+    snprintf(cl, sizeof cl, "Content-Length: %zu\r\n", n);
+    const char *const declared[] = {"HTTP/1.1 200 OK\r\n", cl, "\r\n", NULL};
+    for (size_t c = 0; c < NCHUNKINGS; c++) {
+      for (int d = 0; d < 2; d++) {
+        rc_response *r = spilling_response(p, MEM, 0);
+        ck_assert_uint_eq(feed(r, d ? declared : plain, body, n, chunkings[c]), 0);
+        ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+        ck_assert_int_eq(rc_body_spilled(r), n > MEM);
+        assert_body(r, body, n);
+        rc_response_free(r);
+      }
+    }
+    free(body);
+  }
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
+  ck_assert_uint_eq(pool_stats(p).spills, 2 * 2 * NCHUNKINGS);
+  rc_pool_free(p);
+}
+END_TEST
+
+/* A declared size over max_memory goes to the file from the first byte:
+ * no memory is taken for the body at all. */
+START_TEST(declared_over_memory_takes_no_memory)
+{
+  size_t n = 1 * MiB;
+  char *body = pattern(n, 3);
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 1048576\r\n", "\r\n",
+                               NULL};
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  rc_response *r = spilling_response(p, MEM, 0);
+  ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
+  size_t headers = pool_stats(p).bytes_in_use;
+  ck_assert_uint_eq(feed(r, NULL, body, n, 16384), 0);
+  ck_assert(rc_body_spilled(r));
+  ck_assert_uint_eq(pool_stats(p).peak_in_use, headers);
+  assert_body(r, body, n);
+  rc_response_free(r);
+  rc_pool_free(p);
+  free(body);
+}
+END_TEST
+
+/* The body cap falls inside the file part: truncated there, under every
+ * policy that keeps reading or stops. */
+START_TEST(cap_inside_the_file)
+{
+  size_t n = 200 * KiB, cap = 100 * KiB + 5;
+  char *body = pattern(n, 4);
+  for (size_t c = 0; c < NCHUNKINGS; c++) {
+    rc_response *r = spilling_response(NULL, MEM, cap);
+    size_t ret = feed(r, plain, body, n, chunkings[c]);
+    ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);  /* RC_CAP_STOP */
+    ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_TRUNCATED);
+    ck_assert(rc_body_spilled(r));
+    assert_body(r, body, cap);
+    rc_response_free(r);
+  }
+  free(body);
+}
+END_TEST
+
+static void *gzip_of(const char *src, size_t n, size_t *out_len)
+{
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  size_t cap = deflateBound(&z, n);
+  unsigned char *out = malloc(cap);
+  z.next_in = (unsigned char *)src;
+  z.avail_in = (uInt)n;
+  z.next_out = out;
+  z.avail_out = (uInt)cap;
+  ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+  *out_len = z.total_out;
+  deflateEnd(&z);
+  return out;
+}
+
+/* Decoded bytes past max_memory go to the file the same way. */
+START_TEST(decoded_body_spills)
+{
+  size_t n = 1 * MiB + 17, gz_len;
+  char *body = pattern(n, 5);
+  char *gz = gzip_of(body, n, &gz_len);
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n",
+                               NULL};
+  for (size_t c = 0; c < NCHUNKINGS; c++) {
+    rc_response *r = spilling_response(NULL, MEM, 0);
+    ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+    ck_assert_uint_eq(feed(r, lines, gz, gz_len, chunkings[c]), 0);
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+    ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+    ck_assert(rc_body_spilled(r));
+    assert_body(r, body, n);
+    rc_response_free(r);
+  }
+  /* And the cap still counts decoded bytes, inside the file. */
+  rc_response *r = spilling_response(NULL, MEM, 300 * KiB);
+  ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+  ck_assert_uint_eq(feed(r, lines, gz, gz_len, 0), CURL_WRITEFUNC_ERROR);
+  ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_TRUNCATED);
+  assert_body(r, body, 300 * KiB);
+  rc_response_free(r);
+  free(gz);
+  free(body);
+}
+END_TEST
+
+/* No directory to spill to: RC_E_SPILL, and what fitted in memory stays. */
+START_TEST(no_spill_directory)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.spill_dir = "/nonexistent/respchain-test";
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool_config got;
+  rc_pool_config_get(p, &got);
+  ck_assert_str_eq(got.spill_dir, "/nonexistent/respchain-test");
+  ck_assert_ptr_ne(got.spill_dir, cfg.spill_dir);  /* the pool's own copy */
+  size_t n = 3 * MEM;
+  char *body = pattern(n, 6);
+  rc_response *r = spilling_response(p, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body, n, 1000), CURL_WRITEFUNC_ERROR);
+  ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_SPILL);
+  ck_assert(!rc_body_spilled(r));
+  rc_view v = rc_body(r);
+  ck_assert_uint_le(v.len, MEM);
+  ck_assert_uint_gt(v.len, MEM - 1000);
+  ck_assert(memcmp(v.ptr, body, v.len) == 0);
+  rc_response_free(r);
+  rc_pool_free(p);
+  free(body);
+}
+END_TEST
+
+/* The disk fills up (a file size limit stands in for it: a small tmpfs
+ * needs privileges): RC_E_SPILL, and the bytes the file took read back. */
+START_TEST(no_space_left)
+{
+  struct rlimit old, small = {200 * KiB, 200 * KiB};
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  small.rlim_max = old.rlim_max;
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);  /* EFBIG instead */
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  size_t n = 1 * MiB;
+  char *body = pattern(n, 7);
+  rc_response *r = spilling_response(NULL, MEM, 0);
+  size_t ret = feed(r, plain, body, n, 16384);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);
+  ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_SPILL);
+  ck_assert(rc_body_spilled(r));
+  rc_view v = rc_body(r);
+  ck_assert_uint_le(v.len, 200 * KiB - 1);  /* one byte is kept for the NUL */
+  ck_assert_uint_ge(v.len, 200 * KiB - 16384);
+  ck_assert(memcmp(v.ptr, body, v.len) == 0);
+  ck_assert_int_eq(v.ptr[v.len], '\0');
+  rc_response_free(r);
+  free(body);
+}
+END_TEST
+
+static int open_fds(void)
+{
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+/* The file is open while the body lives in it, and nowhere else: a reset,
+ * a new hop and free each close it. Reuse after a spill starts in memory. */
+START_TEST(descriptor_lifetime)
+{
+  size_t n = 2 * MEM;
+  char *body = pattern(n, 8);
+  int before = open_fds();
+  rc_response *r = spilling_response(NULL, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
+  ck_assert_int_eq(open_fds(), before + 1);
+  rc_response_reset(r);
+  ck_assert_int_eq(open_fds(), before);
+  ck_assert_uint_eq(feed(r, plain, "small", 5, 0), 0);
+  ck_assert(!rc_body_spilled(r));
+  assert_body(r, "small", 5);
+  rc_response_reset(r);
+
+  /* A redirect's body spills; the final hop's body starts over. */
+  const char *const hop[] = {"HTTP/1.1 302 Found\r\n", "Location: /x\r\n", "\r\n", NULL};
+  ck_assert_uint_eq(feed(r, hop, body, n, 0), 0);
+  ck_assert(rc_body_spilled(r));
+  ck_assert_uint_eq(feed(r, plain, body, 10, 0), 0);
+  ck_assert(!rc_body_spilled(r));
+  ck_assert_int_eq(open_fds(), before);
+  assert_body(r, body, 10);
+  ck_assert_uint_eq(feed(r, NULL, body + 10, n - 10, 0), 0);
+  ck_assert_int_eq(open_fds(), before + 1);
+  rc_response_free(r);
+  ck_assert_int_eq(open_fds(), before);
+  free(body);
+}
+END_TEST
+
+/* Views of a spilled body are mapped again once more data arrived; one
+ * mapping serves any number of reads in between. */
+START_TEST(view_follows_writes)
+{
+  size_t n = 4 * MEM;
+  char *body = pattern(n, 9);
+  rc_response *r = spilling_response(NULL, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body, 2 * MEM, 0), 0);
+  rc_view a = rc_body(r), b = rc_body(r);
+  ck_assert_ptr_eq(a.ptr, b.ptr);
+  ck_assert_uint_eq(a.len, 2 * MEM);
+  ck_assert_uint_eq(feed(r, NULL, body + 2 * MEM, 2 * MEM, 0), 0);
+  assert_body(r, body, n);
+  rc_response_free(r);
+  free(body);
+}
+END_TEST
+
+typedef struct reader {
+  rc_response *r;
+  const char *want;
+  size_t n;
+  const char *seen;
+  int ok;
+} reader;
+
+static void *read_body(void *arg)
+{
+  reader *rd = arg;
+  rc_view v = rc_body(rd->r);
+  rd->seen = v.ptr;
+  rd->ok = v.len == rd->n && memcmp(v.ptr, rd->want, rd->n) == 0 && v.ptr[rd->n] == '\0';
+  return NULL;
+}
+
+/* Many threads read a spilled body at once: one mapping, the same bytes. */
+START_TEST(threads_read_the_mapping)
+{
+  size_t n = 8 * MEM + 1;
+  char *body = pattern(n, 10);
+  rc_response *r = spilling_response(NULL, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
+  enum { T = 16 };
+  pthread_t t[T];
+  reader rd[T];
+  for (int i = 0; i < T; i++) {
+    rd[i] = (reader){r, body, n, NULL, 0};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, read_body, &rd[i]), 0);
+  }
+  for (int i = 0; i < T; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert(rd[i].ok);
+    ck_assert_ptr_eq(rd[i].seen, rd[0].seen);
+  }
+  rc_response_free(r);
+  free(body);
+}
+END_TEST
+
+/* Every allocation of a decoded, spilled transfer fails in turn: each run
+ * ends in RC_E_NOMEM with a prefix of the body, or completes; nothing
+ * leaks. */
+START_TEST(allocation_failure)
+{
+  size_t n = 300 * KiB, gz_len;
+  char *body = pattern(n, 11);
+  char *gz = gzip_of(body, n, &gz_len);
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n",
+                               NULL};
+  int completed = 0;
+  for (long fail = 1; !completed && fail < 200; fail++) {
+    counting_alloc ca;
+    counting_alloc_init(&ca);
+    rc_pool *p = pool_with(&ca, 0);
+    ca.fail_at = fail;
+    rc_response *r;
+    rc_limits lim;
+    rc_limits_init(&lim);
+    lim.max_memory = MEM;
+    if (rc_response_new(p, &lim, &r) == RC_OK) {
+      rc_response_set_decoding(r, 1);
+      size_t ret = feed(r, lines, gz, gz_len, 4096);
+      rc_code rc = rc_result(r, ret ? CURLE_WRITE_ERROR : CURLE_OK);
+      rc_view v = rc_body(r);
+      ck_assert(memcmp(v.ptr, body, v.len) == 0);
+      if (rc == RC_OK) {
+        ck_assert_uint_eq(v.len, n);
+        completed = ca.calls < fail;
+      } else {
+        ck_assert_int_eq(rc, RC_E_NOMEM);
+      }
+      rc_response_free(r);
+    }
+    rc_pool_free(p);
+    ck_assert_int_eq(ca.live, 0);
+  }
+  ck_assert(completed);
+  free(gz);
+  free(body);
+}
+END_TEST
+
+/* Under RC_OVERFLOW_SPILL a response refused by the budget spills at once,
+ * with or without a curl handle to pause, and the pool stays within it. */
+START_TEST(budget_spill_mode)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 256 * KiB;
+  cfg.overflow = RC_OVERFLOW_SPILL;
+  size_t n = 1 * MiB;
+  char *body = pattern(n, 12);
+  CURL *easy = curl_easy_init();
+  for (int attached = 0; attached < 2; attached++) {
+    rc_pool *p;
+    ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+    rc_response *r = new_response(p, 0, RC_CAP_STOP);
+    if (attached)
+      ck_assert_int_eq(rc_attach(r, easy), RC_OK);  /* never performed */
+    ck_assert_uint_eq(feed(r, plain, body, n, 16384), 0);
+    ck_assert(rc_body_spilled(r));
+    /* Within the budget (the full response below is exempt, so look now). */
+    ck_assert_uint_le(pool_stats(p).peak_in_use, cfg.budget);
+    assert_body(r, body, n);
+    rc_response_free(r);
+    rc_pool_stats st = pool_stats(p);
+    ck_assert_uint_eq(st.pauses, 0);
+    ck_assert_uint_eq(st.spills, 1);
+    rc_pool_free(p);
+  }
+  curl_easy_cleanup(easy);
+  free(body);
+}
+END_TEST
+
+static Suite *spill_suite(void)
+{
+  Suite *s = suite_create("spill");
+  TCase *tc = tcase_create("spill");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, boundary_every_chunking);
+  tcase_add_test(tc, declared_over_memory_takes_no_memory);
+  tcase_add_test(tc, cap_inside_the_file);
+  tcase_add_test(tc, decoded_body_spills);
+  tcase_add_test(tc, no_spill_directory);
+  tcase_add_test(tc, no_space_left);
+  tcase_add_test(tc, descriptor_lifetime);
+  tcase_add_test(tc, view_follows_writes);
+  tcase_add_test(tc, threads_read_the_mapping);
+  tcase_add_test(tc, allocation_failure);
+  tcase_add_test(tc, budget_spill_mode);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(spill_suite()); }

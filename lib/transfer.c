@@ -224,7 +224,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
 {
   if (!resp || !easy)
     return RC_E_INVAL;
-  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, rc__decoder_accept(), 0L))
+  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, "gzip, deflate", 0L))
     return RC_E_INVAL;
   resp->decode = 1;
   resp->waiter.easy = easy;

@@ -1,0 +1,196 @@
+/* Integration: real libcurl transfers over HTTP/2 with TLS, through
+ * rc_attach, against an nginx the tests start on loopback (h2.h). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2.h"
+#include "net.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+#define MULTI_N 20
+
+static h2_server *h2;
+
+/* nginx is a requirement of this suite: failing to start it fails the
+ * test (h2_start has said why on stderr). */
+static void h2_up(void)
+{
+  h2 = h2_start();
+  ck_assert_msg(h2 != NULL, "the HTTP/2 test server (nginx) did not start");
+}
+
+static void h2_down(void)
+{
+  h2_stop(h2);
+  h2 = NULL;
+}
+
+/* An easy handle for path on the server, capturing into resp. */
+static CURL *h2_easy(rc_response *resp, const char *path)
+{
+  char url[256];
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(rc_attach(resp, e), RC_OK);
+  h2_easy_setup(h2, e);
+  h2_url(h2, path, url, sizeof url);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);  /* a hang fails, not waits */
+  return e;
+}
+
+/* The transfer of e into r completed, over HTTP/2, with status 200. */
+static void assert_h2_ok(rc_response *r, CURL *e, CURLcode cc)
+{
+  rc_code rc = rc_result(r, cc);
+  ck_assert_msg(rc == RC_OK, "%s", rc_result_text(rc, cc));
+  rc_hop_info h;
+  ck_assert_int_eq(rc_hop(r, -1, &h), RC_OK);
+  ck_assert_int_eq(h.version, 20);
+  ck_assert_int_eq(h.status, 200);
+  long v = 0;
+  curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &v);
+  ck_assert_int_eq(v, CURL_HTTP_VERSION_2_0);
+}
+
+START_TEST(get_1m_over_h2)
+{
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
+  CURL *e = h2_easy(r, "/p/1m");
+  assert_h2_ok(r, e, curl_easy_perform(e));
+  assert_pattern(rc_body(r), MiB);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_IDENTITY);
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
+/* Every file served, one after another on one handle: exact bodies, and
+ * the connection is reused (keepalive_requests, no GOAWAY in between). */
+START_TEST(every_size_on_one_connection)
+{
+  static const struct { const char *path; size_t n; } files[] = {
+    {"/p/0", 0}, {"/p/1k", KiB}, {"/p/100k", 100 * KiB}, {"/p/1m", MiB},
+    {"/p/8m", 8 * MiB},
+  };
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
+  CURL *e = h2_easy(r, "/");
+  long connects = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char url[256];
+    h2_url(h2, files[i].path, url, sizeof url);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    assert_h2_ok(r, e, curl_easy_perform(e));
+    assert_pattern(rc_body(r), files[i].n);
+    long c = 0;
+    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
+    connects += c;
+    rc_response_reset(r);
+  }
+  ck_assert_int_eq(connects, 1);
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
+/* Checks the transfer that m reports done; returns its new connections and
+ * stores its local port in *port. */
+static long check_done(CURLMsg *m, long *port)
+{
+  rc_response *r;
+  curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+  assert_h2_ok(r, m->easy_handle, m->data.result);
+  assert_pattern(rc_body(r), 100 * KiB);
+  long c = 0;
+  curl_easy_getinfo(m->easy_handle, CURLINFO_NUM_CONNECTS, &c);
+  curl_easy_getinfo(m->easy_handle, CURLINFO_LOCAL_PORT, port);
+  return c;
+}
+
+/* Drives multi until its MULTI_N transfers are done, checking each as it
+ * ends; returns the sum of their new connections and fills ports with
+ * their local ports. */
+static long run_multi(CURLM *multi, long ports[MULTI_N])
+{
+  int running = 1, done = 0;
+  long connects = 0;
+  while (running || done < MULTI_N) {
+    ck_assert_int_eq(curl_multi_perform(multi, &running), CURLM_OK);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(multi, &left))) {
+      ck_assert_int_lt(done, MULTI_N);
+      connects += check_done(m, &ports[done++]);
+    }
+    if (running)
+      ck_assert_int_eq(curl_multi_poll(multi, NULL, 0, 1000, NULL), CURLM_OK);
+  }
+  return connects;
+}
+
+/* MULTI_N transfers added at once to one multi handle: all exact, and
+ * multiplexed as streams of one connection: one connection made in all,
+ * every transfer on the same local port. */
+START_TEST(multiplexed_on_one_connection)
+{
+  CURLM *multi = curl_multi_init();
+  CURL *e[MULTI_N];
+  rc_response *r[MULTI_N];
+  for (int i = 0; i < MULTI_N; i++) {
+    ck_assert_int_eq(rc_response_new(NULL, NULL, &r[i]), RC_OK);
+    e[i] = h2_easy(r[i], "/p/100k");
+    curl_easy_setopt(e[i], CURLOPT_PRIVATE, r[i]);
+    ck_assert_int_eq(curl_multi_add_handle(multi, e[i]), CURLM_OK);
+  }
+  long ports[MULTI_N];
+  ck_assert_int_eq(run_multi(multi, ports), 1);
+  for (int i = 1; i < MULTI_N; i++)
+    ck_assert_int_eq(ports[i], ports[0]);
+  for (int i = 0; i < MULTI_N; i++) {
+    curl_multi_remove_handle(multi, e[i]);
+    curl_easy_cleanup(e[i]);
+    rc_response_free(r[i]);
+  }
+  curl_multi_cleanup(multi);
+}
+END_TEST
+
+/* A gzip body over HTTP/2 is decoded by the response, not by curl. */
+START_TEST(gzip_decoded_over_h2)
+{
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
+  CURL *e = h2_easy(r, "/gz/1m");
+  assert_h2_ok(r, e, curl_easy_perform(e));
+  rc_view ce;
+  ck_assert_int_eq(rc_header(r, -1, "content-encoding", 0, &ce), RC_OK);
+  ck_assert_uint_eq(ce.len, 4);
+  ck_assert_mem_eq(ce.ptr, "gzip", 4);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+  assert_pattern(rc_body(r), MiB);
+  /* What came over the wire was the compressed file, a fraction of it. */
+  curl_off_t wire = 0;
+  curl_easy_getinfo(e, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+  ck_assert(wire > 0 && (size_t)wire < MiB / 2);
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("h2");
+  TCase *tc = tcase_create("h2");
+  tcase_add_checked_fixture(tc, h2_up, h2_down);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, get_1m_over_h2);
+  tcase_add_test(tc, every_size_on_one_connection);
+  tcase_add_test(tc, multiplexed_on_one_connection);
+  tcase_add_test(tc, gzip_decoded_over_h2);
+  suite_add_tcase(s, tc);
+  return run_suite(s);
+}

@@ -1,7 +1,14 @@
 #include "net.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 ts_server *srv;
 
@@ -119,4 +126,48 @@ size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t 
   ts_url(srv, path, url, sizeof url);
   burst b = {pool, url, NULL, NULL, total, conc, size, exact, 0};
   return multi_run(&b);
+}
+
+static char *slurp(int fd, size_t *len)
+{
+  off_t n = lseek(fd, 0, SEEK_END);
+  ck_assert_int_ge(n, 0);
+  char *buf = malloc((size_t)n + 1);
+  ck_assert_int_eq(pread(fd, buf, (size_t)n, 0), n);
+  buf[n] = '\0';
+  if (len)
+    *len = (size_t)n;
+  return buf;
+}
+
+prog_out run_program(char *const argv[])
+{
+  char out_path[] = "/tmp/rc-prog-out-XXXXXX", err_path[] = "/tmp/rc-prog-err-XXXXXX";
+  int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+  ck_assert(out_fd >= 0 && err_fd >= 0);
+  unlink(out_path);
+  unlink(err_path);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int ws;
+  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+  prog_out o;
+  o.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  o.out = slurp(out_fd, &o.out_len);
+  o.err = slurp(err_fd, NULL);
+  close(out_fd);
+  close(err_fd);
+  return o;
+}
+
+void prog_out_free(prog_out *o)
+{
+  free(o->out);
+  free(o->err);
 }

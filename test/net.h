@@ -42,4 +42,16 @@ size_t multi_run(const burst *b);
 size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
                    int exact);
 
+/* What a program printed, and how it ended. */
+typedef struct prog_out {
+  int status;      /* exit status; -1 when a signal ended it */
+  char *out, *err; /* NUL-terminated; free with prog_out_free */
+  size_t out_len;
+} prog_out;
+
+/* Runs argv[0] with argv (NULL-terminated), standard input from /dev/null,
+ * and waits for it. */
+prog_out run_program(char *const argv[]);
+void prog_out_free(prog_out *o);
+
 #endif

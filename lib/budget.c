@@ -305,7 +305,10 @@ void rc__budget_stats(rc__budget *b, rc_pool_stats *st)
 
 size_t rc__budget_limit(rc__budget *b)
 {
-  return __atomic_load_n(&b->limit, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&b->lock);
+  size_t limit = b->limit;
+  pthread_mutex_unlock(&b->lock);
+  return limit;
 }
 
 /* ---- The public face: setting the limit, resuming, waking loops. */
@@ -316,7 +319,7 @@ rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes)
     return RC_E_INVAL;
   rc__budget *b = rc__pool_budget(pool);
   pthread_mutex_lock(&b->lock);
-  __atomic_store_n(&b->limit, bytes, __ATOMIC_RELAXED);
+  b->limit = bytes;
   changed(b);
   pthread_mutex_unlock(&b->lock);
   return RC_OK;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "h2.h"
@@ -74,7 +75,7 @@ static void *sample(void *arg)
     size_t now = __sanitizer_get_current_allocated_bytes();
     if (now > m->peak)
       m->peak = now;
-    usleep(1000);
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
   }
   return NULL;
 }

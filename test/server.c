@@ -30,6 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#if TS_HAVE_BR
+#include <brotli/encode.h>
+#endif
+#if TS_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #define HEAD_MAX ((size_t)64 * 1024)         /* largest request head */
 #define OUT_CAP ((size_t)16 * 1024)          /* response head buffer */
@@ -38,6 +44,7 @@
 #define PATTERN_CACHED ((size_t)16 * 1024 * 1024 + IO_MAX)
 #define CACHE_LIMIT ((size_t)256 * 1024 * 1024) /* evictable encodings */
 #define BOMB_BLOCK ((size_t)1024 * 1024)
+#define BOMB_STEP ((size_t)64 * 1024)        /* br/zstd bombs: flush interval */
 #define MAX_PARAMS 32
 
 #define WB_GZIP (15 + 16)
@@ -99,14 +106,25 @@ typedef struct {
 
 typedef enum {
     ENC_GZIP, ENC_ZLIB, ENC_RAW, ENC_GZIP2, ENC_IDENTITY, ENC_BOMB, ENC_BOMB2,
-    ENC_BAD_MAGIC, ENC_BAD_CRC, ENC_BAD_LENGTH, ENC_TRUNCATED, ENC_JUNK
+    ENC_BAD_MAGIC, ENC_BAD_CRC, ENC_BAD_LENGTH, ENC_TRUNCATED, ENC_JUNK,
+    ENC_BR, ENC_ZSTD,               /* the pattern; zstd: members frames */
+    ENC_BR_BOMB, ENC_ZSTD_BOMB,     /* n zero bytes */
+    ENC_BR_DEFECT, ENC_ZSTD_DEFECT  /* the pattern with a defect */
 } enc_kind;
+
+/* Codings an encoding can be wrapped in (compressed again). */
+typedef enum { WRAP_NONE, WRAP_GZIP, WRAP_BR, WRAP_ZSTD } enc_wrap;
+
+/* Defects of br and zstd streams. */
+typedef enum { DEF_TRUNCATED, DEF_JUNK, DEF_CRC, DEF_WINDOW } enc_defect;
 
 /* Everything an encoding depends on; doubles as the cache key. */
 typedef struct {
     enc_kind kind;
     size_t n;
     size_t members;
+    enc_wrap wrap;              /* then compressed again with this */
+    enc_defect defect;          /* for ENC_*_DEFECT */
 } enc_args;
 
 typedef struct cache_entry cache_entry;
@@ -409,6 +427,259 @@ static bool corrupt_gzip(ts_server *s, enc_kind kind, size_t n, bytes *out)
     return true;
 }
 
+/* ---- br and zstd encoders -------------------------------------------- */
+
+/* One streaming interface over deflate, libbrotlienc and libzstd, so that
+ * the pattern, bombs and wrappings are made the same way for each. */
+typedef enum { PUSH_MORE, PUSH_FLUSH, PUSH_END } push_mode;
+
+typedef struct coder coder;
+struct coder {
+    void *st;
+    /* Compresses n bytes of in, then flushes or ends the stream as m says,
+     * appending all output to out. */
+    bool (*push)(coder *c, const unsigned char *in, size_t n, push_mode m, bytes *out);
+    void (*end)(coder *c);
+};
+
+int ts_can_encode(const char *coding)
+{
+    if (strcmp(coding, "gzip") == 0 || strcmp(coding, "deflate") == 0)
+        return 1;
+    if (strcmp(coding, "br") == 0)
+        return TS_HAVE_BR;
+    if (strcmp(coding, "zstd") == 0)
+        return TS_HAVE_ZSTD;
+    return 0;
+}
+
+static bool gz_push(coder *c, const unsigned char *in, size_t n, push_mode m, bytes *out)
+{
+    int flush = m == PUSH_END ? Z_FINISH : m == PUSH_FLUSH ? Z_FULL_FLUSH : Z_NO_FLUSH;
+    return deflate_step(c->st, in, n, flush, out);
+}
+
+static void gz_end(coder *c)
+{
+    deflateEnd(c->st);
+    free(c->st);
+}
+
+static bool coder_gzip(coder *c, int level)
+{
+    z_stream *z = calloc(1, sizeof *z);
+    if (!z || deflateInit2(z, level, Z_DEFLATED, WB_GZIP, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(z);
+        return false;
+    }
+    *c = (coder){z, gz_push, gz_end};
+    return true;
+}
+
+#if TS_HAVE_BR
+static bool br_push(coder *c, const unsigned char *in, size_t n, push_mode m, bytes *out)
+{
+    BrotliEncoderOperation op = m == PUSH_END     ? BROTLI_OPERATION_FINISH
+                                : m == PUSH_FLUSH ? BROTLI_OPERATION_FLUSH
+                                                  : BROTLI_OPERATION_PROCESS;
+    const uint8_t *next_in = in;
+    size_t avail_in = n;
+    for (;;) {
+        if (!bytes_reserve(out, 64 * 1024))
+            return false;
+        uint8_t *next_out = out->p + out->len;
+        size_t avail_out = out->cap - out->len;
+        if (!BrotliEncoderCompressStream(c->st, op, &avail_in, &next_in, &avail_out,
+                                         &next_out, NULL))
+            return false;
+        out->len = (size_t)(next_out - out->p);
+        if (avail_in == 0 && !BrotliEncoderHasMoreOutput(c->st) &&
+            (m != PUSH_END || BrotliEncoderIsFinished(c->st)))
+            return true;
+    }
+}
+
+static void br_end(coder *c) { BrotliEncoderDestroyInstance(c->st); }
+
+/* lgwin 10..24; large: the large-window extension (lgwin up to 30), which
+ * respchain refuses. */
+static bool coder_br(coder *c, int quality, int lgwin, bool large)
+{
+    BrotliEncoderState *st = BrotliEncoderCreateInstance(NULL, NULL, NULL);
+    if (!st)
+        return false;
+    BrotliEncoderSetParameter(st, BROTLI_PARAM_QUALITY, (uint32_t)quality);
+    BrotliEncoderSetParameter(st, BROTLI_PARAM_LARGE_WINDOW, large);
+    BrotliEncoderSetParameter(st, BROTLI_PARAM_LGWIN, (uint32_t)lgwin);
+    *c = (coder){st, br_push, br_end};
+    return true;
+}
+#else
+static bool coder_br(coder *c, int quality, int lgwin, bool large)
+{
+    (void)c, (void)quality, (void)lgwin, (void)large;
+    return false;
+}
+#endif
+
+#if TS_HAVE_ZSTD
+static bool zstd_push(coder *c, const unsigned char *in, size_t n, push_mode m, bytes *out)
+{
+    ZSTD_EndDirective d = m == PUSH_END ? ZSTD_e_end : m == PUSH_FLUSH ? ZSTD_e_flush
+                                                                       : ZSTD_e_continue;
+    ZSTD_inBuffer ib = {in, n, 0};
+    for (;;) {
+        if (!bytes_reserve(out, 64 * 1024))
+            return false;
+        ZSTD_outBuffer ob = {out->p + out->len, out->cap - out->len, 0};
+        size_t r = ZSTD_compressStream2(c->st, &ob, &ib, d);
+        out->len += ob.pos;
+        if (ZSTD_isError(r))
+            return false;
+        if (d == ZSTD_e_continue ? ib.pos == ib.size : r == 0)
+            return true;
+    }
+}
+
+static void zstd_end(coder *c) { ZSTD_freeCCtx(c->st); }
+
+/* Frames of unknown size (the stream is pushed before it is ended), as a
+ * server that compresses on the fly sends: the window is the level's, or
+ * 2^wlog when wlog > 0. */
+static bool coder_zstd(coder *c, int level, int wlog, bool checksum)
+{
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    if (!cc)
+        return false;
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, wlog);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, checksum);
+    *c = (coder){cc, zstd_push, zstd_end};
+    return true;
+}
+#else
+static bool coder_zstd(coder *c, int level, int wlog, bool checksum)
+{
+    (void)c, (void)level, (void)wlog, (void)checksum;
+    return false;
+}
+#endif
+
+/* The coder for a wrapping or for the base of a br/zstd encoding. */
+static bool coder_for(coder *c, enc_wrap w, bool bomb)
+{
+    switch (w) {
+    case WRAP_GZIP: return coder_gzip(c, bomb ? 9 : Z_DEFAULT_COMPRESSION);
+    case WRAP_BR: return coder_br(c, 5, 22, false);
+    case WRAP_ZSTD: return coder_zstd(c, 3, 0, false);
+    default: return false;
+    }
+}
+
+/* Compresses len bytes of src (or of the pattern when src is NULL) from
+ * offset into one stream, and ends it with no input (so that zstd does not
+ * learn the size). Takes c over: ends it. */
+static bool compress_with(ts_server *s, coder *c, const unsigned char *src, size_t offset,
+                          size_t len, bytes *out)
+{
+    unsigned char *scratch = NULL;
+    bool ok = true;
+    for (size_t done = 0, n; ok && done < len; done += n) {
+        n = min_size(len - done, IO_MAX);
+        const unsigned char *in =
+            src ? src + offset + done : pattern_slice(s, offset + done, n, &scratch);
+        ok = in && !atomic_load(&s->stopping) && c->push(c, in, n, PUSH_MORE, out);
+    }
+    ok = ok && c->push(c, NULL, 0, PUSH_END, out);
+    c->end(c);
+    free(scratch);
+    return ok;
+}
+
+/* K zstd frames, each of a consecutive slice of the pattern. */
+static bool zstd_frames(ts_server *s, size_t n, size_t members, bytes *out)
+{
+    size_t k = members ? members : 1, offset = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t len = n / k + (i < n % k);
+        coder c;
+        if (!coder_zstd(&c, 3, 0, true) || !compress_with(s, &c, NULL, offset, len, out))
+            return false;
+        offset += len;
+    }
+    return true;
+}
+
+static bool br_pattern(ts_server *s, size_t n, bytes *out)
+{
+    coder c;
+    return coder_br(&c, 5, 22, false) && compress_with(s, &c, NULL, 0, n, out);
+}
+
+/*
+ * A br or zstd stream of `size` zero bytes, built from repeats as gzip_zeros
+ * does: every BOMB_STEP of zeros is flushed to a byte-aligned segment. Both
+ * formats keep history across a flush, so the first segment differs; once
+ * the second and third are the same, that segment stands for every further
+ * step (each copies from distance one back, or is a zstd RLE block). If
+ * they differ, the whole input is streamed.
+ */
+static bool coded_zeros(ts_server *s, coder *c, size_t size, bytes *out)
+{
+    unsigned char *zeros = calloc(1, BOMB_STEP);
+    size_t steps = size / BOMB_STEP, done = 0, ends[3];
+    bool ok = zeros != NULL;
+    for (; ok && done < steps && done < 3; done++) {
+        ok = c->push(c, zeros, BOMB_STEP, PUSH_FLUSH, out);
+        ends[done] = out->len;
+    }
+    if (ok && done == 3 && steps > 3) {
+        size_t seg = ends[2] - ends[1];
+        if (seg == ends[1] - ends[0] && memcmp(out->p + ends[0], out->p + ends[1], seg) == 0) {
+            ok = bytes_reserve(out, seg * (steps - 3));
+            for (; ok && done < steps; done++) {
+                memcpy(out->p + out->len, out->p + ends[1], seg);
+                out->len += seg;
+            }
+        }
+    }
+    for (; ok && done < steps; done++)
+        ok = !atomic_load(&s->stopping) && c->push(c, zeros, BOMB_STEP, PUSH_MORE, out);
+    ok = ok && c->push(c, zeros, size % BOMB_STEP, PUSH_END, out);
+    c->end(c);
+    free(zeros);
+    return ok;
+}
+
+/* The bomb of the largest windows respchain accepts: br 16 MiB at quality
+ * 5 (quality 11 takes half a minute per GiB of zeros when streamed, and
+ * makes the same segments), zstd 8 MiB. */
+static bool zeros_bomb(ts_server *s, enc_kind kind, size_t size, bytes *out)
+{
+    coder c;
+    bool made = kind == ENC_BR_BOMB ? coder_br(&c, 5, 24, false) : coder_zstd(&c, 3, 23, false);
+    return made && coded_zeros(s, &c, size, out);
+}
+
+/* The pattern as br or zstd with a defect: cut in half, junk after the
+ * end, a spoiled zstd checksum, or a window over the limits (br's
+ * large-window extension, a zstd window of 16 MiB). */
+static bool coded_defect(ts_server *s, const enc_args *a, bytes *out)
+{
+    bool br = a->kind == ENC_BR_DEFECT, window = a->defect == DEF_WINDOW;
+    coder c;
+    bool made = br ? coder_br(&c, 5, window ? 26 : 22, window)
+                   : coder_zstd(&c, 3, window ? 24 : 0, a->defect == DEF_CRC);
+    if (!made || !compress_with(s, &c, NULL, 0, a->n, out))
+        return false;
+    switch (a->defect) {
+    case DEF_TRUNCATED: out->len /= 2; return true;
+    case DEF_JUNK: return bytes_append(out, "JUNKJUNKJUNKJUNK", 16);
+    case DEF_CRC: out->p[out->len - 1] ^= 0xff; return true;
+    default: return true;
+    }
+}
+
 static bool generate(ts_server *s, const enc_args *a, bytes *out);
 
 /* Gzips (at the given level) the encoding described by inner_args. */
@@ -421,17 +692,41 @@ static bool gzip_again(ts_server *s, enc_args inner_args, int level, bytes *out)
     return ok;
 }
 
+/* The encoding of inner args, compressed again with a->wrap. */
+static bool wrap_again(ts_server *s, const enc_args *a, bytes *out)
+{
+    enc_args inner = *a;
+    inner.wrap = WRAP_NONE;
+    bool bomb = a->kind == ENC_BOMB || a->kind == ENC_BR_BOMB || a->kind == ENC_ZSTD_BOMB;
+    bytes data = {0};
+    coder c;
+    bool ok = generate(s, &inner, &data) && coder_for(&c, a->wrap, bomb) &&
+              compress_with(s, &c, data.p, 0, data.len, out);
+    free(data.p);
+    return ok;
+}
+
 static bool generate(ts_server *s, const enc_args *a, bytes *out)
 {
+    if (a->wrap != WRAP_NONE)
+        return wrap_again(s, a, out);
     switch (a->kind) {
     case ENC_GZIP: return gzip_members(s, a->n, a->members, out);
     case ENC_ZLIB: return zcompress(s, NULL, 0, a->n, WB_ZLIB, Z_DEFAULT_COMPRESSION, out);
     case ENC_RAW: return zcompress(s, NULL, 0, a->n, WB_RAW, Z_DEFAULT_COMPRESSION, out);
     case ENC_GZIP2:
-        return gzip_again(s, (enc_args){ENC_GZIP, a->n, 1}, Z_DEFAULT_COMPRESSION, out);
+        return gzip_again(s, (enc_args){.kind = ENC_GZIP, .n = a->n, .members = 1},
+                          Z_DEFAULT_COMPRESSION, out);
     case ENC_BOMB: return gzip_zeros(s, a->n, out);
-    case ENC_BOMB2: return gzip_again(s, (enc_args){ENC_BOMB, a->n, 1}, 9, out);
+    case ENC_BOMB2:
+        return gzip_again(s, (enc_args){.kind = ENC_BOMB, .n = a->n, .members = 1}, 9, out);
     case ENC_IDENTITY: return false;    /* served from the pattern directly */
+    case ENC_BR: return br_pattern(s, a->n, out);
+    case ENC_ZSTD: return zstd_frames(s, a->n, a->members, out);
+    case ENC_BR_BOMB:
+    case ENC_ZSTD_BOMB: return zeros_bomb(s, a->kind, a->n, out);
+    case ENC_BR_DEFECT:
+    case ENC_ZSTD_DEFECT: return coded_defect(s, a, out);
     default: return corrupt_gzip(s, a->kind, a->n, out);
     }
 }
@@ -441,14 +736,21 @@ static bool generate(ts_server *s, const enc_args *a, bytes *out)
 /* Bombs stay for the server's lifetime; other encodings are evicted LRU. */
 static bool is_pinned(const cache_entry *e)
 {
-    return e->args.kind == ENC_BOMB || e->args.kind == ENC_BOMB2;
+    enc_kind k = e->args.kind;
+    return k == ENC_BOMB || k == ENC_BOMB2 || k == ENC_BR_BOMB || k == ENC_ZSTD_BOMB;
+}
+
+static bool same_args(const enc_args *x, const enc_args *y)
+{
+    return x->kind == y->kind && x->n == y->n && x->members == y->members &&
+           x->wrap == y->wrap && x->defect == y->defect;
 }
 
 /* Caller holds cache_lock. Takes a reference on a hit. */
 static cache_entry *cache_find(ts_server *s, const enc_args *a)
 {
     for (cache_entry *e = s->cache; e; e = e->next) {
-        if (e->args.kind == a->kind && e->args.n == a->n && e->args.members == a->members) {
+        if (same_args(&e->args, a)) {
             e->refs++;
             e->last_used = ++s->cache_clock;
             return e;
@@ -788,23 +1090,36 @@ static bool send_encoded(conn *c, request *rq, const enc_args *a,
 
 static bool route_gzip(conn *c, request *rq)
 {
-    static const struct { const char *name, *header; enc_kind kind; } codings[] = {
-        {"gzip", "gzip", ENC_GZIP}, {"x-gzip", "x-gzip", ENC_GZIP},
-        {"GZIP", "GZIP", ENC_GZIP}, {"deflate", "deflate", ENC_ZLIB},
-        {"deflate-raw", "deflate", ENC_RAW}, {"gzip2", "gzip, gzip", ENC_GZIP2},
-        {"identity", "identity", ENC_IDENTITY},
+    static const struct {
+        const char *name, *header;
+        enc_kind kind;
+        enc_wrap wrap;
+    } codings[] = {
+        {"gzip", "gzip", ENC_GZIP, WRAP_NONE}, {"x-gzip", "x-gzip", ENC_GZIP, WRAP_NONE},
+        {"GZIP", "GZIP", ENC_GZIP, WRAP_NONE}, {"deflate", "deflate", ENC_ZLIB, WRAP_NONE},
+        {"deflate-raw", "deflate", ENC_RAW, WRAP_NONE},
+        {"gzip2", "gzip, gzip", ENC_GZIP2, WRAP_NONE},
+        {"identity", "identity", ENC_IDENTITY, WRAP_NONE},
+        {"br", "br", ENC_BR, WRAP_NONE}, {"BR", "BR", ENC_BR, WRAP_NONE},
+        {"zstd", "zstd", ENC_ZSTD, WRAP_NONE}, {"ZSTD", "ZSTD", ENC_ZSTD, WRAP_NONE},
+        {"br-gzip", "br, gzip", ENC_BR, WRAP_GZIP}, {"gzip-br", "gzip, br", ENC_GZIP, WRAP_BR},
+        {"zstd-gzip", "zstd, gzip", ENC_ZSTD, WRAP_GZIP},
+        {"gzip-zstd", "gzip, zstd", ENC_GZIP, WRAP_ZSTD},
+        {"br-zstd", "br, zstd", ENC_BR, WRAP_ZSTD}, {"zstd-br", "zstd, br", ENC_ZSTD, WRAP_BR},
     };
     const char *name = param_str(rq, "coding");
     body b = param_framing(rq);
-    enc_args a = {ENC_GZIP, param_size(rq, "n", 0), param_size(rq, "members", 1)};
+    enc_args a = {.kind = ENC_GZIP, .n = param_size(rq, "n", 0),
+                  .members = param_size(rq, "members", 1)};
     size_t i = 0, count = sizeof codings / sizeof codings[0];
     while (name && i < count && strcmp(codings[i].name, name) != 0)
         i++;
     if (rq->bad || i == count)
         return false;
     a.kind = codings[i].kind;
-    if (a.kind != ENC_GZIP || a.members == 0)
-        a.members = 1;          /* members only split plain gzip */
+    a.wrap = codings[i].wrap;
+    if ((a.kind != ENC_GZIP && a.kind != ENC_ZSTD) || a.members == 0)
+        a.members = 1;          /* members split plain gzip and zstd only */
     if (a.kind != ENC_IDENTITY)
         return send_encoded(c, rq, &a, codings[i].header, b);
     begin_response(c, 200);
@@ -814,14 +1129,35 @@ static bool route_gzip(conn *c, request *rq)
     return true;
 }
 
+/* The index of name in names[0..n) (NULL: 0); n when it is not there. */
+static size_t pick(const char *name, const char *const *names, size_t n)
+{
+    size_t i = 0;
+    while (name && i < n && strcmp(names[i], name) != 0)
+        i++;
+    return name ? i : 0;
+}
+
 static bool route_bomb(conn *c, request *rq)
 {
+    static const char *const names[] = {"gzip", "br", "zstd"};
+    static const enc_kind kinds[] = {ENC_BOMB, ENC_BR_BOMB, ENC_ZSTD_BOMB};
+    static const enc_wrap wraps[] = {WRAP_GZIP, WRAP_BR, WRAP_ZSTD};
     body b = param_framing(rq);
     size_t nest = param_size(rq, "nest", 1);
-    enc_args a = {nest == 2 ? ENC_BOMB2 : ENC_BOMB, param_size(rq, "size", (size_t)1 << 30), 1};
-    if (rq->bad || (nest != 1 && nest != 2))
+    size_t k = pick(param_str(rq, "coding"), names, 3);
+    size_t w = pick(param_str(rq, "wrap"), names, 3);
+    enc_args a = {.kind = ENC_BOMB, .n = param_size(rq, "size", (size_t)1 << 30), .members = 1};
+    if (rq->bad || (nest != 1 && nest != 2) || k == 3 || w == 3)
         return false;
-    return send_encoded(c, rq, &a, nest == 2 ? "gzip, gzip" : "gzip", b);
+    a.kind = kinds[k];
+    if (nest == 2 && k == 0 && w == 0)
+        a.kind = ENC_BOMB2;         /* gzip of gzip: as it always was */
+    else if (nest == 2)
+        a.wrap = wraps[w];
+    char header[32];
+    snprintf(header, sizeof header, nest == 2 ? "%s, %s" : "%s", names[k], names[w]);
+    return send_encoded(c, rq, &a, header, b);
 }
 
 static bool route_corrupt(conn *c, request *rq)
@@ -830,12 +1166,24 @@ static bool route_corrupt(conn *c, request *rq)
         {"magic", ENC_BAD_MAGIC}, {"crc", ENC_BAD_CRC}, {"length", ENC_BAD_LENGTH},
         {"truncated", ENC_TRUNCATED}, {"junk", ENC_JUNK},
     };
+    static const char *const codings[] = {"gzip", "br", "zstd"};
+    static const char *const defects[] = {"truncated", "junk", "crc", "window"};
     const char *name = param_str(rq, "kind");
-    enc_args a = {ENC_JUNK, param_size(rq, "n", 100000), 1};
+    size_t coding = pick(param_str(rq, "coding"), codings, 3);
+    enc_args a = {.kind = ENC_JUNK, .n = param_size(rq, "n", 100000), .members = 1};
+    if (coding > 0 && coding < 3) {
+        /* br and zstd: truncated, junk, window; zstd also crc. */
+        size_t d = pick(name ? name : "", defects, 4);
+        if (rq->bad || d == 4 || (coding == 1 && d == DEF_CRC))
+            return false;
+        a.kind = coding == 1 ? ENC_BR_DEFECT : ENC_ZSTD_DEFECT;
+        a.defect = (enc_defect)d;
+        return send_encoded(c, rq, &a, codings[coding], (body){.te = TE_LENGTH});
+    }
     size_t i = 0, count = sizeof kinds / sizeof kinds[0];
     while (name && i < count && strcmp(kinds[i].name, name) != 0)
         i++;
-    if (rq->bad || i == count)
+    if (rq->bad || i == count || coding == 3)
         return false;
     a.kind = kinds[i].kind;
     return send_encoded(c, rq, &a, "gzip", (body){.te = TE_LENGTH});

@@ -35,13 +35,24 @@
  *   /gzip?n=N&coding=C&members=K
  *        pattern encoded with C: gzip, x-gzip, GZIP, deflate (zlib wrapper),
  *        deflate-raw (raw deflate, header "deflate"), gzip2 (gzip of gzip,
- *        header "gzip, gzip"), identity. members=K splits gzip data into K
- *        concatenated members. Encodings are cached (LRU, 256 MiB).
- *   /bomb?size=S&nest=1|2
- *        one gzip member decoding to S zero bytes (default 1G); nest=2 gzips
- *        that again ("gzip, gzip"). Cached for the server's lifetime.
+ *        header "gzip, gzip"), identity; br, BR (quality 5, 4 MiB window),
+ *        zstd, ZSTD (level 3, with checksums, size not declared); and
+ *        stacked pairs A-B (header "A, B": A applied first) of two
+ *        different codings of gzip, br, zstd. members=K splits gzip
+ *        data into K concatenated members and zstd data into K frames.
+ *        Encodings are cached (LRU, 256 MiB).
+ *   /bomb?size=S&coding=gzip|br|zstd&nest=1|2&wrap=gzip|br|zstd
+ *        the coding of S zero bytes (default 1G, gzip): gzip one member at
+ *        level 9; br with a 16 MiB window and zstd with an 8 MiB one (the
+ *        largest respchain accepts), flushed every 64 KiB. nest=2
+ *        compresses that again with wrap (header "C, W"; default gzip).
+ *        Cached for the server's lifetime.
  *   /corrupt?kind=magic|crc|length|truncated|junk&n=N
  *        defective gzip of N pattern bytes (default 100000).
+ *   /corrupt?coding=br|zstd&kind=truncated|junk|crc|window&n=N
+ *        defective br or zstd of N pattern bytes: cut in half, junk after
+ *        the end, a spoiled checksum (zstd only), or a window over the
+ *        limits (br's large-window extension; a 16 MiB zstd window).
  *   /encoding?value=V&n=N      raw pattern bytes with "Content-Encoding: V"
  *                              (V URL-decoded: "+" and %XX).
  *   /redirect?n=K&code=C&to=PATH  K hops of status C, then 302 to PATH
@@ -89,6 +100,11 @@ void ts_stop(ts_server *s);
 
 /* Requests answered so far (counted when the response starts). */
 unsigned long ts_requests(const ts_server *s);
+
+/* Nonzero when the server can send coding ("gzip", "deflate", "br",
+ * "zstd"): br and zstd need libbrotlienc and libzstd at build time, and are
+ * answered 503 without them. */
+int ts_can_encode(const char *coding);
 
 /* Byte i of the deterministic body pattern. */
 unsigned char ts_pattern_byte(size_t i);

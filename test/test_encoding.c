@@ -1,11 +1,14 @@
 /* Content decoding over real transfers: every coding byte-exact in several
  * network chunkings, bombs stopped at the cap, corrupt streams reported,
  * chains refused past the limit, unknown codings kept raw, and decoding
- * under a memory budget. */
+ * under a memory budget. br and zstd are decoded when the library is built
+ * with them and kept raw (RC_ENC_UNSUPPORTED) when not; either way the
+ * server must be able to encode them when the library decodes them. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h" /* RC_HAVE_BROTLI, RC_HAVE_ZSTD */
 #include "net.h"
 
 #define KiB ((size_t)1024)
@@ -31,6 +34,73 @@ static struct got fetch(rc_response *resp, const char *path)
 static const char *const codings[] = {"gzip", "x-gzip", "GZIP", "deflate", "deflate-raw", "gzip2"};
 static const char *const framings[] = {"", "&te=chunked", "&te=chunked&write=7",
                                        "&write=1&te=chunked", "&te=close"};
+
+/* The server's br and zstd codings (see server.h), alone and stacked. */
+static const char *const brz_codings[] = {"br", "BR", "zstd", "ZSTD", "br-gzip", "gzip-br",
+                                          "zstd-gzip", "gzip-zstd", "br-zstd", "zstd-br"};
+
+/* Whether the library decodes every coding that the server's coding name
+ * c involves; with needs_server, whether the server can also send it. */
+static int decodes(const char *c)
+{
+  return (!strstr(c, "br") && !strstr(c, "BR")) || RC_HAVE_BROTLI ?
+         (!strstr(c, "zstd") && !strstr(c, "ZSTD")) || RC_HAVE_ZSTD : 0;
+}
+
+static int server_sends(const char *c)
+{
+  int br = strstr(c, "br") || strstr(c, "BR"), zs = strstr(c, "zstd") || strstr(c, "ZSTD");
+  return (!br || ts_can_encode("br")) && (!zs || ts_can_encode("zstd"));
+}
+
+/* Decoded when the library decodes it, else kept exactly as received. */
+static void check_coded(rc_response *r, const char *path, const char *c, size_t n,
+                        struct got g)
+{
+  ck_assert_msg(g.rc == RC_OK, "%s: %s", path, rc_strerror(g.rc));
+  ck_assert_int_lt(g.wire, (curl_off_t)n);  /* it was compressed on the wire */
+  if (decodes(c)) {
+    ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+    assert_pattern(rc_body(r), n);
+  } else {
+    ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
+    ck_assert_uint_eq(rc_body(r).len, (size_t)g.wire);
+  }
+}
+
+/* A library that decodes br or zstd must be tested against real streams:
+ * a server built without the encoder fails here instead of skipping. */
+START_TEST(server_encodes_what_is_decoded)
+{
+  ck_assert_msg(!RC_HAVE_BROTLI || ts_can_encode("br"),
+                "br is decoded, but the test server was built without libbrotlienc");
+  ck_assert_msg(!RC_HAVE_ZSTD || ts_can_encode("zstd"),
+                "zstd is decoded, but the test server was built without libzstd");
+}
+END_TEST
+
+START_TEST(br_zstd_every_framing)
+{
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  for (size_t c = 0; c < sizeof brz_codings / sizeof brz_codings[0]; c++) {
+    if (!server_sends(brz_codings[c]))
+      continue;
+    for (size_t f = 0; f < sizeof framings / sizeof framings[0]; f++) {
+      size_t n = f == 3 ? 3000 : 300000;
+      char path[160];
+      snprintf(path, sizeof path, "/gzip?n=%zu&coding=%s%s", n, brz_codings[c], framings[f]);
+      check_coded(r, path, brz_codings[c], n, fetch(r, path));
+      rc_response_reset(r);
+    }
+  }
+  /* zstd frames one after another make one body. */
+  if (server_sends("zstd")) {
+    const char *path = "/gzip?n=500000&coding=zstd&members=5&te=chunked";
+    check_coded(r, path, "zstd", 500000, fetch(r, path));
+  }
+  rc_response_free(r);
+}
+END_TEST
 
 START_TEST(every_coding_every_framing)
 {
@@ -64,13 +134,19 @@ START_TEST(members_identity_and_unknown)
   assert_pattern(rc_body(r), 1000);
   rc_response_reset(r);
 
-  ck_assert_int_eq(fetch(r, "/encoding?value=br&n=1000").rc, RC_OK);
+  ck_assert_int_eq(fetch(r, "/encoding?value=compress&n=1000").rc, RC_OK);
   ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
   assert_pattern(rc_body(r), 1000);  /* kept as received */
   rc_response_reset(r);
 
-  ck_assert_int_eq(fetch(r, "/encoding?value=gzip%2C%20zstd&n=1000").rc, RC_OK);
+  ck_assert_int_eq(fetch(r, "/encoding?value=gzip%2C%20x-unknown&n=1000").rc, RC_OK);
   ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
+  rc_response_reset(r);
+
+  /* Pattern bytes labelled br: not a br stream, when br is decoded. */
+  struct got g = fetch(r, "/encoding?value=br&n=1000");
+  ck_assert_int_eq(g.rc, RC_HAVE_BROTLI ? RC_E_DECODE : RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_HAVE_BROTLI ? RC_ENC_DECODED : RC_ENC_UNSUPPORTED);
   rc_response_free(r);
 }
 END_TEST
@@ -132,6 +208,88 @@ START_TEST(bombs_stop_at_cap)
 }
 END_TEST
 
+/* br and zstd bombs of 1 GiB of zeros (br: 16 MiB window, zstd: 8 MiB),
+ * alone and stacked with gzip, at an 8 MiB cap: exactly 8 MiB of zeros,
+ * a prefix of the wire read, and all memory (the decoders' windows
+ * included) within the cap, what the window costs, and a margin. The br
+ * ring buffer grows with the output and, while it moves from 8 to 16 MiB,
+ * both exist. */
+START_TEST(br_zstd_bombs_stop_at_cap)
+{
+  static const struct { const char *path; size_t window; } bombs[] = {
+    {"/bomb?coding=br", 24 * MiB}, {"/bomb?coding=br&te=chunked", 24 * MiB},
+    {"/bomb?coding=br&nest=2", 24 * MiB}, {"/bomb?coding=gzip&nest=2&wrap=br", 6 * MiB},
+    {"/bomb?coding=zstd", 8 * MiB}, {"/bomb?coding=zstd&te=chunked", 8 * MiB},
+    {"/bomb?coding=zstd&nest=2", 8 * MiB}, {"/bomb?coding=gzip&nest=2&wrap=zstd", 3 * MiB},
+  };
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  rc_pool *p = pool_with(&ca, 0);
+  char *zeros = calloc(1, 8 * MiB);
+  for (size_t i = 0; i < sizeof bombs / sizeof bombs[0]; i++) {
+    const char *path = bombs[i].path;
+    if (!server_sends(path))
+      continue;
+    rc_response *r;
+    ck_assert_int_eq(rc_response_new(p, NULL, &r), RC_OK);
+    ca.peak_bytes = ca.live_bytes;
+    struct got g = fetch(r, path);
+    rc_view b = rc_body(r);
+    if (!decodes(path)) {
+      ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
+      ck_assert_int_lt(b.len, 8 * MiB);  /* a few hundred KiB, kept raw */
+      rc_response_free(r);
+      continue;
+    }
+    ck_assert_msg(g.rc == RC_TRUNCATED, "%s: %s", path, rc_strerror(g.rc));
+    ck_assert_uint_eq(b.len, 8 * MiB);
+    ck_assert(memcmp(b.ptr, zeros, b.len) == 0);
+    ck_assert_int_lt(g.wire, 128 * 1024);  /* of 64-210 KiB */
+    /* What the decoders may hold (see the comment above). */
+    ck_assert_uint_le(ca.peak_bytes, 8 * MiB + bombs[i].window + 1 * MiB);
+    rc_response_free(r);
+  }
+  free(zeros);
+  rc_pool_free(p);
+  ck_assert_int_eq(ca.live, 0);
+}
+END_TEST
+
+/* curl's own decoders (not respchain's) find the server's br and zstd
+ * bombs to be exactly size zero bytes: the repeated segments are sound. */
+static size_t count_zeros(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+  size_t *count = userdata, n = size * nmemb;
+  for (size_t i = 0; i < n; i++)
+    if (ptr[i] != 0)
+      return 0;
+  *count += n;
+  return n;
+}
+
+START_TEST(br_zstd_bombs_are_zeros)
+{
+  const char *paths[] = {"/bomb?coding=br&size=64M", "/bomb?coding=zstd&size=64M"};
+  for (size_t i = 0; i < 2; i++) {
+    if (!server_sends(paths[i]))
+      continue;
+    char url[128];
+    size_t count = 0;
+    CURL *e = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, paths[i], url, sizeof url));
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, count_zeros);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &count);
+    CURLcode cc = curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    if (cc == CURLE_BAD_CONTENT_ENCODING)
+      continue;  /* this libcurl cannot decode it */
+    ck_assert_msg(cc == CURLE_OK, "%s: %s", paths[i], curl_easy_strerror(cc));
+    ck_assert_uint_eq(count, 64 * MiB);
+  }
+}
+END_TEST
+
 START_TEST(bomb_drained)
 {
   rc_response *r = new_response(NULL, 1 * MiB, RC_CAP_DRAIN);
@@ -160,6 +318,36 @@ START_TEST(corrupt_streams)
     ck_assert(memcmp(b.ptr, want, b.len) == 0);
     if (strcmp(kinds[i], "crc") == 0 || strcmp(kinds[i], "junk") == 0)
       ck_assert_uint_eq(b.len, 200000);
+    free(want);
+    rc_response_reset(r);
+  }
+  /* br and zstd: cut short, junk after the end, a window over the limits;
+   * zstd also a spoiled checksum (found before the last block is out). */
+  const char *brz[] = {"br&kind=truncated", "br&kind=junk", "br&kind=window",
+                       "zstd&kind=truncated", "zstd&kind=junk", "zstd&kind=window",
+                       "zstd&kind=crc"};
+  for (size_t i = 0; i < sizeof brz / sizeof brz[0]; i++) {
+    char path[96];
+    snprintf(path, sizeof path, "/corrupt?coding=%s&n=200000", brz[i]);
+    if (!server_sends(path))
+      continue;
+    struct got g = fetch(r, path);
+    rc_view b = rc_body(r);
+    if (!decodes(path)) {
+      ck_assert_int_eq(g.rc, RC_OK);
+      ck_assert_uint_eq(b.len, (size_t)g.wire);
+      rc_response_reset(r);
+      continue;
+    }
+    ck_assert_msg(g.rc == RC_E_DECODE, "%s: %s", path, rc_strerror(g.rc));
+    unsigned char *want = malloc(200000);
+    ts_pattern_fill(want, 0, 200000);
+    ck_assert_uint_le(b.len, 200000);
+    ck_assert(memcmp(b.ptr, want, b.len) == 0);
+    if (strstr(path, "junk"))
+      ck_assert_uint_eq(b.len, 200000);
+    if (strstr(path, "window"))
+      ck_assert_uint_eq(b.len, 0);
     free(want);
     rc_response_reset(r);
   }
@@ -240,6 +428,10 @@ int main(void)
   tcase_add_checked_fixture(tc, server_up, server_down);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, every_coding_every_framing);
+  tcase_add_test(tc, server_encodes_what_is_decoded);
+  tcase_add_test(tc, br_zstd_every_framing);
+  tcase_add_test(tc, br_zstd_bombs_stop_at_cap);
+  tcase_add_test(tc, br_zstd_bombs_are_zeros);
   tcase_add_test(tc, members_identity_and_unknown);
   tcase_add_test(tc, chain_limit);
   tcase_add_test(tc, bombs_stop_at_cap);

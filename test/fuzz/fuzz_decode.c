@@ -14,7 +14,10 @@
  * blank line, then the body in the scheduled pieces, decoding on, body cap
  * 64 KiB. Its outcome must match decoding the whole body at once with the
  * decoder directly (chunking must not matter), and decoding again after a
- * restart of the same decoder must give the same bytes. */
+ * restart of the same decoder must give the same bytes. One exception:
+ * libbrotli and libzstd hand out decoded bytes in steps (a ring buffer, a
+ * block), so at a corrupt stream (RC_E_DECODE) the bytes kept before it
+ * depend on the chunking: then one must be a prefix of the other. */
 #include <string.h>
 
 #include "decode.h"
@@ -66,6 +69,26 @@ static rc_code decode_all(rc__decoder *dec, const rc__coding *chain, size_t n,
     FZ_CHECK(rc__decoder_write(dec, "x", 1, &sink) == rc);
   FZ_CHECK(rc__decoder_write(dec, body, 0, &sink) == rc);
   return rc;
+}
+
+/* a[0..an) and b[0..bn) are equal, or, when loose, one is a prefix of the
+ * other. */
+static int same_bytes(const void *a, size_t an, const void *b, size_t bn, int loose)
+{
+  size_t n = an < bn ? an : bn;
+  if (!loose && an != bn)
+    return 0;
+  return n == 0 || memcmp(a, b, n) == 0;
+}
+
+/* Whether chain[0..n) holds a coding whose kept prefix at an error may
+ * depend on chunking (br, zstd). */
+static int steps_out(const rc__coding *chain, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (chain[i] == RC__CODING_BR || chain[i] == RC__CODING_ZSTD)
+      return 1;
+  return 0;
 }
 
 /* rc__coding_parse's contract, for several maxima. Returns the result for
@@ -209,7 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int ended = drc == RC_OK && rc__decoder_ended(dec);
     rc_code want = drc == RC_OK ? (ended ? RC_OK : RC_E_DECODE) : drc;
     FZ_CHECK(res == want);
-    FZ_CHECK(got.len == t.len && memcmp(got.ptr, out, t.len) == 0);
+    int loose = res == RC_E_DECODE && steps_out(chain, n);
+    FZ_CHECK(same_bytes(got.ptr, got.len, out, t.len, loose));
     if (res == RC_TRUNCATED)
       FZ_CHECK(got.len == CAP);
     if (lim.max_raw && res == RC_OK)
@@ -221,7 +245,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(t2.data != NULL);
     FZ_CHECK(decode_all(dec, chain, n, body, body_len, &t2) == drc);
     FZ_CHECK(rc__decoder_ended(dec) == ended);
-    FZ_CHECK(t2.len == t.len && memcmp(t2.data, out, t.len) == 0);
+    FZ_CHECK(same_bytes(t2.data, t2.len, out, t.len, loose));
 
     /* A sink that fails: its error comes back unchanged, and sticks. */
     if (sink_fail) {
@@ -236,7 +260,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       } else {
         FZ_CHECK(frc == drc);
       }
-      FZ_CHECK(t3.len <= t.len && memcmp(t3.data, out, t3.len) == 0);
+      FZ_CHECK(loose || t3.len <= t.len);
+      FZ_CHECK(same_bytes(t3.data, t3.len, out, t.len, 1));
     }
     free(t2.data);
     free(out);

@@ -2,10 +2,12 @@
 """Writes the seed inputs of the fuzz targets into corpus/<target>/.
 
 Run from anywhere: python3 test/fuzz/make_seeds.py. Deterministic (gzip
-headers carry no time stamp), so re-running changes nothing. Inputs whose
+headers carry no time stamp), so re-running changes nothing. br and zstd
+data come from the brotli and zstd command-line tools. Inputs whose
 name starts with "regress-" are reproducers of bugs found by fuzzing; they
 are written by hand and this script leaves them alone."""
 import os
+import subprocess
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,6 +22,23 @@ def deflate(data, wbits, level=6, strategy=zlib.Z_DEFAULT_STRATEGY):
 
 def gzip(data, level=6):
     return deflate(data, 31, level)
+
+
+def br(data, quality=5, lgwin=22, large=False):
+    args = ["brotli", "-c", "-q", str(quality)]
+    args += ["--large_window=%d" % lgwin] if large else ["-w", str(lgwin)]
+    return subprocess.run(args, input=data, stdout=subprocess.PIPE,
+                          check=True).stdout
+
+
+def zstd(data, level=3, checksum=True, window_log=None):
+    """One frame; with window_log, of a window that large (size unknown)."""
+    args = ["zstd", "-c", "-q", "-%d" % level,
+            "--check" if checksum else "--no-check"]
+    if window_log:
+        args += ["--zstd=wlog=%d" % window_log, "--no-content-size"]
+    return subprocess.run(args, input=data, stdout=subprocess.PIPE,
+                          check=True).stdout
 
 
 def write(target, name, data):
@@ -102,7 +121,31 @@ def decode_seeds():
     write(t, "gzip-corrupt", d_seed(b"gzip", bytes(bad)))
     write(t, "gzip-trailing-junk", d_seed(b"gzip", gzip(TEXT) + b"junk"))
     write(t, "gzip-cut-short", d_seed(b"gzip", gzip(TEXT)[:-5]))
-    write(t, "unsupported-br", d_seed(b"br", b"\x1b\x03\x00\xf8"))
+    write(t, "br-not-a-stream", d_seed(b"br", b"\x1b\x03\x00\xf8"))
+    write(t, "unsupported-compress", d_seed(b"compress", TEXT[:40]))
+    write(t, "br", d_seed(b"br", br(TEXT), chunks=three))
+    write(t, "br-window-24", d_seed(b"BR", br(TEXT, 11, 24), step_idx=1))
+    write(t, "br-large-window", d_seed(b"br", br(TEXT, 5, 26, large=True)))
+    write(t, "br-trailing-junk", d_seed(b"br", br(TEXT) + b"junk"))
+    write(t, "br-cut-short", d_seed(b"br", br(TEXT)[:-3], sink_fail=2))
+    write(t, "br-bomb", d_seed(b"br", br(b"\0" * (1 << 20), 5, 24), policy=1))
+    write(t, "gzip-then-br", d_seed(b"gzip, br", br(gzip(TEXT)), chunks=three))
+    write(t, "zstd", d_seed(b"zstd", zstd(TEXT), chunks=three))
+    write(t, "zstd-frames", d_seed(b"ZSTD", zstd(TEXT[:100]) + zstd(b"") +
+                                   zstd(TEXT[100:], checksum=False), raw=1))
+    write(t, "zstd-skippable", d_seed(b"zstd", b"\x50\x2a\x4d\x18\x02\x00\x00"
+                                      b"\x00hi" + zstd(TEXT)))
+    write(t, "zstd-window-too-large", d_seed(b"zstd", zstd(TEXT, window_log=24)))
+    write(t, "zstd-window-8m", d_seed(b"zstd", zstd(TEXT, window_log=23),
+                                      sink_fail=1))
+    bad = bytearray(zstd(TEXT))
+    bad[-1] ^= 1
+    write(t, "zstd-bad-checksum", d_seed(b"zstd", bytes(bad), step_idx=0))
+    write(t, "zstd-trailing-junk", d_seed(b"zstd", zstd(TEXT) + b"junk"))
+    write(t, "zstd-bomb", d_seed(b"zstd", zstd(b"\0" * (1 << 20), 19),
+                                 policy=1, chunks=three))
+    write(t, "br-then-zstd", d_seed(b"br, zstd", zstd(br(TEXT))))
+    write(t, "zstd-gzip-br", d_seed(b"zstd, gzip, br", br(gzip(zstd(TEXT)))))
     write(t, "identity", d_seed(b"identity,", TEXT[:50]))
     write(t, "too-many-codings", d_seed(b"gzip, gzip, gzip, gzip, gzip, gzip",
                                         gzip(TEXT), codings_idx=4))
@@ -111,7 +154,7 @@ def decode_seeds():
 # ---- fuzz_write: see the layout at the top of fuzz_write.c. ----
 
 K_NONE, K_GZIP, K_XGZIP, K_ZLIB, K_RAW, K_GZIP_DEFLATE, K_TWO_LINES, \
-    K_IDENTITY, K_BR, K_MEMBERS, K_GZIP_GZIP = range(11)
+    K_IDENTITY, K_UNKNOWN, K_MEMBERS, K_GZIP_GZIP = range(11)
 
 
 def w_seed(body, kind=K_NONE, decode=1, fail_at=None, prelude=0, level=6,
@@ -163,7 +206,7 @@ def write_seeds():
     write(t, "redirect-gzip-raw", w_seed(TEXT, K_GZIP, prelude=3, raw_mode=2,
                                          raw=300, cap_mode=1, cap=5000))
     write(t, "redirect-body-then-empty", w_seed(b"", K_NONE, prelude=2))
-    write(t, "unsupported-br", w_seed(TEXT, K_BR, cl_mode=4))
+    write(t, "unsupported-coding", w_seed(TEXT, K_UNKNOWN, cl_mode=4))
     write(t, "budget-chunk-1", w_seed(TEXT, K_ZLIB, chunk=1, pool=0x41,
                                       repeat=20, level=9, strategy=4))
     # Contention for the budget (4 KiB): paused mid-piece, then resumed.

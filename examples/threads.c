@@ -1,18 +1,26 @@
 /* threads: blocking transfers in several threads that share one pool.
  *
- *   threads [-t N] [--budget SIZE] [-l FILE | --demo]
+ *   threads [-t N] [--budget SIZE] [-l FILE]
  *
  * Each thread has its own easy handle and its own response (neither may be
  * shared between threads while in use) and runs curl_easy_perform on URLs
- * taken from a shared list: from FILE or stdin, one per line (blank lines and
- * # comments skipped), or with --demo a built-in workload against a loopback
- * server started in this process. The pool is the one thing shared: its idle
- * buffers serve every thread, and --budget bounds what all responses hold at
- * once. A transfer that would pass the budget blocks in its write callback
- * until memory is released, for up to 30 s (rc_response_set_budget_wait).
+ * taken from a shared list: from FILE ("-" or no -l: stdin), one per line
+ * (blank lines and # comments skipped). The pool is the one thing shared:
+ * its idle buffers serve every thread, and --budget bounds what all
+ * responses hold at once. A transfer that would pass the budget blocks in
+ * its write callback until memory is released, for up to 30 s
+ * (rc_response_set_budget_wait). "demo threads" (examples/demo.c) runs it
+ * against a loopback server.
  *
  * Prints what each thread did, then the pool's statistics, to stdout.
- * Exit status: 0 done; 1 usage; 2 setup failure. */
+ * Exit status: 0 done; 1 setup failure (the list, memory, a thread);
+ * 2 usage.
+ *
+ * Builds alone: cc threads.c $(pkg-config --cflags --libs respchain) */
+/* POSIX.1-2008 (getline, strdup, clock_gettime), also under -std=c11. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +31,6 @@
 #include <string.h>
 
 #include "respchain.h"
-#include "server.h"
 
 #define BUDGET_WAIT_MS 30000L
 #define MiB (1024.0 * 1024.0)
@@ -118,29 +125,6 @@ static int read_urls(FILE *in, work *w)
   return ferror(in) || n >= 0 ? -1 : 0;
 }
 
-/* The demo's URLs: small and large bodies, gzip, a redirect chain. */
-static int demo_urls(const ts_server *srv, work *w)
-{
-  enum { COUNT = 240 };
-  if (!(w->urls = calloc(COUNT, sizeof *w->urls)))
-    return -1;
-  for (size_t i = 0; i < COUNT; i++) {
-    char path[96], url[160];
-    if (i % 12 == 0)
-      snprintf(path, sizeof path, "/bytes?n=%zuM", i / 12 % 6 + 1);
-    else if (i % 6 == 3)
-      snprintf(path, sizeof path, "/gzip?n=%zuk&coding=gzip", (size_t)32 << (i / 6 % 4));
-    else if (i % 10 == 7)
-      snprintf(path, sizeof path, "/redirect?n=2");
-    else
-      snprintf(path, sizeof path, "/bytes?n=%zu", 1024 + i * 7919 % 64 * 1024);
-    if (!(w->urls[i] = strdup(ts_url(srv, path, url, sizeof url))))
-      return -1;
-    w->count++;
-  }
-  return 0;
-}
-
 static int parse_size(const char *s, size_t *out)
 {
   char *end;
@@ -159,57 +143,93 @@ static int parse_size(const char *s, size_t *out)
   return 0;
 }
 
-static int usage(void)
+static void usage(FILE *out)
 {
-  fputs("usage: threads [-t N] [--budget SIZE] [-l FILE | --demo]\n", stderr);
-  return 1;
+  fputs("usage: threads [-t N] [--budget SIZE] [-l FILE]\n"
+        "\n"
+        "Fetches the URLs of FILE (one per line; \"-\" or no -l: stdin) with N\n"
+        "threads on curl_easy_perform, sharing one respchain pool.\n"
+        "\n"
+        "  -t, --threads N     threads (default 4, at most 1024)\n"
+        "      --budget SIZE   memory budget of the shared pool (suffixes k, m,\n"
+        "                      g; default off): a transfer past it blocks\n"
+        "  -l, --list FILE     the URLs\n"
+        "  -h, --help          this text\n"
+        "  -V, --version       the version of threads and of the libraries\n"
+        "\n"
+        "Exit status: 0 done; 1 setup failure (the list, memory, a thread);\n"
+        "2 usage.\n",
+        out);
 }
 
-int main(int argc, char **argv)
+/* The one-line hint for a bad command line; returns 2. */
+static int bad_usage(const char *what, const char *arg)
+{
+  fprintf(stderr, "threads: %s '%s'; try 'threads --help'\n", what, arg);
+  return 2;
+}
+
+/* Fills the settings from the command line. Returns -1 to go on, else the
+ * exit status (after --help, --version or a usage error). */
+static int parse_options(int argc, char **argv, long *nthreads, size_t *budget,
+                         const char **list)
 {
   static const struct option longopts[] = {
       {"threads", required_argument, NULL, 't'},
       {"list", required_argument, NULL, 'l'},
       {"budget", required_argument, NULL, 'b'},
-      {"demo", no_argument, NULL, 'd'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
-  long nthreads = 4;
-  size_t budget = 0;
-  const char *list = NULL;
-  int demo = 0, opt;
-  while ((opt = getopt_long(argc, argv, "t:l:", longopts, NULL)) != -1) {
+  opterr = 0;  /* bad options get our one-line hint instead */
+  int opt;
+  while ((opt = getopt_long(argc, argv, ":t:l:hV", longopts, NULL)) != -1) {
     char *end;
     switch (opt) {
     case 't':
-      nthreads = strtol(optarg, &end, 10);
-      if (*end || nthreads < 1 || nthreads > 1024)
-        return usage();
+      *nthreads = strtol(optarg, &end, 10);
+      if (*end || *nthreads < 1 || *nthreads > 1024)
+        return bad_usage("invalid thread count", optarg);
       break;
-    case 'l': list = optarg; break;
-    case 'b': if (parse_size(optarg, &budget)) return usage(); break;
-    case 'd': demo = 1; break;
-    default: return usage();
+    case 'l': *list = strcmp(optarg, "-") ? optarg : NULL; break;
+    case 'b':
+      if (parse_size(optarg, budget))
+        return bad_usage("invalid size", optarg);
+      break;
+    case 'h': usage(stdout); return 0;
+    case 'V': printf("threads (respchain) %s\n%s\n", rc_version(), curl_version()); return 0;
+    default: {
+      char shortopt[3] = {'-', (char)optopt, '\0'};
+      return bad_usage(opt == ':' ? "missing value for" : "unknown option",
+                       optopt > ' ' && optopt < 127 ? shortopt : argv[optind - 1]);
+    }
     }
   }
-  if (optind != argc || (demo && list))
-    return usage();
+  if (optind != argc)
+    return bad_usage("unexpected argument", argv[optind]);
+  return -1;
+}
+
+int main(int argc, char **argv)
+{
+  long nthreads = 4;
+  size_t budget = 0;
+  const char *list = NULL;
+  int parsed = parse_options(argc, argv, &nthreads, &budget, &list);
+  if (parsed >= 0)
+    return parsed;
 
   /* Before any thread starts: curl's global state is not thread-safe. */
   curl_global_init(CURL_GLOBAL_DEFAULT);
   work w = {NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER};
-  ts_server *srv = NULL;
-  int status = 2, got;
-  if (demo) {
-    got = (srv = ts_start()) != NULL ? demo_urls(srv, &w) : -1;
-  } else {
-    FILE *in = list ? fopen(list, "r") : stdin;
-    got = in ? read_urls(in, &w) : -1;
-    if (in && in != stdin)
-      fclose(in);
-  }
+  int status = 1;
+  FILE *in = list ? fopen(list, "r") : stdin;
+  int got = in ? read_urls(in, &w) : -1;
+  if (in && in != stdin)
+    fclose(in);
   if (got != 0) {
-    fprintf(stderr, "threads: cannot get the URLs%s%s\n", list ? ": " : "",
+    fprintf(stderr, "threads: cannot read the URLs%s%s\n", list ? ": " : "",
             list ? strerror(errno) : "");
     goto out;
   }
@@ -249,7 +269,7 @@ int main(int argc, char **argv)
          (unsigned long long)st.acquisitions, (unsigned long long)st.reuses,
          (unsigned long long)st.fresh, (unsigned long long)st.discards,
          (double)st.peak_in_use / MiB, (unsigned long long)st.pauses);
-  status = workers && started == nthreads ? 0 : 2;
+  status = workers && started == nthreads ? 0 : 1;
   free(workers);
   rc_pool_free(pool);
 
@@ -257,7 +277,6 @@ out:
   for (size_t i = 0; i < w.count; i++)
     free(w.urls[i]);
   free(w.urls);
-  ts_stop(srv);
   curl_global_cleanup();
   return status;
 }

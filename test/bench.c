@@ -382,22 +382,27 @@ static void req_mix(const scenario *sc, size_t i, request *rq)
   rq->zeros = false;
 }
 
-/* The same sizes, a round plain then a round gzip-encoded. */
+/* The same sizes, a round plain, then rounds encoded with gzip, br and
+ * zstd in turn. */
 static void req_mix_gzip(const scenario *sc, size_t i, request *rq)
 {
+  static const char *const rounds[] = {"bytes?", "gzip?coding=gzip&",
+                                       "gzip?coding=br&", "bytes?",
+                                       "gzip?coding=gzip&", "gzip?coding=zstd&"};
   (void)sc;
   char path[64];
   rq->n = MIX[i % NMIX];
-  snprintf(path, sizeof path, "/%s?n=%zu", (i / NMIX) % 2 ? "gzip" : "bytes", rq->n);
+  snprintf(path, sizeof path, "/%sn=%zu", rounds[(i / NMIX) % 6], rq->n);
   set_url(rq, path);
   rq->zeros = false;
 }
 
+/* gzip, br and zstd bombs in turn. */
 static void req_bomb(const scenario *sc, size_t i, request *rq)
 {
-  (void)i;
+  static const char *const codings[] = {"gzip", "br", "zstd"};
   char path[64];
-  snprintf(path, sizeof path, "/bomb?size=%zu", sc->size);
+  snprintf(path, sizeof path, "/bomb?size=%zu&coding=%s", sc->size, codings[i % 3]);
   set_url(rq, path);
   rq->n = sc->size;
   rq->zeros = true;
@@ -411,17 +416,18 @@ static scenario SCENARIOS[] = {
     {.name = "pressure", .what = "more large bodies at once than the pool keeps",
      .count = 30, .size = 8 * MiB, .conc = 30, .max_large = 10,
      .request = req_bytes, .distinct = 1},
-    {.name = "mixed", .what = "1K..8M, half of them gzip-encoded", .count = 600,
-     .conc = 50, .gzip = true, .request = req_mix_gzip, .distinct = 2 * NMIX},
+    {.name = "mixed", .what = "1K..8M, half plain, then gzip, br, zstd",
+     .count = 600, .conc = 50, .gzip = true, .request = req_mix_gzip,
+     .distinct = 6 * NMIX},
     {.name = "rapid", .what = "create/destroy a response per transfer",
      .count = 1000, .size = 10 * KiB, .conc = 1, .per_transfer = true,
      .request = req_bytes, .distinct = 1},
     {.name = "small", .what = "many small bodies", .count = 20000,
      .size = 1 * KiB, .conc = 50, .request = req_bytes, .distinct = 1},
     /* Two at a time: getinmemory holds each decoded GiB in full. */
-    {.name = "bombs", .what = "gzip bombs stopped at the cap", .count = 10,
-     .size = 1 * GiB, .conc = 2, .gzip = true, .request = req_bomb,
-     .distinct = 1},
+    {.name = "bombs", .what = "gzip, br, zstd bombs stopped at the cap",
+     .count = 12, .size = 1 * GiB, .conc = 2, .gzip = true, .request = req_bomb,
+     .distinct = 3},
 };
 #define NSCEN (sizeof SCENARIOS / sizeof SCENARIOS[0])
 
@@ -1341,24 +1347,28 @@ static void loadavg(char *out, size_t n)
   }
 }
 
-static int usage(void)
+/* The usage, on out (stdout for --help). */
+static void usage(FILE *out)
 {
-  fprintf(stderr,
+  fprintf(out,
           "usage: bench [--scenario NAME]... [--contender NAME]... [--quick] [--csv]\n"
           "             [--svg FILE] [--runs N] [--cap SIZE] [--budget SIZE]\n"
           "             [--SCENARIO-count N] [--SCENARIO-size SIZE] [--SCENARIO-conc N]\n"
           "             [--sustained-seconds S] [--pressure-large N]\n"
           "             [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]\n"
-          "             [--no-warmup]\n"
+          "             [--no-warmup] [--help] [--version]\n"
           "scenarios:");
   for (size_t i = 0; i < NSCEN; i++)
-    fprintf(stderr, " %s", SCENARIOS[i].name);
-  fprintf(stderr, "\ncontenders:");
+    fprintf(out, " %s", SCENARIOS[i].name);
+  fprintf(out, "\ncontenders:");
   for (int k = 0; k < NCONT; k++)
-    fprintf(stderr, " %s", CONTENDERS[k].name);
-  fprintf(stderr, "\nsizes take K, M, G suffixes (powers of 1024)\n");
-  return 2;
+    fprintf(out, " %s", CONTENDERS[k].name);
+  fprintf(out, "\nsizes take K, M, G suffixes (powers of 1024)\n"
+               "Exit status: 0 done; 1 setup failure (the server); 2 usage.\n");
 }
+
+/* --help and --version: what parse_args found. */
+static bool opt_help, opt_version;
 
 static bool parse_size(const char *s, size_t *out)
 {
@@ -1383,7 +1393,7 @@ static void apply_quick(void)
   static const struct { const char *name; size_t count, size; long conc; } q[] = {
       {"burst", 40, 2 * MiB, 10}, {"sustained", 0, 0, 10}, {"pressure", 12, 2 * MiB, 12},
       {"mixed", 30, 0, 10},       {"rapid", 100, 0, 1},    {"small", 1000, 0, 10},
-      {"bombs", 2, 16 * MiB, 2},
+      {"bombs", 3, 16 * MiB, 2},
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     scenario *sc = &SCENARIOS[scen_index(q[i].name)];
@@ -1459,14 +1469,16 @@ static bool parse_args(int argc, char **argv)
     } else if (strcmp(a, "--no-warmup") == 0) {
       opt_warmup = false;
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      return false;
+      opt_help = true;
+    } else if (strcmp(a, "--version") == 0) {
+      opt_version = true;
     } else if (strncmp(a, "--", 2) != 0 || !(v = opt_value(argc, argv, &i, a))) {
-      fprintf(stderr, "bench: bad argument %s\n", a);
+      fprintf(stderr, "bench: bad argument %s; try 'bench --help'\n", a);
       return false;
     } else if (opt_is(a, "--scenario")) {
       int si = scen_index(v);
       if (si < 0) {
-        fprintf(stderr, "bench: no scenario %s\n", v);
+        fprintf(stderr, "bench: no scenario %s; try 'bench --help'\n", v);
         return false;
       }
       scen_on[si] = any_scen = true;
@@ -1475,7 +1487,7 @@ static bool parse_args(int argc, char **argv)
       while (k < NCONT && strcmp(CONTENDERS[k].name, v) != 0)
         k++;
       if (k == NCONT) {
-        fprintf(stderr, "bench: no contender %s\n", v);
+        fprintf(stderr, "bench: no contender %s; try 'bench --help'\n", v);
         return false;
       }
       cont_on[k] = any_cont = true;
@@ -1494,7 +1506,7 @@ static bool parse_args(int argc, char **argv)
     } else if (opt_is(a, "--rc-chunk") && parse_size(v, &n) && n > 0) {
       opt_rc_chunk = n;
     } else if (!scenario_option(a, v)) {
-      fprintf(stderr, "bench: bad option or value: %s %s\n", a, v);
+      fprintf(stderr, "bench: bad option or value: %s %s; try 'bench --help'\n", a, v);
       return false;
     }
   }
@@ -1571,7 +1583,14 @@ static void run_scenario(size_t si)
 int main(int argc, char **argv)
 {
   if (!parse_args(argc, argv))
-    return usage();
+    return 2;  /* parse_args said why, on one line */
+  if (opt_help || opt_version) {
+    if (opt_help)
+      usage(stdout);
+    else
+      printf("bench (respchain) %s\n%s\n", rc_version(), curl_version());
+    return 0;
+  }
   signal(SIGPIPE, SIG_IGN);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   srv = ts_start();

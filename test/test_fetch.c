@@ -1,12 +1,20 @@
 /* The fetch example against the loopback server: output, exit statuses,
- * and what it reports on stderr. The binary comes from FETCH_BIN. */
+ * what it reports on stderr, and each request option as the server saw it
+ * (/echo answers with the request head), and -k/--cacert against
+ * openssl s_server with a self-signed certificate. Also the conventions
+ * every example program follows (--help, --version, a bad option), and that
+ * the version macros agree with rc_version(). The binary comes from
+ * FETCH_BIN; threads and scan are found beside it. */
 #include <check.h>
+#include <libgen.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net.h"
@@ -32,17 +40,39 @@ static char *slurp(const char *path, size_t *len)
   return buf;
 }
 
-/* Runs fetch with args (NULL-terminated, URL paths turned into URLs). */
-static struct out run(const char *const *args)
+/* The path of an example program: FETCH_BIN, or name beside it. */
+static const char *program(const char *name, char *out, size_t cap)
 {
   const char *bin = getenv("FETCH_BIN");
   ck_assert_ptr_nonnull(bin);
+  if (!strcmp(name, "fetch"))
+    return bin;
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s", bin);
+  snprintf(out, cap, "%s/%s", dirname(dir), name);
+  return out;
+}
+
+static struct out run_bin(const char *bin, const char *const *args);
+
+/* Runs fetch with args (NULL-terminated; a last argument that is a path
+ * is turned into a URL of the server). */
+static struct out run(const char *const *args)
+{
+  char path[600];
+  return run_bin(program("fetch", path, sizeof path), args);
+}
+
+/* Runs bin with args; its stdout and stderr are kept. */
+static struct out run_bin(const char *bin, const char *const *args)
+{
   char *argv[16];
-  char urls[8][256];
-  int argc = 0, nurl = 0;
+  char url[256];
+  int argc = 0;
   argv[argc++] = (char *)bin;
-  for (; *args; args++)
-    argv[argc++] = (*args)[0] == '/' ? ts_url(srv, *args, urls[nurl++], 256) : (char *)*args;
+  for (; *args; args++)  /* the last argument, a path, is the URL */
+    argv[argc++] = (*args)[0] == '/' && !args[1] ? ts_url(srv, *args, url, sizeof url)
+                                                 : (char *)*args;
   argv[argc] = NULL;
   char out_path[] = "/tmp/rc-fetch-out-XXXXXX", err_path[] = "/tmp/rc-fetch-err-XXXXXX";
   int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
@@ -87,23 +117,33 @@ START_TEST(body_to_stdout)
   ck_assert_int_eq(o.status, 0);
   ck_assert_uint_eq(o.out_len, 5000);
   ck_assert(is_pattern(o.out, 5000));
-  ck_assert_ptr_nonnull(strstr(o.err, "hop 0: HTTP/1.1 200 OK"));
-  ck_assert_ptr_nonnull(strstr(o.err, "body: 5000 bytes, encoding: identity"));
+  ck_assert_str_eq(o.err, "");  /* quiet without -v */
+  drop(&o);
+
+  const char *verbose[] = {"-v", "/bytes?n=5000", NULL};
+  o = run(verbose);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(o.out_len, 5000);
+  ck_assert_ptr_nonnull(strstr(o.err, "* limits: body 8388608 bytes (stop at the cap)"));
+  ck_assert_ptr_nonnull(strstr(o.err, "* hop 0: HTTP/1.1 200 OK"));
+  ck_assert_ptr_nonnull(strstr(o.err, "< Content-Length: 5000\n"));
+  ck_assert_ptr_nonnull(strstr(o.err, "* body: 5000 bytes, encoding: identity\n"));
   drop(&o);
 }
 END_TEST
 
 START_TEST(full_response_and_redirects)
 {
-  const char *args[] = {"-i", "-L", "/redirect?n=1", NULL};
+  const char *args[] = {"-i", "-L", "-v", "/redirect?n=1", NULL};
   struct out o = run(args);
   ck_assert_int_eq(o.status, 0);
   ck_assert(strncmp(o.out, "HTTP/1.1 200 OK\r\n", 17) == 0);
   char *blank = strstr(o.out, "\r\n\r\n");
   ck_assert_ptr_nonnull(blank);
   ck_assert(is_pattern(blank + 4, 10));
-  ck_assert_ptr_nonnull(strstr(o.err, "hop 0: HTTP/1.1 302"));
-  ck_assert_ptr_nonnull(strstr(o.err, "hop 2: HTTP/1.1 200"));
+  ck_assert_ptr_nonnull(strstr(o.err, "* hop 0: HTTP/1.1 302"));
+  ck_assert_ptr_nonnull(strstr(o.err, "< Location: "));
+  ck_assert_ptr_nonnull(strstr(o.err, "* hop 2: HTTP/1.1 200"));
   drop(&o);
 }
 END_TEST
@@ -112,13 +152,13 @@ START_TEST(truncation_and_errors)
 {
   const char *cap[] = {"-m", "1000", "/bytes?n=5000", NULL};
   struct out o = run(cap);
-  ck_assert_int_eq(o.status, 2);
+  ck_assert_int_eq(o.status, 3);
   ck_assert_uint_eq(o.out_len, 1000);
   ck_assert(is_pattern(o.out, 1000));
   ck_assert_ptr_nonnull(strstr(o.err, "body truncated at the body cap"));
   drop(&o);
 
-  const char *gz[] = {"/gzip?n=20000&coding=gzip", NULL};
+  const char *gz[] = {"-v", "/gzip?n=20000&coding=gzip", NULL};
   o = run(gz);
   ck_assert_int_eq(o.status, 0);
   ck_assert(is_pattern(o.out, 20000));
@@ -127,21 +167,257 @@ START_TEST(truncation_and_errors)
 
   const char *bad[] = {"/corrupt?kind=crc", NULL};
   o = run(bad);
-  ck_assert_int_eq(o.status, 3);
+  ck_assert_int_eq(o.status, 4);
   ck_assert_ptr_nonnull(strstr(o.err, "corrupt or truncated compressed body"));
   drop(&o);
 
   const char *refused[] = {"http://127.0.0.1:1/", NULL};
   o = run(refused);
-  ck_assert_int_eq(o.status, 4);
+  ck_assert_int_eq(o.status, 1);
   ck_assert_ptr_nonnull(strstr(o.err, "transfer failed"));
   drop(&o);
 
   const char *usage[] = {"-p", "sideways", "/bytes", NULL};
   o = run(usage);
-  ck_assert_int_eq(o.status, 1);
-  ck_assert_ptr_nonnull(strstr(o.err, "usage:"));
+  ck_assert_int_eq(o.status, 2);
+  ck_assert_str_eq(o.err, "fetch: invalid policy 'sideways'; try 'fetch --help'\n");
   drop(&o);
+}
+END_TEST
+
+/* What the server saw, from /echo's copy of the request head. */
+START_TEST(request_options)
+{
+  const char *put[] = {"-X", "PUT", "-H", "X-Rc-Test: yes", "-H", "Accept: text/x-rc",
+                       "-d", "hello", "/echo", NULL};
+  struct out o = run(put);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strncmp(o.out, "PUT /echo HTTP/1.1\r\n", 20) == 0, "%s", o.out);
+  ck_assert_ptr_nonnull(strstr(o.out, "\r\nX-Rc-Test: yes\r\n"));
+  ck_assert_ptr_nonnull(strstr(o.out, "\r\nAccept: text/x-rc\r\n"));
+  ck_assert_ptr_nonnull(strstr(o.out, "\r\nContent-Length: 5\r\n"));
+  ck_assert_ptr_nonnull(strstr(o.out, "\r\nUser-Agent: respchain-fetch/"));
+  drop(&o);
+
+  const char *post[] = {"-d", "a=1&b=2", "/echo", NULL};
+  o = run(post);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strncmp(o.out, "POST /echo HTTP/1.1\r\n", 21) == 0, "%s", o.out);
+  ck_assert_ptr_nonnull(strstr(o.out, "\r\nContent-Length: 7\r\n"));
+  drop(&o);
+
+  const char *head[] = {"-X", "DELETE", "/echo", NULL};
+  o = run(head);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert(strncmp(o.out, "DELETE /echo HTTP/1.1\r\n", 23) == 0);
+  ck_assert_ptr_null(strstr(o.out, "Content-Length"));
+  drop(&o);
+}
+END_TEST
+
+/* -o FILE: the body goes there, stdout stays empty; an unwritable file is
+ * exit status 6. */
+START_TEST(output_file)
+{
+  char path[] = "/tmp/rc-fetch-o-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  const char *args[] = {"-o", path, "/bytes?n=70000", NULL};
+  struct out o = run(args);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(o.out_len, 0);
+  size_t len;
+  char *got = slurp(path, &len);
+  ck_assert_uint_eq(len, 70000);
+  ck_assert(is_pattern(got, len));
+  free(got);
+  unlink(path);
+  drop(&o);
+
+  const char *bad[] = {"-o", "/nonexistent-dir/x", "/bytes?n=10", NULL};
+  o = run(bad);
+  ck_assert_int_eq(o.status, 6);
+  ck_assert_ptr_nonnull(strstr(o.err, "/nonexistent-dir/x"));
+  drop(&o);
+}
+END_TEST
+
+/* --max-memory: a body past it goes to a spill file, and comes back whole. */
+START_TEST(max_memory)
+{
+  const char *args[] = {"-v", "--max-memory", "16k", "/bytes?n=300k", NULL};
+  struct out o = run(args);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(o.out_len, 300 * 1024);
+  ck_assert(is_pattern(o.out, o.out_len));
+  ck_assert_ptr_nonnull(strstr(o.err, "memory 16384 bytes"));
+  ck_assert_ptr_nonnull(strstr(o.err, "spilled to a temporary file"));
+  drop(&o);
+
+  const char *small[] = {"-v", "--max-memory", "1m", "/gzip?n=100k&coding=gzip", NULL};
+  o = run(small);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert(is_pattern(o.out, 100 * 1024));
+  ck_assert_ptr_null(strstr(o.err, "spilled"));
+  drop(&o);
+
+  const char *bad[] = {"--max-memory", "lots", "/bytes", NULL};
+  o = run(bad);
+  ck_assert_int_eq(o.status, 2);
+  drop(&o);
+}
+END_TEST
+
+/* A TLS server for -k and --cacert: openssl s_server -www (its status
+ * page over HTTPS) with a self-signed certificate for 127.0.0.1, made in
+ * dir. Returns its pid; *port is where it listens. */
+static pid_t tls_server(const char *dir, int *port)
+{
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem "
+           "-out cert.pem -days 2 -subj /CN=127.0.0.1 "
+           "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1", dir);
+  ck_assert_msg(system(cmd) == 0, "openssl cannot make a certificate (sh .ci/deps)");
+  char cert[512], key[512], log[512];
+  snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+  snprintf(key, sizeof key, "%s/key.pem", dir);
+  snprintf(log, sizeof log, "%s/server.log", dir);
+  char *argv[] = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", cert,
+                  "-key", key, "-www", NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  ck_assert_int_eq(posix_spawnp(&pid, "openssl", &fa, NULL, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  /* It says "ACCEPT 127.0.0.1:PORT" once it listens. */
+  *port = 0;
+  for (int i = 0; i < 100 && !*port; i++) {
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    char *text = slurp(log, NULL);
+    const char *at = strstr(text, "ACCEPT 127.0.0.1:");
+    if (at)
+      *port = atoi(at + 17);
+    free(text);
+  }
+  ck_assert_msg(*port > 0, "openssl s_server did not start");
+  return pid;
+}
+
+/* -k and --cacert (and scan's -k) against a server whose certificate no
+ * CA signed. */
+START_TEST(tls_options)
+{
+  char dir[] = "/tmp/rc-fetch-tls-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  int port;
+  pid_t pid = tls_server(dir, &port);
+  char url[96], cert[512];
+  snprintf(url, sizeof url, "https://127.0.0.1:%d/", port);
+  snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+
+  const char *verify[] = {url, NULL};  /* not trusted: fails */
+  struct out o = run(verify);
+  ck_assert_int_eq(o.status, 1);
+  ck_assert_ptr_nonnull(strstr(o.err, "fetch: transfer failed: SSL certificate problem"));
+  drop(&o);
+
+  const char *insecure[] = {"-k", "-v", url, NULL};
+  o = run(insecure);
+  ck_assert_msg(o.status == 0, "%s", o.err);
+  ck_assert_ptr_nonnull(strstr(o.out, "<HTML>"));
+  ck_assert_ptr_nonnull(strstr(o.err, "TLS peer not verified"));
+  drop(&o);
+
+  const char *cacert[] = {"--cacert", cert, url, NULL};
+  o = run(cacert);
+  ck_assert_msg(o.status == 0, "%s", o.err);
+  ck_assert_ptr_nonnull(strstr(o.out, "<HTML>"));
+  drop(&o);
+
+  const char *missing[] = {"--cacert", "/nonexistent/ca.pem", url, NULL};
+  o = run(missing);
+  ck_assert_int_eq(o.status, 1);
+  drop(&o);
+
+  /* scan's -k too (scan lives beside fetch). */
+  char scan_path[600];
+  const char *scan = program("scan", scan_path, sizeof scan_path);
+  const char *scan_verify[] = {"-s", "-u", url, NULL};
+  o = run_bin(scan, scan_verify);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "\"status\":0,") && strstr(o.out, "SSL certificate problem"),
+                "%s", o.out);
+  drop(&o);
+  const char *scan_insecure[] = {"-s", "-k", "-u", url, NULL};
+  o = run_bin(scan, scan_insecure);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "\"status\":200,") && strstr(o.out, "\"error\":null"),
+                "%s", o.out);
+  drop(&o);
+
+  kill(pid, SIGTERM);
+  waitpid(pid, NULL, 0);
+  snprintf(cert, sizeof cert, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cert), 0);
+}
+END_TEST
+
+/* Each program: --help on stdout (exit 0), --version naming rc_version(),
+ * a bad option as one line on stderr (exit 2). */
+static void check_conventions(const char *name)
+{
+  char path[600];
+  const char *bin = program(name, path, sizeof path);
+  const char *help[] = {"--help", NULL};
+  struct out o = run_bin(bin, help);
+  ck_assert_msg(o.status == 0, "%s --help: %d", name, o.status);
+  ck_assert_msg(strstr(o.out, "usage: ") && strstr(o.out, "Exit status"),
+                "%s --help: %s", name, o.out);
+  ck_assert_str_eq(o.err, "");
+  drop(&o);
+
+  const char *version[] = {"--version", NULL};
+  o = run_bin(bin, version);
+  char want[128];
+  snprintf(want, sizeof want, "%s (respchain) %s\n", name, rc_version());
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strncmp(o.out, want, strlen(want)) == 0, "%s --version: %s", name, o.out);
+  drop(&o);
+
+  const char *bad[] = {"--no-such-option", NULL};
+  o = run_bin(bin, bad);
+  ck_assert_int_eq(o.status, 2);
+  ck_assert_uint_eq(o.out_len, 0);
+  char *nl = strchr(o.err, '\n');
+  ck_assert_msg(nl && nl[1] == '\0', "%s: not one line: %s", name, o.err);
+  ck_assert_ptr_nonnull(strstr(o.err, "--help"));
+  drop(&o);
+}
+
+START_TEST(conventions)
+{
+  check_conventions("fetch");
+  check_conventions("threads");
+}
+END_TEST
+
+/* RC_VERSION, RC_VERSION_NUM and rc_version() tell the same version. */
+START_TEST(version_macros)
+{
+  char text[32];
+  snprintf(text, sizeof text, "%d.%d.%d", RC_VERSION_MAJOR, RC_VERSION_MINOR,
+           RC_VERSION_PATCH);
+  ck_assert_str_eq(text, RC_VERSION);
+  ck_assert_str_eq(rc_version(), RC_VERSION);
+  ck_assert_int_eq(RC_VERSION_NUM,
+                   RC_VERSION_MAJOR << 16 | RC_VERSION_MINOR << 8 | RC_VERSION_PATCH);
+#if RC_VERSION_NUM < 0x000200
+  ck_abort_msg("RC_VERSION_NUM unusable in #if");
+#endif
 }
 END_TEST
 
@@ -154,6 +430,12 @@ int main(void)
   tcase_add_test(tc, body_to_stdout);
   tcase_add_test(tc, full_response_and_redirects);
   tcase_add_test(tc, truncation_and_errors);
+  tcase_add_test(tc, request_options);
+  tcase_add_test(tc, output_file);
+  tcase_add_test(tc, max_memory);
+  tcase_add_test(tc, tls_options);
+  tcase_add_test(tc, conventions);
+  tcase_add_test(tc, version_macros);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

@@ -18,6 +18,15 @@
  *    outlives the response it was taken from.
  *  - Objects made by *_new are released by the matching *_free.
  *
+ * Arguments: NULL is accepted for every pointer argument. Where the
+ * documentation gives NULL a meaning (defaults, the default pool, no
+ * output wanted), that is it; otherwise the outcome is fixed by the return
+ * type: rc_code functions return RC_E_INVAL, counts and flags are 0, a view
+ * is empty (""), a copy is NULL, and void functions do nothing (those that
+ * fill a struct fill it with zeros). rc_write_cb and rc_header_cb fail the
+ * transfer (CURL_WRITEFUNC_ERROR) when their userdata is NULL;
+ * rc_multi_poll returns CURLM_BAD_HANDLE.
+ *
  * Threads: a pool may be shared by any number of threads. A response is
  * filled by one transfer at a time; once its transfer is done, every reading
  * accessor (rc_full_response included) may be called from many threads at
@@ -40,7 +49,9 @@ extern "C" {
 #define RC_API
 #endif
 
-#define RC_VERSION "0.1.0"
+/* RC_VERSION (text, "0.2.0") and RC_VERSION_NUM (0xMMmmpp: 0x000200),
+ * made from the project version at build time. */
+#include "respchain_version.h"
 
 /* Defaults. */
 #define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)          /* growth unit */
@@ -80,6 +91,10 @@ typedef enum rc_code {
 #undef RC__ENUM
 } rc_code;
 
+/* The library's version at run time, e.g. "0.2.0": compare with
+ * RC_VERSION, the version of the header compiled against. Static. */
+RC_API const char *rc_version(void);
+
 /* A static, never NULL, English description of code. */
 RC_API const char *rc_strerror(rc_code code);
 
@@ -95,7 +110,7 @@ typedef struct rc_view {
 
 /* ------------------------------------------------------------------------
  * Allocator: replaceable per pool. All memory the library keeps for a pool
- * and its responses (buffers, hop tables, zlib state) goes through it;
+ * and its responses (buffers, hop tables, decoder state) goes through it;
  * *_dup copies use malloc(). realloc(NULL, n) must behave as malloc(n).
  */
 typedef struct rc_allocator {
@@ -124,9 +139,10 @@ typedef enum rc_overflow {
 
 typedef struct rc_pool_config {
   size_t chunk_size;      /* growth unit of a body of unknown size: it
-                             grows by at least one chunk and an eighth of
-                             its size, in whole chunks (a declared size
-                             within the cap is allocated at once); >= 1 */
+                             grows by an eighth of its size at a time (at
+                             least one chunk), in whole chunks (a declared
+                             size within the cap is allocated at once);
+                             >= 1 */
   size_t large_threshold; /* capacity from which a buffer counts as large */
   size_t max_large;       /* idle large buffers kept; 0 keeps none */
   size_t max_idle_small;  /* idle bytes of small buffers kept */
@@ -216,12 +232,14 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * (CURL_WRITEFUNC_PAUSE) and the thread that drives it resumes it with
  * rc_pool_resume (or rc_multi_poll, which calls it); one given a wait time
  * with rc_response_set_budget_wait blocks in its callback instead (threads
- * on curl_easy_perform). A response that can do neither spills (under
+ * on curl_easy_perform). A response that can do neither takes the
+ * holder's place (below) when it is free, else spills (under
  * RC_OVERFLOW_WAIT: fails with RC_E_TIMEOUT). A blocking wait that expires
  * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT).
  *
- * Progress: the oldest waiting response is let past the limit, alone, until
- * it is reset or freed, so bytes_in_use stays under budget + one response's
+ * Progress: the oldest waiting response (or, when none waits, the first one
+ * refused that does not spill) is let past the limit, alone, until it is
+ * reset or freed, so bytes_in_use stays under budget + one response's
  * own caps (its max body or max memory, + 1, plus its header blocks), and a
  * state where every transfer waits still drains. Released memory wakes
  * waiters oldest first while their needs added up fit, so one release
@@ -345,8 +363,10 @@ RC_API rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim);
 /* What became of the last hop's Content-Encoding. */
 typedef enum rc_encoding {
   RC_ENC_IDENTITY = 0, /* none, or identity: the body is as sent */
-  RC_ENC_DECODED = 1,  /* gzip/deflate chain decoded by the response */
-  RC_ENC_UNSUPPORTED = 2, /* a coding it cannot decode (br, zstd, ...): the
+  RC_ENC_DECODED = 1,  /* a chain of gzip, deflate, br and zstd decoded by
+                          the response (br, zstd: when built with them) */
+  RC_ENC_UNSUPPORTED = 2, /* a coding it cannot decode (compress, ..., br
+                             or zstd in a build without them): the
                              body is kept as received */
   RC_ENC_NOT_DECODED = 3  /* decoding is off: the body is kept as received */
 } rc_encoding;
@@ -354,7 +374,13 @@ typedef enum rc_encoding {
 /* Turns decoding of Content-Encoding on or off for the next transfers.
  * Off by default; rc_attach turns it on together with curl's options. Turn it
  * on only when curl's own decoding is off (CURLOPT_HTTP_CONTENT_DECODING 0),
- * or the body would be decoded twice. RC_E_BUSY while holding data. */
+ * or the body would be decoded twice. RC_E_BUSY while holding data.
+ * Decoder memory, per coding of the chain, comes from the pool's allocator
+ * and is not counted by the memory budget: about 40 KiB for gzip or
+ * deflate, up to 8.5 MiB for zstd (windows over 8 MiB are refused, as RFC
+ * 9659 allows) and up to 24 MiB for br (its 16 MiB window, while the ring
+ * buffer grows); br state, and zstd state over 1 MiB, is freed when its
+ * stream ends or the body stops. */
 RC_API rc_code rc_response_set_decoding(rc_response *resp, int on);
 
 /* For the memory budget: 0 (the default) pauses the transfer when memory is
@@ -367,8 +393,10 @@ RC_API rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms);
  * curl adapters.
  *
  * rc_attach sets on easy exactly: CURLOPT_WRITEFUNCTION/WRITEDATA,
- * CURLOPT_HEADERFUNCTION/HEADERDATA, CURLOPT_ACCEPT_ENCODING "gzip, deflate"
- * and CURLOPT_HTTP_CONTENT_DECODING 0, and turns the response's decoding on:
+ * CURLOPT_HEADERFUNCTION/HEADERDATA, CURLOPT_ACCEPT_ENCODING with the
+ * codings this build decodes ("gzip, deflate", then ", br" and ", zstd"
+ * when built with libbrotlidec and libzstd) and
+ * CURLOPT_HTTP_CONTENT_DECODING 0, and turns the response's decoding on:
  * the response decodes, so that its body cap counts decoded bytes. Change
  * those two curl options afterwards if you like; if curl is to decode, call
  * rc_response_set_decoding(resp, 0). CURLOPT_PRIVATE stays the caller's.
@@ -409,8 +437,10 @@ RC_API rc_view rc_body(const rc_response *resp);
 RC_API int rc_body_spilled(const rc_response *resp);
 
 /* The last hop's body as received, before decoding: kept only when decoding
- * with lim.max_raw > 0, and at most max_raw bytes (see rc_raw_truncated).
- * Same view rules as rc_body; empty otherwise. */
+ * with lim.max_raw > 0, and at most max_raw bytes. rc_raw_truncated is
+ * nonzero when it may miss bytes: max_raw was reached, or the body cap
+ * ended the body before the rest was received. Same view rules as rc_body;
+ * empty otherwise. */
 RC_API rc_view rc_raw_body(const rc_response *resp);
 RC_API int rc_raw_truncated(const rc_response *resp);
 
@@ -436,7 +466,9 @@ RC_API rc_code rc_hop(const rc_response *resp, int hop, rc_hop_info *out);
 RC_API int rc_status(const rc_response *resp);
 
 /* The nth (from 0) value of header name (case-insensitive) in hop, with
- * surrounding white space removed. RC_E_NOT_FOUND, RC_E_RANGE (no hop). */
+ * surrounding white space removed. A value folded over several lines
+ * (obsolete line folding) is given as received, line breaks included:
+ * "first\r\n second". RC_E_NOT_FOUND, RC_E_RANGE (no hop). */
 RC_API rc_code rc_header(const rc_response *resp, int hop, const char *name,
                          size_t nth, rc_view *out);
 

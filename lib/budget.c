@@ -220,11 +220,16 @@ static rc_code ask(rc__budget *b, rc__waiter *w, size_t bytes, int count)
       return RC_OK;
     }
     int can_wait = w->easy || w->wait_ms > 0;
-    if (spills_at_once(b, w) || (!can_wait && b->mode != RC_OVERFLOW_WAIT)) {
+    if (spills_at_once(b, w) || (!can_wait && b->holder && b->mode != RC_OVERFLOW_WAIT)) {
       if (w->queued)
         dequeue(b, w);
       changed(b);  /* its place, or what was promised to it, goes on */
       return RC__SPILL;
+    }
+    if (!can_wait && !b->holder) {
+      b->holder = w;  /* no one waits: it goes on past the limit, alone */
+      w->holder = 1;
+      continue;
     }
     if (!can_wait)
       return RC_E_TIMEOUT;
@@ -424,7 +429,7 @@ static void wake_multi(void *multi) { curl_multi_wakeup(multi); }
 CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fds[],
                         unsigned int extra_nfds, int timeout_ms, int *numfds)
 {
-  if (!pool)
+  if (!pool || !multi)
     return CURLM_BAD_HANDLE;
   rc__budget *b = rc__pool_budget(pool);
   rc_pool_resume(pool);

@@ -12,9 +12,10 @@
  *    under RC_OVERFLOW_AUTO;
  *  - a waiter that waited max_wait_ms spills (AUTO), so that a program that
  *    keeps its finished responses cannot wait forever;
- *  - the oldest waiter is the holder, admitted past the limit until it is
- *    reset or freed, so bytes in use stay under the limit plus one response
- *    and a state where every transfer waits still drains.
+ *  - the oldest waiter is the holder (or, when none waits, the first
+ *    refused transfer that does not spill), admitted past the limit until
+ *    it is reset or freed, so bytes in use stay under the limit plus one
+ *    response and a state where every transfer waits still drains.
  * Memory released wakes waiters oldest first, as long as their needs added
  * up fit: one release wakes at most the transfers it can carry. */
 #ifndef RC_BUDGET_H

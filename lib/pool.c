@@ -9,10 +9,33 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Under AddressSanitizer, idle blocks are poisoned, and a released block
+ * waits in a short quarantine before it may be handed out again: a view
+ * read after its response was reset is then reported, whether its block is
+ * idle or would already have been another response's. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RC__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RC__ASAN 1
+#endif
+#endif
+#ifdef RC__ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(b) ASAN_POISON_MEMORY_REGION((b)->data, (b)->cap)
+#define UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b)->data, (b)->cap)
+#define QUARANTINE 4
+#else
+#define POISON(b) ((void)(b))
+#define UNPOISON(b) ((void)(b))
+#define QUARANTINE 1  /* unused: a block goes idle at once */
+#endif
 
 struct rc_pool {
   pthread_mutex_t lock;
@@ -26,6 +49,9 @@ struct rc_pool {
   char *spill_dir;      /* from the allocator; NULL: $TMPDIR or /tmp */
   rc_pool_stats st;     /* the idle and block counters */
   rc__budget budget;
+  rc__blk *quarantine[QUARANTINE]; /* released blocks, oldest first */
+  size_t quarantined;
+  int exact;            /* no quarantine: see rc__pool_exact */
 };
 
 static void *std_malloc(size_t n, void *ud) { (void)ud; return malloc(n); }
@@ -36,6 +62,8 @@ static const rc_allocator std_allocator = {std_malloc, std_realloc, std_free, NU
 
 void rc_pool_config_init(rc_pool_config *cfg)
 {
+  if (!cfg)
+    return;
   cfg->chunk_size = RC_DEFAULT_CHUNK_SIZE;
   cfg->large_threshold = RC_DEFAULT_LARGE_THRESHOLD;
   cfg->max_large = RC_DEFAULT_MAX_LARGE;
@@ -92,6 +120,7 @@ static rc__blk *pop(rc_pool *p, int large, size_t need, size_t ceiling)
   rc__blk *b = *top;
   *top = b->next;
   b->next = NULL;
+  UNPOISON(b);
   p->st.bytes_idle -= b->cap;
   if (large) {
     p->st.idle_large--;
@@ -241,6 +270,7 @@ rc_pool *rc_pool_default(void)
 const rc_allocator *rc__pool_allocator(const rc_pool *p) { return &p->alloc; }
 rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
 
+
 const char *rc__pool_spill_dir(const rc_pool *p)
 {
   if (p->spill_dir)
@@ -251,12 +281,20 @@ const char *rc__pool_spill_dir(const rc_pool *p)
 
 void rc_pool_trim(rc_pool *p)
 {
+  if (!p)
+    return;
   pthread_mutex_lock(&p->lock);
   rc__blk *lists[2] = {p->large, p->small};
   p->large = p->small = NULL;
   p->st.idle_large = p->st.idle_small = 0;
   p->st.bytes_idle = p->small_bytes = 0;
+  rc__blk *held[QUARANTINE];
+  size_t nheld = p->quarantined;
+  memcpy(held, p->quarantine, nheld * sizeof *held);
+  p->quarantined = 0;
   pthread_mutex_unlock(&p->lock);
+  for (size_t i = 0; i < nheld; i++)
+    p->alloc.free(held[i], p->alloc.ud);
   for (int i = 0; i < 2; i++) {
     while (lists[i]) {
       rc__blk *b = lists[i];
@@ -268,6 +306,12 @@ void rc_pool_trim(rc_pool *p)
 
 void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
 {
+  if (!out)
+    return;
+  if (!p) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
   pthread_mutex_lock(&p->lock);
   *out = p->st;
   pthread_mutex_unlock(&p->lock);
@@ -276,6 +320,12 @@ void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
 
 void rc_pool_config_get(rc_pool *p, rc_pool_config *cfg)
 {
+  if (!cfg)
+    return;
+  if (!p) {
+    memset(cfg, 0, sizeof *cfg);
+    return;
+  }
   pthread_mutex_lock(&p->lock);
   *cfg = p->cfg;
   cfg->spill_dir = p->spill_dir;
@@ -283,23 +333,25 @@ void rc_pool_config_get(rc_pool *p, rc_pool_config *cfg)
   cfg->budget = rc__budget_limit(&p->budget);
 }
 
-/* Sets one field and re-applies the bounds. */
-static rc_code set_field(rc_pool *p, size_t *field, size_t value, int nonzero)
+/* Sets the field at offset in the configuration and re-applies the bounds. */
+static rc_code set_field(rc_pool *p, size_t offset, size_t value, int nonzero)
 {
-  if (nonzero && value == 0)
+  if (!p || (nonzero && value == 0))
     return RC_E_INVAL;
   pthread_mutex_lock(&p->lock);
-  *field = value;
+  *(size_t *)((char *)&p->cfg + offset) = value;
   enforce_bounds(p);
   pthread_mutex_unlock(&p->lock);
   return RC_OK;
 }
 
-rc_code rc_pool_set_chunk_size(rc_pool *p, size_t v) { return set_field(p, &p->cfg.chunk_size, v, 1); }
-rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v) { return set_field(p, &p->cfg.large_threshold, v, 1); }
-rc_code rc_pool_set_max_large(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_large, v, 0); }
-rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_idle_small, v, 0); }
-rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, &p->cfg.max_buffer, v, 0); }
+#define FIELD(name) offsetof(rc_pool_config, name)
+rc_code rc_pool_set_chunk_size(rc_pool *p, size_t v) { return set_field(p, FIELD(chunk_size), v, 1); }
+rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v) { return set_field(p, FIELD(large_threshold), v, 1); }
+rc_code rc_pool_set_max_large(rc_pool *p, size_t v) { return set_field(p, FIELD(max_large), v, 0); }
+rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v) { return set_field(p, FIELD(max_idle_small), v, 0); }
+rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, FIELD(max_buffer), v, 0); }
+#undef FIELD
 
 /* The capacity to grow old_cap to for need bytes: by at least one chunk and
  * at least an eighth of old_cap (so an 8 MiB body takes some 40 resizes, not
@@ -340,6 +392,39 @@ static void push_idle(rc_pool *p, rc__blk *b)
     b->next = p->small;
     p->small = b;
   }
+  if (where != FREED)
+    POISON(b);
+}
+
+/* A block a response gave back: idle at once, or (under AddressSanitizer)
+ * after the quarantine, which the oldest block then leaves. Lock held. */
+static void release(rc_pool *p, rc__blk *b)
+{
+#ifdef RC__ASAN
+  POISON(b);
+  if (p->exact) {
+    push_idle(p, b);
+    return;
+  }
+  if (p->quarantined == QUARANTINE) {
+    push_idle(p, p->quarantine[0]);
+    memmove(p->quarantine, p->quarantine + 1, (QUARANTINE - 1) * sizeof *p->quarantine);
+    p->quarantined--;
+  }
+  p->quarantine[p->quarantined++] = b;
+#else
+  push_idle(p, b);
+#endif
+}
+
+void rc__pool_exact(rc_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  p->exact = 1;
+  for (size_t i = 0; i < p->quarantined; i++)
+    push_idle(p, p->quarantine[i]);
+  p->quarantined = 0;
+  pthread_mutex_unlock(&p->lock);
 }
 
 /* Puts back an idle block taken for a growth that did not happen. */
@@ -402,7 +487,7 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
   }
   if (idle && b) {
     p->st.releases++;
-    push_idle(p, b);  /* its bytes were netted out of the growth above */
+    release(p, b);  /* its bytes were netted out of the growth above */
   }
   pthread_mutex_unlock(&p->lock);
   *bp = nb;
@@ -416,7 +501,7 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   size_t cap = b->cap;
   pthread_mutex_lock(&p->lock);
   p->st.releases++;
-  push_idle(p, b);
+  release(p, b);
   pthread_mutex_unlock(&p->lock);
   rc__budget_release(&p->budget, cap);  /* after: a woken waiter finds it idle */
 }

@@ -32,6 +32,10 @@ const rc_allocator *rc__pool_allocator(const rc_pool *pool);
 rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
                       size_t ceiling, size_t large_hint, rc__waiter *w);
 
+/* Released blocks go idle at once even under AddressSanitizer (no
+ * quarantine): for tests that count the pool's own reuse. */
+void rc__pool_exact(rc_pool *pool);
+
 /* The pool's memory budget (never NULL). */
 rc__budget *rc__pool_budget(rc_pool *pool);
 

@@ -9,6 +9,8 @@
 
 void rc_limits_init(rc_limits *lim)
 {
+  if (!lim)
+    return;
   lim->max_body = RC_DEFAULT_MAX_BODY;
   lim->max_header_bytes = RC_DEFAULT_MAX_HEADER;
   lim->max_hops = RC_DEFAULT_MAX_HOPS;
@@ -153,6 +155,8 @@ rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms)
 
 rc_code rc_result(const rc_response *resp, CURLcode curlcode)
 {
+  if (!resp)
+    return RC_E_INVAL;
   if (resp->error != RC_OK)
     return resp->error;
   if (resp->truncated)
@@ -164,9 +168,12 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
   return RC_OK;
 }
 
-int rc_truncated(const rc_response *resp) { return resp->truncated; }
-int rc_raw_truncated(const rc_response *resp) { return resp->raw_truncated; }
-rc_encoding rc_body_encoding(const rc_response *resp) { return resp->encoding; }
+int rc_truncated(const rc_response *resp) { return resp && resp->truncated; }
+int rc_raw_truncated(const rc_response *resp) { return resp && resp->raw_truncated; }
+rc_encoding rc_body_encoding(const rc_response *resp)
+{
+  return resp ? resp->encoding : RC_ENC_IDENTITY;
+}
 
 static rc_view view_of(const rc__buf *b)
 {
@@ -174,11 +181,13 @@ static rc_view view_of(const rc__buf *b)
   return v;
 }
 
-rc_view rc_body(const rc_response *resp) { return rc__body_view(resp); }
-int rc_body_spilled(const rc_response *resp) { return resp->spill.fd >= 0; }
-rc_view rc_raw_body(const rc_response *resp) { return view_of(&resp->raw); }
+static const rc_view empty = {"", 0};
 
-size_t rc_hop_count(const rc_response *resp) { return resp->hops.n; }
+rc_view rc_body(const rc_response *resp) { return resp ? rc__body_view(resp) : empty; }
+int rc_body_spilled(const rc_response *resp) { return resp && resp->spill.fd >= 0; }
+rc_view rc_raw_body(const rc_response *resp) { return resp ? view_of(&resp->raw) : empty; }
+
+size_t rc_hop_count(const rc_response *resp) { return resp ? resp->hops.n : 0; }
 
 static rc_view raw_view(const rc_response *resp, size_t off, size_t len)
 {
@@ -188,6 +197,8 @@ static rc_view raw_view(const rc_response *resp, size_t off, size_t len)
 
 rc_code rc_hop(const rc_response *resp, int hop, rc_hop_info *out)
 {
+  if (!resp || !out)
+    return RC_E_INVAL;
   const rc__hop *h = rc__hops_at(&resp->hops, hop);
   if (!h)
     return RC_E_RANGE;
@@ -202,6 +213,8 @@ rc_code rc_hop(const rc_response *resp, int hop, rc_hop_info *out)
 
 int rc_status(const rc_response *resp)
 {
+  if (!resp)
+    return 0;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   return h ? h->status : 0;
 }
@@ -209,7 +222,7 @@ int rc_status(const rc_response *resp)
 rc_code rc_header(const rc_response *resp, int hop, const char *name,
                   size_t nth, rc_view *out)
 {
-  if (!name || !out)
+  if (!resp || !name || !out)
     return RC_E_INVAL;
   const rc__hop *h = rc__hops_at(&resp->hops, hop);
   if (!h)
@@ -220,7 +233,7 @@ rc_code rc_header(const rc_response *resp, int hop, const char *name,
 rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
                    rc_view *out)
 {
-  if (!name || !out)
+  if (!resp || !name || !out)
     return RC_E_INVAL;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   if (!h)
@@ -230,6 +243,8 @@ rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
 
 rc_code rc_full_response(rc_response *resp, rc_view *out)
 {
+  if (!resp || !out)
+    return RC_E_INVAL;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   if (!h)
     return RC_E_RANGE;
@@ -272,12 +287,17 @@ static char *dup_parts(rc_view a, rc_view b, size_t *len)
 
 char *rc_body_dup(const rc_response *resp, size_t *len)
 {
-  rc_view none = {"", 0};
-  return dup_parts(rc_body(resp), none, len);
+  if (!resp)
+    return NULL;
+  if (rc__body_view(resp).len != rc__body_len(resp))
+    return NULL;  /* a spill file that could not be mapped */
+  return dup_parts(rc_body(resp), empty, len);
 }
 
 char *rc_full_response_dup(const rc_response *resp, size_t *len)
 {
+  if (!resp || rc__body_view(resp).len != rc__body_len(resp))
+    return NULL;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   if (!h)
     return NULL;

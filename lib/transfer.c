@@ -29,7 +29,7 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
 {
   rc_response *resp = userdata;
   size_t n = size * nitems;
-  if (resp->error != RC_OK)
+  if (!resp || resp->error != RC_OK)
     return CURL_WRITEFUNC_ERROR;
   drop_full(resp);
   int new_hop;
@@ -41,10 +41,17 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   return n;
 }
 
+/* The last Content-Length of the last hop: curl frames the body by the
+ * last one too, so with two that differ, both agree on the size. */
 static size_t content_length(const rc_response *resp)
 {
-  rc_view v;
-  if (rc_header(resp, -1, "Content-Length", 0, &v) != RC_OK || v.len == 0 || v.len > 19)
+  rc_view v, next;
+  size_t nth = 0;
+  if (rc_header(resp, -1, "Content-Length", nth, &v) != RC_OK)
+    return RC__UNKNOWN;
+  while (rc_header(resp, -1, "Content-Length", ++nth, &next) == RC_OK)
+    v = next;
+  if (v.len == 0 || v.len > 19)
     return RC__UNKNOWN;
   size_t n = 0;
   for (size_t i = 0; i < v.len; i++) {
@@ -117,10 +124,13 @@ static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
 
 static void sink_commit(void *ctx, size_t n) { rc__body_commit(ctx, n); }
 
-/* At the cap: under DRAIN the rest is read and dropped, else stop. */
+/* At the cap: under DRAIN the rest is read and dropped, else stop. Either
+ * way no more of the body is received into the raw copy. */
 static size_t at_cap(rc_response *resp, size_t n)
 {
   resp->truncated = 1;
+  if (resp->decoding && resp->lim.max_raw)
+    resp->raw_truncated = 1;
   if (resp->lim.on_cap == RC_CAP_DRAIN)
     return n;
   return fail(resp, RC_TRUNCATED);
@@ -184,7 +194,7 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
   rc_response *resp = userdata;
   size_t n = size * nmemb;
-  if (resp->error != RC_OK)
+  if (!resp || resp->error != RC_OK)
     return CURL_WRITEFUNC_ERROR;
   if (resp->truncated)
     return n;  /* draining: nothing more is kept, or decoded */
@@ -224,7 +234,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
 {
   if (!resp || !easy)
     return RC_E_INVAL;
-  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, "gzip, deflate", 0L))
+  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, rc__decoder_accept(), 0L))
     return RC_E_INVAL;
   resp->decode = 1;
   resp->waiter.easy = easy;

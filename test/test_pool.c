@@ -88,7 +88,7 @@ END_TEST
 START_TEST(reuse_prefers_fitting_large)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   rc__blk *fits = grab(p, 8 * MiB + 1, 8 * MiB + 1, 0);
   rc__blk *small = grab(p, 1 * MiB, 1 * MiB, 0);
   rc__pool_put(p, fits);
@@ -106,7 +106,7 @@ END_TEST
 START_TEST(reuse_cut_to_ceiling)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   rc__pool_put(p, grab(p, 400 * KiB, 400 * KiB, 0));
   rc__blk *b = grab(p, 100, 4097, 0);
   ck_assert_uint_eq(b->cap, 4097);
@@ -127,7 +127,7 @@ END_TEST
 START_TEST(growth_keeps_bytes)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   rc__pool_put(p, grab(p, 1 * MiB, 1 * MiB, 0));  /* one idle large block */
   rc__blk *b = grab(p, 100, 100 * MiB, 0);
   ck_assert_uint_lt(b->cap, 512 * KiB);
@@ -171,7 +171,7 @@ END_TEST
 START_TEST(large_retention_bound)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   ck_assert_int_eq(rc_pool_set_max_large(p, 10), RC_OK);
   rc__blk *b[50];
   for (int i = 0; i < 50; i++)
@@ -193,7 +193,7 @@ END_TEST
 START_TEST(nothing_over_max_buffer_kept)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   rc__pool_put(p, grab(p, 8 * MiB + 2, 16 * MiB, 0));
   ck_assert_uint_eq(pool_stats(p).idle_large, 0);
   ck_assert_uint_eq(pool_stats(p).discards, 1);
@@ -207,7 +207,7 @@ END_TEST
 START_TEST(lifo_reuse)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   rc__blk *a = grab(p, 1000, 1000, 0), *b = grab(p, 1000, 1000, 0);
   rc__pool_put(p, a);
   rc__pool_put(p, b);
@@ -257,7 +257,7 @@ END_TEST
 START_TEST(setters)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   rc__blk *b[6];
   for (int i = 0; i < 6; i++)
     b[i] = grab(p, 1 * MiB, 1 * MiB, 0);
@@ -404,7 +404,7 @@ static void *churn_thread(void *arg)
 START_TEST(threads_balance)
 {
   rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  p = exact_pool();
   pthread_t t[8];
   struct churn c[8];
   for (int i = 0; i < 8; i++) {

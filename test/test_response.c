@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -595,6 +596,52 @@ END_TEST
 START_TEST(refused_without_a_way_to_wait_spills) { small_chunk_refused(RC_OVERFLOW_AUTO); }
 END_TEST
 
+/* Two Content-Length headers that differ: the last one counts, as it does
+ * for curl's framing, so a small body is not rejected for the first. */
+START_TEST(last_content_length_counts)
+{
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 100000000\r\n",
+                               "Content-Length: 5\r\n", "\r\n", NULL};
+  rc_response *r = new_response(NULL, 10, RC_CAP_REJECT);
+  ck_assert_uint_eq(feed(r, lines, "hello", 5, 0), 0);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  assert_view(rc_body(r), "hello", 5);
+  rc_response_free(r);
+}
+END_TEST
+
+/* The body cap ends a decoded body: the raw copy cannot be complete, and
+ * says so, under every policy. */
+START_TEST(raw_copy_truncated_by_the_cap)
+{
+  size_t n = 180 * KiB;
+  char *body = malloc(n);
+  fill_pattern(body, n, 21);
+  uLongf zlen = compressBound(n);
+  unsigned char *z = malloc(zlen);
+  ck_assert_int_eq(compress2(z, &zlen, (const Bytef *)body, n, 1), Z_OK);
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: deflate\r\n", "\r\n",
+                               NULL};
+  for (int policy = RC_CAP_STOP; policy <= RC_CAP_DRAIN; policy++) {
+    rc_limits lim;
+    rc_limits_init(&lim);
+    lim.max_body = 16 * KiB;
+    lim.max_raw = 1 * MiB;
+    lim.on_cap = (rc_cap_policy)policy;
+    rc_response *r;
+    ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+    ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+    feed(r, lines, (const char *)z, zlen, 4096);
+    ck_assert(rc_truncated(r));
+    ck_assert(rc_raw_truncated(r));
+    ck_assert_uint_lt(rc_raw_body(r).len, zlen);
+    rc_response_free(r);
+  }
+  free(z);
+  free(body);
+}
+END_TEST
+
 /* Folded values: blank continuation lines add nothing, and a value that
  * starts on the continuation line starts at its first character. */
 START_TEST(folded_values)
@@ -660,6 +707,8 @@ int main(void)
   tcase_add_test(tc, allocation_failure);
   tcase_add_test(tc, codings_not_decoded);
   tcase_add_test(tc, folded_values);
+  tcase_add_test(tc, last_content_length_counts);
+  tcase_add_test(tc, raw_copy_truncated_by_the_cap);
   tcase_add_test(tc, empty_after_earlier_body);
   tcase_add_test(tc, small_decoded_chunks_are_gated);
   tcase_add_test(tc, refused_without_a_way_to_wait_spills);

@@ -1,4 +1,5 @@
 #include "util.h"
+#include "pool.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -68,6 +69,15 @@ rc_pool *pool_with(counting_alloc *ca, size_t chunk)
     cfg.chunk_size = chunk;
   rc_pool *p = NULL;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc__pool_exact(p);
+  return p;
+}
+
+rc_pool *exact_pool(void)
+{
+  rc_pool *p = NULL;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  rc__pool_exact(p);
   return p;
 }
 

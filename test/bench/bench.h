@@ -1,0 +1,233 @@
+/*
+ * The benchmark's shared types and entry points, one section per file:
+ * measure.c (clocks, copy and allocation accounting, the RSS sampler),
+ * scenarios.c (what is requested), contenders.c (how bodies are kept),
+ * driver.c (the curl multi loop and one measured run), report.c (tables,
+ * CSV, targets), chart.c (the burst chart), main.c (options, the order of
+ * runs). main.c says what is measured and how.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#define _GNU_SOURCE /* RUSAGE_THREAD, malloc_usable_size, malloc_trim */
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "respchain.h"
+#include "server.h"
+
+#define KiB ((size_t)1024)
+#define MiB (1024 * KiB)
+#define GiB (1024 * MiB)
+
+#ifndef CURL_WRITEFUNC_ERROR
+#define CURL_WRITEFUNC_ERROR 0
+#endif
+
+/* ---- measure.c ----------------------------------------------------------- */
+
+double mib(double bytes);
+double now_s(void);
+long faults(int who);   /* minor page faults so far */
+double cpu_s(int who);  /* user + system seconds */
+
+/* memcpy bytes and calls made by statically linked code on this thread. */
+extern _Thread_local uint64_t t_copy_bytes, t_copy_calls;
+
+typedef struct counters {
+  uint64_t alloc_bytes; /* malloc sizes + realloc growth */
+  uint64_t alloc_calls; /* malloc and realloc calls */
+  uint64_t moved_bytes; /* bytes realloc copied moving a heap block */
+  uint64_t remaps;      /* realloc moves of mmapped blocks (no copy) */
+} counters;
+
+extern counters g_cnt;
+void *cnt_malloc(size_t n);
+void *cnt_realloc(void *p, size_t n);
+extern const rc_allocator counting_allocator;
+
+typedef struct sample {
+  float t;   /* seconds since the run's baseline */
+  float mib; /* resident MiB above the baseline */
+} sample;
+
+/* Resident memory now, and the part of it that is anonymous (not file
+ * pages: a mapped spill file counts in the first only). */
+typedef struct rss {
+  size_t total, anon;
+} rss;
+
+rss rss_now(void);
+void mon_start(void);
+void mon_shutdown(void);
+/* Starts a series: *base receives the baseline, *t0 its time. */
+void mon_begin(rss *base, double *t0);
+/* Ends the series: *peak receives the peaks of both measures. With keep,
+ * *series receives a malloc'd copy of the samples. */
+void mon_end(rss *peak, bool keep, sample **series, size_t *n);
+
+/* ---- scenarios.c ----------------------------------------------------------- */
+
+extern ts_server *srv;
+
+typedef struct request {
+  char url[128];
+  size_t n;   /* decoded body size the server sends */
+  bool zeros; /* the body is zero bytes (bombs), not the pattern */
+} request;
+
+typedef struct scenario scenario;
+struct scenario {
+  const char *name;
+  const char *what;
+  size_t count;      /* transfers (count-bound) */
+  double seconds;    /* > 0: time-bound instead: start transfers this long */
+  size_t size;       /* body size, where the scenario has one */
+  long conc;         /* transfers in flight */
+  size_t max_large;  /* respchain pools keep this many idle large buffers
+                        (0: the default) */
+  size_t cap;        /* body cap of this scenario (0: --cap) */
+  unsigned kinds;    /* contenders run, a bit per K_* (0: all but rc-spill) */
+  bool verify_all;   /* kept bodies are compared byte for byte */
+  bool gzip;         /* encoded bodies: the baselines let curl decode */
+  bool per_transfer; /* respchain creates and frees a response per transfer */
+  void (*request)(const scenario *sc, size_t i, request *out);
+  size_t distinct;   /* requests 0..distinct-1 name every URL used */
+};
+
+#define NSCEN 8
+extern scenario SCENARIOS[NSCEN];
+
+int scen_index(const char *name);
+/* Whether contender k runs in sc (before --contender filters). */
+bool scenario_runs(const scenario *sc, int k);
+void apply_quick(void);
+bool scenario_option(const char *arg, const char *val);
+unsigned char expected_byte(const request *rq, size_t off);
+/* For a scenario that verifies whole bodies: makes its pattern body (up
+ * to its cap) before any clock starts; false when out of memory. */
+bool expected_prepare(const scenario *sc);
+/* The first n pattern bytes, or NULL when none that long were made. */
+const unsigned char *expected_body(size_t n);
+
+/* ---- contenders.c ---------------------------------------------------------- */
+
+typedef struct slot {
+  CURL *easy;
+  bool busy;           /* a transfer is in flight */
+  size_t index;        /* request number */
+  request rq;
+  size_t cap;          /* body cap of this contender (SIZE_MAX: none) */
+  size_t want;         /* body bytes expected: rq.n, capped */
+  size_t probe[4];     /* offsets checked */
+  unsigned char seen[4]; /* discard: the bytes seen at the probes */
+  unsigned char *buf;  /* baselines' buffer */
+  size_t len, capacity;
+  rc_response *resp;   /* respchain */
+} slot;
+
+typedef struct contender contender;
+
+typedef struct run {
+  const scenario *sc;
+  const contender *k;
+  size_t cap, budget;
+  slot *slots;
+  long nslots;
+  rc_pool *pool;
+  rc_limits lim;
+} run;
+
+typedef enum outcome { OUT_COMPLETE, OUT_AT_CAP, OUT_FAILED } outcome;
+
+/* A finished body: ptr NULL for the discard floor (see slot.seen). */
+typedef struct body {
+  const unsigned char *ptr;
+  size_t len;
+} body;
+
+struct contender {
+  const char *name;
+  const char *what;
+  bool capped;
+  bool (*setup)(run *r);                /* before the clock starts */
+  void (*begin)(run *r, slot *s);       /* a transfer is about to start */
+  outcome (*end)(run *r, slot *s, CURLcode cc, body *out); /* it finished */
+  void (*finish)(run *r, slot *s);      /* after the check */
+  CURLMcode (*poll)(run *r, CURLM *multi, int timeout_ms);
+  size_t (*idle)(run *r);               /* memory kept for reuse */
+  void (*trim)(run *r);                 /* give it back */
+  void (*teardown)(run *r);
+};
+
+enum { K_DISCARD, K_ONECOPY, K_RC, K_RCB, K_RCS, K_GIM, K_DOUBLING, NCONT };
+
+extern const contender CONTENDERS[NCONT];
+extern size_t opt_rc_max_large, opt_rc_chunk, opt_spill_memory;
+extern const char *opt_spill_dir;
+
+/* ---- driver.c -------------------------------------------------------------- */
+
+/* What one run measured. */
+typedef struct tally {
+  bool ran;
+  size_t done, failed;
+  size_t verified_full;       /* bodies compared byte for byte */
+  uint64_t body_bytes;        /* verified body bytes the contender delivered */
+  double wall, cpu, cpu_drv;  /* seconds */
+  long faults_drv;            /* minor page faults of the driving thread */
+  size_t rss0, peak, rss_end, rss_idle, rss_trim, idle;
+  size_t anon0, peak_anon;    /* the anonymous part of rss0 and of the peak */
+  counters cnt;
+  uint64_t copy_bytes;        /* memcpy bytes on the driving thread */
+  bool warm_marked;
+  uint64_t warm_alloc0, warm_body0; /* counters at the end of the first wave */
+  bool stopped;               /* hit the time limit; in-flight transfers dropped */
+  size_t dropped;
+  bool has_pool;
+  rc_pool_stats ps;
+  sample *series;
+  size_t nseries;
+  double setup_s;             /* from the baseline sample to the clock start */
+  double wall_runs[8];        /* wall per request of every run */
+  int runs;
+} tally;
+
+extern double opt_limit, opt_idle;
+extern size_t opt_cap, opt_budget;
+
+/* The body cap of sc: its own, else --cap. */
+size_t scenario_cap(const scenario *sc);
+/* One run of contender k in scenario sc. */
+void run_once(const scenario *sc, int k, tally *t, bool keep_series);
+
+/* ---- report.c -------------------------------------------------------------- */
+
+extern bool opt_csv;
+extern int opt_runs;
+extern tally results[NSCEN][NCONT];
+extern bool scen_on[NSCEN], cont_on[NCONT];
+
+double per_req(double v, const tally *t);
+double ratio(double a, double b);
+double signed_mib(size_t a, size_t b);
+void print_scenario(size_t si);
+void print_csv_header(void);
+void print_csv(size_t si);
+void report_targets(FILE *f);
+
+/* ---- main.c ---------------------------------------------------------------- */
+
+/* A size with an optional K, M or G suffix (powers of 1024). */
+bool parse_size(const char *s, size_t *out);
+/* arg is --name, alone or as --name=value. */
+bool opt_is(const char *arg, const char *name);
+
+/* ---- chart.c --------------------------------------------------------------- */
+
+bool write_svg(const char *path, size_t si);
+
+#endif

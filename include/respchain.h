@@ -56,7 +56,7 @@ extern "C" {
 /* Defaults. */
 #define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)          /* growth unit */
 #define RC_DEFAULT_LARGE_THRESHOLD (512u * 1024u)         /* large buffer from here */
-#define RC_DEFAULT_MAX_LARGE       20u                    /* idle large buffers kept */
+#define RC_DEFAULT_MAX_LARGE       64u                    /* idle large buffers kept, at most */
 #define RC_DEFAULT_MAX_IDLE_SMALL  (8u * 1024u * 1024u)   /* idle small bytes kept */
 #define RC_DEFAULT_MAX_BODY        (8u * 1024u * 1024u)   /* body cap, decoded bytes */
 #define RC_DEFAULT_MAX_HEADER      (64u * 1024u)          /* header bytes per hop */
@@ -123,7 +123,10 @@ typedef struct rc_allocator {
 /* ------------------------------------------------------------------------
  * Pool: thread-safe source of buffers. Small buffers (capacity below
  * large_threshold) are kept idle for reuse up to max_idle_small bytes; large
- * buffers up to max_large of them; anything over max_buffer is never kept.
+ * buffers as many as recent demand calls for, up to max_large; anything
+ * over max_buffer is never kept. Demand decays, and idle large buffers with
+ * it, as the pool is used (buffers taken and released, rc_pool_stats_get,
+ * rc_multi_poll); rc_pool_trim frees every idle buffer at once.
  * The most recently released buffer is reused first.
  */
 typedef struct rc_pool rc_pool;
@@ -144,7 +147,11 @@ typedef struct rc_pool_config {
                              size within the cap is allocated at once);
                              >= 1 */
   size_t large_threshold; /* capacity from which a buffer counts as large */
-  size_t max_large;       /* idle large buffers kept; 0 keeps none */
+  size_t max_large;       /* idle large buffers kept, at most: within it
+                             the pool keeps as many as were in use lately
+                             (released ones a burst will take again),
+                             decaying to 2 within about 2 s of quiet;
+                             0 keeps none */
   size_t max_idle_small;  /* idle bytes of small buffers kept */
   size_t max_buffer;      /* largest capacity kept idle */
   size_t budget;          /* memory budget in bytes, 0 = off: see below */

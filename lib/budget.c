@@ -432,6 +432,7 @@ CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fd
   if (!pool || !multi)
     return CURLM_BAD_HANDLE;
   rc__budget *b = rc__pool_budget(pool);
+  rc__pool_tick(pool);
   rc_pool_resume(pool);
   rc__waker me = {NULL, pthread_self(), wake_multi, multi, 0};
   pthread_mutex_lock(&b->lock);

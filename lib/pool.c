@@ -7,6 +7,7 @@
  * happen under it. The pool's lock and the budget's are never held
  * together. */
 #include "pool.h"
+#include "demand.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -52,6 +53,7 @@ struct rc_pool {
   rc__blk *quarantine[QUARANTINE]; /* released blocks, oldest first */
   size_t quarantined;
   int exact;            /* no quarantine: see rc__pool_exact */
+  rc__demand demand;    /* large blocks held lately: how many to keep idle */
 };
 
 static void *std_malloc(size_t n, void *ud) { (void)ud; return malloc(n); }
@@ -85,7 +87,8 @@ enum { FREED, KEPT_SMALL, KEPT_LARGE };
 static int admit(rc_pool *p, rc__blk *b)
 {
   if (b->cap <= p->cfg.max_buffer) {
-    if (is_large(p, b->cap) && p->st.idle_large < p->cfg.max_large) {
+    if (is_large(p, b->cap) &&
+        p->st.idle_large < rc__demand_keep(&p->demand, p->cfg.max_large)) {
       p->st.idle_large++;
       p->st.bytes_idle += b->cap;
       return KEPT_LARGE;
@@ -181,6 +184,7 @@ static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
   p->cfg.allocator = NULL;
   p->cfg.spill_dir = NULL;
   p->refs = 1;
+  rc__demand_init(&p->demand);
   if (cfg->spill_dir && !(p->spill_dir = copy_string(a, cfg->spill_dir)))
     return RC_E_NOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0)
@@ -279,6 +283,48 @@ const char *rc__pool_spill_dir(const rc_pool *p)
   return t && *t ? t : "/tmp";
 }
 
+/* Takes off the large stack the idle blocks that demand no longer keeps,
+ * oldest first, and returns them for freeing outside the lock. Lock held. */
+static rc__blk *shed_large(rc_pool *p)
+{
+  size_t keep = rc__demand_keep(&p->demand, p->cfg.max_large);
+  rc__blk *gone = NULL;
+  while (p->st.idle_large > keep) {
+    rc__blk **pp = &p->large;
+    while ((*pp)->next)
+      pp = &(*pp)->next;
+    rc__blk *b = *pp;
+    *pp = NULL;
+    p->st.idle_large--;
+    p->st.bytes_idle -= b->cap;
+    p->st.discards++;
+    b->next = gone;
+    gone = b;
+  }
+  return gone;
+}
+
+static void free_list(rc_pool *p, rc__blk *b)
+{
+  while (b) {
+    rc__blk *next = b->next;
+    p->alloc.free(b, p->alloc.ud);
+    b = next;
+  }
+}
+
+/* Demand decays with time; idle large blocks follow it. */
+static void tick(rc_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  rc__demand_tick(&p->demand);
+  rc__blk *gone = shed_large(p);
+  pthread_mutex_unlock(&p->lock);
+  free_list(p, gone);
+}
+
+void rc__pool_tick(rc_pool *p) { tick(p); }
+
 void rc_pool_trim(rc_pool *p)
 {
   if (!p)
@@ -288,6 +334,7 @@ void rc_pool_trim(rc_pool *p)
   p->large = p->small = NULL;
   p->st.idle_large = p->st.idle_small = 0;
   p->st.bytes_idle = p->small_bytes = 0;
+  rc__demand_forget(&p->demand);
   rc__blk *held[QUARANTINE];
   size_t nheld = p->quarantined;
   memcpy(held, p->quarantine, nheld * sizeof *held);
@@ -312,6 +359,7 @@ void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
     memset(out, 0, sizeof *out);
     return;
   }
+  tick(p);
   pthread_mutex_lock(&p->lock);
   *out = p->st;
   pthread_mutex_unlock(&p->lock);
@@ -485,6 +533,8 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
     p->st.reuses += idle != NULL;
     p->st.fresh += idle == NULL;
   }
+  if (is_large(p, nb->cap) && !(b && is_large(p, old_cap)))
+    rc__demand_take(&p->demand);
   if (idle && b) {
     p->st.releases++;
     release(p, b);  /* its bytes were netted out of the growth above */
@@ -501,7 +551,12 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   size_t cap = b->cap;
   pthread_mutex_lock(&p->lock);
   p->st.releases++;
+  if (is_large(p, cap))
+    rc__demand_give(&p->demand);
+  rc__demand_tick(&p->demand);
+  rc__blk *gone = shed_large(p);
   release(p, b);
   pthread_mutex_unlock(&p->lock);
+  free_list(p, gone);
   rc__budget_release(&p->budget, cap);  /* after: a woken waiter finds it idle */
 }

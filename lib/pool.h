@@ -36,6 +36,10 @@ rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
  * quarantine): for tests that count the pool's own reuse. */
 void rc__pool_exact(rc_pool *pool);
 
+/* Lets the demand for large blocks decay, freeing the idle ones it no
+ * longer keeps (rc_multi_poll calls it: a program's loop drives decay). */
+void rc__pool_tick(rc_pool *pool);
+
 /* The pool's memory budget (never NULL). */
 rc__budget *rc__pool_budget(rc_pool *pool);
 

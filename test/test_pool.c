@@ -3,6 +3,7 @@
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pool.h"
 #include "util.h"
@@ -25,7 +26,7 @@ START_TEST(config_defaults)
   rc_pool_config_init(&cfg);
   ck_assert_uint_eq(cfg.chunk_size, 32 * KiB);
   ck_assert_uint_eq(cfg.large_threshold, 512 * KiB);
-  ck_assert_uint_eq(cfg.max_large, 20);
+  ck_assert_uint_eq(cfg.max_large, 64);
   ck_assert_uint_eq(cfg.max_buffer, 8 * MiB + 1);
   ck_assert_uint_eq(cfg.budget, 0);
   ck_assert_ptr_null(cfg.allocator);
@@ -165,6 +166,46 @@ START_TEST(small_retention_bound)
   ck_assert_int_eq(ca.live, 3 + 1);  /* three blocks and the pool */
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
+}
+END_TEST
+
+/* Idle large blocks follow demand: after 30 were in use at once, all 30
+ * are kept for the next wave (which then allocates nothing), and once the
+ * pool has been quiet for 2 s they decay to the floor of 2; rc_pool_trim
+ * frees them at once. */
+START_TEST(retention_follows_demand)
+{
+  rc_pool *p = exact_pool();
+  rc__blk *b[30];
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 30; i++)
+      b[i] = grab(p, 600 * KiB, 8 * MiB, 0);
+    for (int i = 0; i < 30; i++)
+      rc__pool_put(p, b[i]);
+    ck_assert_uint_eq(pool_stats(p).idle_large, 30);
+  }
+  rc_pool_stats st = pool_stats(p);
+  ck_assert_uint_eq(st.fresh, 30);
+  ck_assert_uint_eq(st.reuses, 30);  /* the second wave: all resident */
+  ck_assert_uint_eq(st.discards, 0);
+  struct timespec quiet = {2, 200000000};
+  nanosleep(&quiet, NULL);
+  st = pool_stats(p);  /* a call a program makes anyway drives the decay */
+  ck_assert_uint_eq(st.idle_large, 2);
+  ck_assert_uint_eq(st.discards, 28);
+  ck_assert_uint_eq(st.bytes_idle, 2 * 608 * KiB);
+  /* A new burst is followed again; trim forgets it at once. */
+  for (int i = 0; i < 10; i++)
+    b[i] = grab(p, 600 * KiB, 8 * MiB, 0);
+  for (int i = 0; i < 10; i++)
+    rc__pool_put(p, b[i]);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 10);
+  rc_pool_trim(p);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 0);
+  b[0] = grab(p, 600 * KiB, 8 * MiB, 0);
+  rc__pool_put(p, b[0]);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 1);
+  rc_pool_free(p);
 }
 END_TEST
 
@@ -439,6 +480,7 @@ int main(void)
   tcase_add_test(tc, reuse_cut_to_ceiling);
   tcase_add_test(tc, reuse_prefers_fitting_large);
   tcase_add_test(tc, small_retention_bound);
+  tcase_add_test(tc, retention_follows_demand);
   tcase_add_test(tc, large_retention_bound);
   tcase_add_test(tc, nothing_over_max_buffer_kept);
   tcase_add_test(tc, lifo_reuse);

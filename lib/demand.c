@@ -1,0 +1,64 @@
+/* Demand for large blocks: a recent peak that halves its excess over the
+ * floor every half-life once it stops rising. */
+#include "demand.h"
+
+static struct timespec now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t;
+}
+
+static long long ms_between(struct timespec a, struct timespec b)
+{
+  return (long long)(b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+}
+
+void rc__demand_init(rc__demand *d)
+{
+  d->in_use = 0;
+  d->recent = 0;
+  d->step = now();
+}
+
+void rc__demand_take(rc__demand *d)
+{
+  d->in_use++;
+  if (d->in_use > d->recent) {
+    d->recent = d->in_use;
+    d->step = now();
+  }
+}
+
+void rc__demand_give(rc__demand *d)
+{
+  if (d->in_use)
+    d->in_use--;
+}
+
+void rc__demand_tick(rc__demand *d)
+{
+  size_t low = d->in_use > RC__DEMAND_FLOOR ? d->in_use : RC__DEMAND_FLOOR;
+  if (d->recent <= low)
+    return;
+  struct timespec t = now();
+  long long steps = ms_between(d->step, t) / RC__DEMAND_HALF_LIFE;
+  if (steps <= 0)
+    return;
+  while (steps-- > 0 && d->recent > low)
+    d->recent -= (d->recent - low + 1) / 2;
+  d->step = t;
+}
+
+void rc__demand_forget(rc__demand *d)
+{
+  d->recent = d->in_use;
+  d->step = now();
+}
+
+size_t rc__demand_keep(const rc__demand *d, size_t ceiling)
+{
+  size_t target = d->recent > RC__DEMAND_FLOOR ? d->recent : RC__DEMAND_FLOOR;
+  size_t keep = target > d->in_use ? target - d->in_use : 0;
+  return keep < ceiling ? keep : ceiling;
+}

@@ -19,6 +19,12 @@ static size_t memory_limit(const rc_response *r)
   return m && m < r->lim.max_body ? m : r->lim.max_body;
 }
 
+void rc__body_begin(rc_response *r)
+{
+  rc__buf_set_rules(&r->body, memory_limit(r), r->decoding ? NULL : &r->waiter);
+  rc__buf_declare(&r->body, r->declared);
+}
+
 rc_code rc__body_spill(rc_response *r)
 {
   if (spilled(r))
@@ -29,7 +35,7 @@ rc_code rc__body_spill(rc_response *r)
     rc__spill_close(&r->spill);
     return RC_E_SPILL;
   }
-  rc__buf_release(&r->body, r->pool);
+  rc__buf_release(&r->body);
   rc__budget_spilled(rc__pool_budget(r->pool));
   return RC_OK;
 }
@@ -52,7 +58,7 @@ rc_code rc__body_append(rc_response *r, const char *p, size_t n)
   if (!spilled(r)) {
     rc_code rc = RC__SPILL;
     if (!past_memory(r, n))
-      rc = rc__buf_append(&r->body, r->pool, p, n, memory_limit(r), r->declared, &r->waiter);
+      rc = rc__buf_append(&r->body, p, n);
     if (rc != RC__SPILL)
       return rc;
     if ((rc = rc__body_spill(r)) != RC_OK)
@@ -98,9 +104,9 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
   if (spilled(r)) {
     rc = file_tail(r, out, avail);
   } else {
-    rc = rc__buf_reserve(&r->body, r->pool, 1, memory_limit(r), RC__UNKNOWN, NULL);
-    *out = r->body.blk ? r->body.blk->data + r->body.len : NULL;
-    *avail = rc == RC_OK ? r->body.blk->cap - r->body.len - 1 : 0;  /* keep the NUL */
+    rc = rc__buf_reserve(&r->body, 1);
+    if (rc == RC_OK)
+      *out = rc__buf_tail(&r->body, avail);
   }
   if (*avail > room)
     *avail = room;
@@ -110,11 +116,11 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
 void rc__body_commit(rc_response *r, size_t n)
 {
   if (spilled(r)) {
+    RC__ASSERT(r->stage && r->stage_len + n <= STAGE);
     r->stage_len += n;
     return;
   }
-  r->body.len += n;
-  r->body.blk->data[r->body.len] = '\0';
+  rc__buf_commit(&r->body, n);
 }
 
 rc_view rc__body_view(const rc_response *r)
@@ -139,7 +145,7 @@ rc_view rc__body_view(const rc_response *r)
 
 void rc__body_drop(rc_response *r)
 {
-  r->body.len = 0;
+  rc__buf_clear(&r->body);
   r->stage_len = 0;
   rc__spill_close(&r->spill);
 }
@@ -147,7 +153,7 @@ void rc__body_drop(rc_response *r)
 void rc__body_release(rc_response *r)
 {
   rc__body_drop(r);
-  rc__buf_release(&r->body, r->pool);
+  rc__buf_release(&r->body);
   if (r->stage) {
     const rc_allocator *a = rc__pool_allocator(r->pool);
     a->free(r->stage, a->ud);

@@ -6,6 +6,11 @@
 
 #include "response.h"
 
+/* Sets the body's rules for this hop, once its declared size and decoding
+ * are known: in memory up to max_memory (else max_body); its growth asks
+ * the budget, but for a decoded body, whose input is gated instead. */
+void rc__body_begin(rc_response *r);
+
 /* Bytes of the body so far. */
 size_t rc__body_len(const rc_response *r);
 

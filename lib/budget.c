@@ -1,6 +1,7 @@
 /* The memory budget: accounting, admission, the waiter queue and its
  * holder, blocking waits, the wait bound, wakers, and resuming. */
 #include "budget.h"
+#include "debug.h"
 #include "pool.h"
 
 #include <errno.h>
@@ -83,8 +84,10 @@ static size_t available(const rc__budget *b)
  * unpromise and promise. */
 static void unpromise(rc__budget *b, const rc__waiter *w)
 {
-  if (w->ready && !w->holder)
+  if (w->ready && !w->holder) {
+    RC__ASSERT(b->promised >= w->need);
     b->promised -= w->need;
+  }
 }
 
 static void promise(rc__budget *b, const rc__waiter *w)
@@ -110,6 +113,7 @@ static void enqueue(rc__budget *b, rc__waiter *w)
 
 static void dequeue(rc__budget *b, rc__waiter *w)
 {
+  RC__ASSERT(w->queued || !w->ready);
   rc__waiter **pp = &b->head, *prev = NULL;
   while (*pp && *pp != w) {
     prev = *pp;
@@ -270,6 +274,7 @@ rc_code rc__budget_gate(rc__budget *b, rc__waiter *w, size_t bytes)
 void rc__budget_release(rc__budget *b, size_t bytes)
 {
   pthread_mutex_lock(&b->lock);
+  RC__ASSERT(b->in_use >= bytes);
   b->in_use -= bytes;
   changed(b);
   pthread_mutex_unlock(&b->lock);

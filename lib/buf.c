@@ -1,48 +1,90 @@
-/* The capped buffer: growth policy on top of the pool. */
+/* The capped buffer: its growth rules on top of the pool. */
 #include "buf.h"
 
 #include <string.h>
 
-rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
-                        size_t declared, rc__waiter *w)
+void rc__buf_init(rc__buf *b, rc_pool *pool, size_t limit, size_t step, rc__waiter *w)
 {
-  size_t need = b->len + n + 1;
-  if (b->blk && b->blk->cap >= need)
+  b->blk = NULL;
+  b->len = 0;
+  b->limit = limit;
+  b->step = step;
+  b->declared = RC__UNKNOWN;
+  b->pool = pool;
+  b->waiter = w;
+}
+
+void rc__buf_set_rules(rc__buf *b, size_t limit, rc__waiter *w)
+{
+  RC__ASSERT(b->len == 0 && (!b->blk || b->blk->cap > 0));
+  b->limit = limit;
+  b->waiter = w;
+}
+
+void rc__buf_declare(rc__buf *b, size_t declared) { b->declared = declared; }
+
+rc_code rc__buf_reserve(rc__buf *b, size_t n)
+{
+  RC__ASSERT(b->len <= b->limit && n <= b->limit - b->len);
+  RC__ASSERT(!b->blk || b->len < b->blk->cap);
+  rc__grow g = {b->len, b->len + n + 1, b->limit + 1, 0};
+  if (b->blk && b->blk->cap >= g.need)
     return RC_OK;
   /* A plausible declared size (within the limit) picks the block's class up
    * front, and while the bytes fit in it, it is taken at once: one
    * allocation and no copy as the body grows. It costs address space, not
    * memory, until the bytes arrive: pages become resident as written. */
-  int plausible = declared != RC__UNKNOWN && declared <= limit;
-  size_t ceiling;
-  if (plausible && b->len + n <= declared)
-    ceiling = need = declared + 1;
-  else
-    ceiling = limit + 1;
-  size_t hint = plausible ? declared + 1 : 0;
-  rc_code rc = rc__pool_grow(p, &b->blk, b->len, need, ceiling, hint, w);
+  int plausible = b->declared != RC__UNKNOWN && b->declared <= b->limit;
+  if (plausible && b->len + n <= b->declared) {
+    g.ceiling = g.need = b->declared + 1;
+  } else if (b->step) {
+    size_t steps = g.need / b->step + (g.need % b->step != 0);
+    if (steps <= (b->limit + 1) / b->step)
+      g.ceiling = steps * b->step;  /* the next step, or else the limit */
+  }
+  g.hint = plausible ? b->declared + 1 : 0;
+  rc_code rc = rc__pool_grow(b->pool, &b->blk, &g, b->waiter);
   if (rc == RC_OK)
     b->blk->data[b->len] = '\0';  /* terminated even before bytes arrive */
   return rc;
 }
 
-rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
-                       size_t limit, size_t declared, rc__waiter *w)
+rc_code rc__buf_append(rc__buf *b, const void *data, size_t n)
 {
   if (n == 0)
     return RC_OK;  /* an empty buffer stays without a block */
-  rc_code rc = rc__buf_reserve(b, p, n, limit, declared, w);
+  rc_code rc = rc__buf_reserve(b, n);
   if (rc != RC_OK)
     return rc;
   memcpy(b->blk->data + b->len, data, n);
-  b->len += n;
-  b->blk->data[b->len] = '\0';
+  rc__buf_commit(b, n);
   return RC_OK;
 }
 
-void rc__buf_release(rc__buf *b, rc_pool *p)
+unsigned char *rc__buf_tail(const rc__buf *b, size_t *avail)
 {
-  rc__pool_put(p, b->blk);
+  RC__ASSERT(b->blk && b->len < b->blk->cap);
+  *avail = b->blk->cap - b->len - 1;
+  return b->blk->data + b->len;
+}
+
+void rc__buf_commit(rc__buf *b, size_t n)
+{
+  RC__ASSERT(b->blk && n < b->blk->cap - b->len && b->len + n <= b->limit);
+  b->len += n;
+  b->blk->data[b->len] = '\0';
+}
+
+void rc__buf_clear(rc__buf *b)
+{
+  b->len = 0;
+  b->declared = RC__UNKNOWN;
+}
+
+void rc__buf_release(rc__buf *b)
+{
+  rc__pool_put(b->pool, b->blk);
   b->blk = NULL;
   b->len = 0;
+  b->declared = RC__UNKNOWN;
 }

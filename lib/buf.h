@@ -1,34 +1,62 @@
 /* A capped, incrementally grown byte buffer backed by a pool block, always
- * NUL-terminated once it holds a byte. Internal. */
+ * NUL-terminated once it holds a byte. It keeps its own rules: the limit,
+ * the growth step, a declared size and its place in the budget, set when it
+ * is made and changed only between uses. Internal. */
 #ifndef RC_BUF_H
 #define RC_BUF_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "debug.h"
 #include "pool.h"
 
 #define RC__UNKNOWN SIZE_MAX  /* no declared size */
 
 typedef struct rc__buf {
-  rc__blk *blk;  /* NULL until the first byte: an empty buffer owns nothing */
+  rc__blk *blk;        /* NULL until the first byte: an empty buffer owns nothing */
   size_t len;
+  size_t limit;        /* the most bytes it holds (its NUL aside) */
+  size_t step;         /* 0: grows by the pool's policy; else in steps of this */
+  size_t declared;     /* the size announced for it, or RC__UNKNOWN */
+  rc_pool *pool;
+  rc__waiter *waiter;  /* its place in the memory budget; NULL: exempt */
 } rc__buf;
 
-/* Makes room for n more bytes and the NUL. The buffer never grows past
- * limit (+1 for the NUL). A declared size within the limit is allocated at
- * once and exactly (address space; memory becomes resident only as bytes
- * arrive); one over the limit is ignored, and a lie is outgrown in steps.
- * The caller keeps len + n <= limit. w: as for rc__pool_grow. */
-rc_code rc__buf_reserve(rc__buf *b, rc_pool *p, size_t n, size_t limit,
-                        size_t declared, rc__waiter *w);
+/* An empty buffer of pool that holds at most limit bytes, grows in steps
+ * of step bytes (0: the pool's policy), and asks the budget as w (NULL:
+ * exempt). Cannot fail: nothing is allocated before the first byte. */
+void rc__buf_init(rc__buf *b, rc_pool *pool, size_t limit, size_t step, rc__waiter *w);
 
-/* reserve, then copies n bytes at the end and NUL-terminates; all or
- * nothing. */
-rc_code rc__buf_append(rc__buf *b, rc_pool *p, const void *data, size_t n,
-                       size_t limit, size_t declared, rc__waiter *w);
+/* Changes the limit and the budget place of an empty buffer (between
+ * uses: a block it keeps stays). */
+void rc__buf_set_rules(rc__buf *b, size_t limit, rc__waiter *w);
 
-/* Gives the block back to the pool; the buffer is empty again. */
-void rc__buf_release(rc__buf *b, rc_pool *p);
+/* Announces the final size (RC__UNKNOWN: none). A declared size within the
+ * limit is allocated at once and exactly (address space; memory becomes
+ * resident only as bytes arrive); one over the limit is ignored, and a lie
+ * is outgrown in steps. */
+void rc__buf_declare(rc__buf *b, size_t declared);
+
+/* Makes room for n more bytes and the NUL; len + n must stay within the
+ * limit. RC_OK; RC_E_NOMEM; the budget's refusal (RC__WAIT, RC__SPILL,
+ * RC_E_TIMEOUT); on error nothing changed. */
+rc_code rc__buf_reserve(rc__buf *b, size_t n);
+
+/* reserve, then copies n bytes at the end; all or nothing. */
+rc_code rc__buf_append(rc__buf *b, const void *data, size_t n);
+
+/* For writers that fill the buffer in place (a decoder, the full response):
+ * after a reserve, the writable region at the end, *avail bytes long (the
+ * NUL's place excluded); then commit the n bytes written there. */
+unsigned char *rc__buf_tail(const rc__buf *b, size_t *avail);
+void rc__buf_commit(rc__buf *b, size_t n);
+
+/* Empties the buffer, keeping its block; the declared size is forgotten. */
+void rc__buf_clear(rc__buf *b);
+
+/* Gives the block back to the pool; the buffer is empty again, its rules
+ * kept but the declared size. */
+void rc__buf_release(rc__buf *b);
 
 /* The bytes, or "" when empty (a kept block may hold stale bytes); never
  * NULL. */

@@ -52,7 +52,16 @@ static void parse_status(rc__hop *hop, const char *s, size_t n, size_t base)
   hop->reason_len = end - i;
 }
 
-static rc_code add_hop(rc__hops *h, rc_pool *p, const rc_limits *lim)
+void rc__hops_init(rc__hops *h, rc_pool *pool)
+{
+  /* Header blocks grow in 4 KiB steps, not body-sized chunks, and are never
+   * held back by the budget (see rc_header_cb). */
+  rc__buf_init(&h->raw, pool, RAW_LIMIT, 4096, NULL);
+  h->v = NULL;
+  h->n = h->cap = 0;
+}
+
+static rc_code add_hop(rc__hops *h, const rc_limits *lim)
 {
   if (h->n >= lim->max_hops)
     return RC_E_HOP_CAP;
@@ -60,7 +69,7 @@ static rc_code add_hop(rc__hops *h, rc_pool *p, const rc_limits *lim)
     size_t cap = h->cap ? h->cap * 2 : 4;
     if (cap > lim->max_hops)
       cap = lim->max_hops;
-    const rc_allocator *a = rc__pool_allocator(p);
+    const rc_allocator *a = rc__pool_allocator(h->raw.pool);
     rc__hop *v = a->realloc(h->v, cap * sizeof *v, a->ud);
     if (!v)
       return RC_E_NOMEM;
@@ -73,8 +82,8 @@ static rc_code add_hop(rc__hops *h, rc_pool *p, const rc_limits *lim)
   return RC_OK;
 }
 
-rc_code rc__hops_line(rc__hops *h, rc_pool *p, const rc_limits *lim,
-                      const char *line, size_t n, int *new_hop)
+rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_t n,
+                      int *new_hop)
 {
   *new_hop = 0;
   rc__hop *cur = h->n ? &h->v[h->n - 1] : NULL;
@@ -82,19 +91,15 @@ rc_code rc__hops_line(rc__hops *h, rc_pool *p, const rc_limits *lim,
   if (starts) {
     if (n > lim->max_header_bytes)
       return RC_E_HEADER_CAP;
-    rc_code rc = add_hop(h, p, lim);
+    rc_code rc = add_hop(h, lim);
     if (rc != RC_OK)
       return rc;
     cur = &h->v[h->n - 1];
   } else if (cur->len + cur->tlen + n > lim->max_header_bytes) {
     return RC_E_HEADER_CAP;
   }
-  /* Header blocks grow in 4 KiB steps, not body-sized chunks: announcing
-   * the next step as the declared size bounds the growth there. Headers are
-   * never held back by the budget (see rc_header_cb). */
   size_t at = h->raw.len;
-  size_t step = (at + n + 4095) & ~(size_t)4095;
-  rc_code rc = rc__buf_append(&h->raw, p, line, n, RAW_LIMIT, step, NULL);
+  rc_code rc = rc__buf_append(&h->raw, line, n);
   if (rc != RC_OK) {
     if (starts)
       h->n--;
@@ -181,16 +186,16 @@ rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, int trailers,
   return RC_E_NOT_FOUND;
 }
 
-void rc__hops_reset(rc__hops *h, rc_pool *p)
+void rc__hops_reset(rc__hops *h)
 {
-  rc__buf_release(&h->raw, p);
+  rc__buf_release(&h->raw);
   h->n = 0;
 }
 
-void rc__hops_free(rc__hops *h, rc_pool *p)
+void rc__hops_free(rc__hops *h)
 {
-  rc__hops_reset(h, p);
-  const rc_allocator *a = rc__pool_allocator(p);
+  rc__hops_reset(h);
+  const rc_allocator *a = rc__pool_allocator(h->raw.pool);
   a->free(h->v, a->ud);
   h->v = NULL;
   h->cap = 0;

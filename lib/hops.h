@@ -19,11 +19,14 @@ typedef struct rc__hops {
   size_t n, cap;
 } rc__hops;
 
+/* No hops yet, drawing from pool. Cannot fail. */
+void rc__hops_init(rc__hops *h, rc_pool *pool);
+
 /* Takes one header line as curl delivers it (CRLF included). *new_hop is set
  * when the line started a hop. RC_E_HEADER_CAP, RC_E_HOP_CAP, RC_E_NOMEM:
  * nothing of the line is kept. */
-rc_code rc__hops_line(rc__hops *h, rc_pool *p, const rc_limits *lim,
-                      const char *line, size_t n, int *new_hop);
+rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_t n,
+                      int *new_hop);
 
 /* The hop for a public index (negative from the end); NULL if none. */
 const rc__hop *rc__hops_at(const rc__hops *h, int hop);
@@ -33,8 +36,8 @@ rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, int trailers,
                       const char *name, size_t nth, rc_view *out);
 
 /* Forgets every hop; the raw block goes back to the pool, the table stays. */
-void rc__hops_reset(rc__hops *h, rc_pool *p);
+void rc__hops_reset(rc__hops *h);
 /* reset, and frees the table. */
-void rc__hops_free(rc__hops *h, rc_pool *p);
+void rc__hops_free(rc__hops *h);
 
 #endif

@@ -7,6 +7,7 @@
  * happen under it. The pool's lock and the budget's are never held
  * together. */
 #include "pool.h"
+#include "debug.h"
 #include "demand.h"
 
 #include <pthread.h>
@@ -485,10 +486,11 @@ static void put_back(rc_pool *p, rc__blk *idle)
   pthread_mutex_unlock(&p->lock);
 }
 
-rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, size_t used, size_t need,
-                      size_t ceiling, size_t large_hint, rc__waiter *w)
+rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w)
 {
+  size_t used = g->used, need = g->need, ceiling = g->ceiling, large_hint = g->hint;
   rc__blk *b = *bp;
+  RC__ASSERT(!b || used <= b->cap);
   if (b && b->cap >= need)
     return RC_OK;
   if (ceiling < need)

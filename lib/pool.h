@@ -22,15 +22,22 @@ void rc__pool_unref(rc_pool *pool);
 /* The pool's allocator, for small allocations outside blocks. */
 const rc_allocator *rc__pool_allocator(const rc_pool *pool);
 
-/* Makes *b (NULL for none yet) a block of at least need bytes whose first
- * used bytes are kept. Capacity grows in chunk steps, never past ceiling
- * (ceiling >= need). large_hint > 0 announces the final size, so that an idle
- * large block can be taken at once instead of growing a small one.
- * w (NULL: exempt) is the response's place in the memory budget.
- * RC_OK; RC_E_NOMEM; or the budget's refusal (RC__WAIT, RC__SPILL,
- * RC_E_TIMEOUT: see rc__budget_reserve). On error *b is unchanged. */
-rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, size_t used, size_t need,
-                      size_t ceiling, size_t large_hint, rc__waiter *w);
+/* What a growth asks for. */
+typedef struct rc__grow {
+  size_t used;     /* bytes of the block to keep */
+  size_t need;     /* the capacity needed */
+  size_t ceiling;  /* the most capacity it may get (>= need) */
+  size_t hint;     /* > 0: the final size, so that an idle large block can
+                      be taken at once instead of growing a small one */
+} rc__grow;
+
+/* Makes *b (NULL for none yet) a block of at least g->need bytes whose
+ * first g->used bytes are kept. Capacity grows in chunk steps, never past
+ * g->ceiling. w (NULL: exempt) is the response's place in the memory
+ * budget. RC_OK; RC_E_NOMEM; or the budget's refusal (RC__WAIT,
+ * RC__SPILL, RC_E_TIMEOUT: see rc__budget_reserve). On error *b is
+ * unchanged. */
+rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, const rc__grow *g, rc__waiter *w);
 
 /* Released blocks go idle at once even under AddressSanitizer (no
  * quarantine): for tests that count the pool's own reuse. */

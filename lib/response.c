@@ -72,6 +72,10 @@ rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out)
   resp->pool = pool;
   resp->lim = checked;
   resp->declared = RC__UNKNOWN;
+  rc__hops_init(&resp->hops, pool);
+  rc__buf_init(&resp->body, pool, checked.max_body, 0, &resp->waiter);
+  rc__buf_init(&resp->raw, pool, checked.max_raw, 0, NULL);
+  rc__buf_init(&resp->full, pool, SIZE_CLAMP, 0, NULL);
   rc__pool_ref(pool);
   *out = resp;
   return RC_OK;
@@ -90,9 +94,9 @@ void rc__response_drop_body(rc_response *resp)
 void rc__response_clear(rc_response *resp)
 {
   rc__body_release(resp);
-  rc__buf_release(&resp->raw, resp->pool);
-  rc__buf_release(&resp->full, resp->pool);
-  rc__hops_reset(&resp->hops, resp->pool);
+  rc__buf_release(&resp->raw);
+  rc__buf_release(&resp->full);
+  rc__hops_reset(&resp->hops);
   /* Last: a holder passes its place on only once its memory is back. */
   rc__budget_leave(rc__pool_budget(resp->pool), &resp->waiter);
   resp->skip = 0;
@@ -113,7 +117,7 @@ void rc_response_free(rc_response *resp)
   rc_pool *pool = resp->pool;
   const rc_allocator *a = rc__pool_allocator(pool);
   rc__response_clear(resp);
-  rc__hops_free(&resp->hops, pool);
+  rc__hops_free(&resp->hops);
   rc__decoder_free(resp->dec);
   pthread_mutex_destroy(&resp->full_lock);
   pthread_mutex_destroy(&resp->map_lock);
@@ -132,7 +136,10 @@ rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim)
     return RC_E_INVAL;
   if (holds_data(resp))
     return RC_E_BUSY;
-  return check_limits(lim, &resp->lim);
+  rc_code rc = check_limits(lim, &resp->lim);
+  if (rc == RC_OK)
+    rc__buf_set_rules(&resp->raw, resp->lim.max_raw, NULL);
+  return rc;
 }
 
 rc_code rc_response_set_decoding(rc_response *resp, int on)
@@ -253,15 +260,17 @@ rc_code rc_full_response(rc_response *resp, rc_view *out)
   if (!resp->full.blk) {
     rc_view body = rc__body_view(resp);
     size_t total = h->len + body.len;
+    rc__buf_declare(&resp->full, total);  /* allocated once, exactly */
     if (body.len != rc__body_len(resp))
       rc = RC_E_NOMEM;  /* the spill file could not be mapped */
     else
-      rc = rc__buf_reserve(&resp->full, resp->pool, total, total, total, NULL);
+      rc = rc__buf_reserve(&resp->full, total);
     if (rc == RC_OK) {
-      memcpy(resp->full.blk->data, rc__buf_data(&resp->hops.raw) + h->off, h->len);
-      memcpy(resp->full.blk->data + h->len, body.ptr, body.len);
-      resp->full.blk->data[total] = '\0';
-      resp->full.len = total;
+      size_t avail;
+      unsigned char *p = rc__buf_tail(&resp->full, &avail);
+      memcpy(p, rc__buf_data(&resp->hops.raw) + h->off, h->len);
+      memcpy(p + h->len, body.ptr, body.len);
+      rc__buf_commit(&resp->full, total);
     }
   }
   pthread_mutex_unlock(&resp->full_lock);

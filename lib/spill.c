@@ -2,6 +2,7 @@
  * end, mapped for reading. */
 #define _GNU_SOURCE  /* O_TMPFILE */
 #include "spill.h"
+#include "debug.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@ rc_code rc__spill_open(rc__spill *s, const char *dir)
 
 rc_code rc__spill_write(rc__spill *s, const void *data, size_t n)
 {
+  RC__ASSERT(s->fd >= 0);
   const char *p = data;
   size_t done = 0;
   while (done < n) {

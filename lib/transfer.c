@@ -18,7 +18,7 @@ static size_t fail(rc_response *resp, rc_code rc)
 static void drop_full(rc_response *resp)
 {
   if (resp->full.blk)
-    rc__buf_release(&resp->full, resp->pool);
+    rc__buf_release(&resp->full);
 }
 
 /* Header lines are never paused for the budget: after a paused header call
@@ -33,7 +33,7 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
     return CURL_WRITEFUNC_ERROR;
   drop_full(resp);
   int new_hop;
-  rc_code rc = rc__hops_line(&resp->hops, resp->pool, &resp->lim, ptr, n, &new_hop);
+  rc_code rc = rc__hops_line(&resp->hops, &resp->lim, ptr, n, &new_hop);
   if (rc != RC_OK)
     return fail(resp, rc);
   if (new_hop)
@@ -77,8 +77,9 @@ static rc_code codings(const rc_response *resp, rc__coding *chain, size_t *n)
   return RC_OK;
 }
 
-/* Sets up the write path at the first body byte of the last hop. */
-static rc_code start_body(rc_response *resp)
+/* Decides, at the first body byte of the last hop, its declared size and
+ * whether it is decoded. */
+static rc_code setup_body(rc_response *resp)
 {
   resp->body_started = 1;
   resp->declared = content_length(resp);
@@ -116,6 +117,15 @@ static rc_code start_body(rc_response *resp)
   return RC_OK;
 }
 
+/* Sets up the write path at the first body byte of the last hop. */
+static rc_code start_body(rc_response *resp)
+{
+  rc_code rc = setup_body(resp);
+  if (rc == RC_OK)
+    rc__body_begin(resp);
+  return rc;
+}
+
 /* The sink that decoded bytes go to: the body, up to its cap. */
 static rc_code sink_reserve(void *ctx, unsigned char **out, size_t *avail)
 {
@@ -146,8 +156,7 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   if (resp->lim.max_raw) {
     size_t room = resp->lim.max_raw - resp->raw.len;
     size_t take = n < room ? n : room;
-    if (rc__buf_append(&resp->raw, resp->pool, ptr, take, resp->lim.max_raw,
-                       RC__UNKNOWN, NULL) != RC_OK)
+    if (rc__buf_append(&resp->raw, ptr, take) != RC_OK)
       return RC_E_NOMEM;
     resp->raw_truncated |= take < n;
   }

@@ -35,6 +35,7 @@ typedef struct rc__stage {
   rc__stage_mode mode;
   void *state[LIB_COUNT]; /* libraries' state, NULL until needed */
   unsigned char *buf;     /* RC__STAGE_BUF bytes once the stage fed another */
+  rc_allocator *a;        /* the decoder's, for the codec's state */
 } rc__stage;
 
 struct rc__decoder {
@@ -252,6 +253,8 @@ static rc_code ensure_stages(rc__decoder *d, size_t n)
   if (p == NULL)
     return RC_E_NOMEM;
   memset(p + d->slots, 0, (n - d->slots) * sizeof *p);
+  for (size_t i = d->slots; i < n; i++)
+    p[i].a = &d->a;
   d->stages = p;
   d->slots = n;
   return RC_OK;
@@ -303,7 +306,7 @@ static void rest_all(rc__decoder *d)
   for (i = 0; i < d->n; i++) {
     rc__stage *s = &d->stages[i];
 
-    s->codec->rest(&s->state[s->lib], &d->a);
+    s->codec->rest(&s->state[s->lib], s->a);
   }
 }
 
@@ -311,8 +314,7 @@ static void rest_all(rc__decoder *d)
 
 /* One step of stage s from the input span into out[0..*room); advances
  * the span and leaves in *room the room left unused. */
-static rc_code stage_step(rc__decoder *d, rc__stage *s,
-                          const unsigned char **in, size_t *len,
+static rc_code stage_step(rc__stage *s, const unsigned char **in, size_t *len,
                           unsigned char *out, size_t *room)
 {
   rc__io io = {*in, *len, out, *room, 0};
@@ -328,7 +330,7 @@ static rc_code stage_step(rc__decoder *d, rc__stage *s,
   *room = io.out_len;
   if (rc == RC_OK && io.ended) {
     s->mode = RC__STAGE_DONE;
-    s->codec->rest(&s->state[s->lib], &d->a);
+    s->codec->rest(&s->state[s->lib], s->a);
   }
   return rc;
 }
@@ -337,13 +339,12 @@ static rc_code stage_step(rc__decoder *d, rc__stage *s,
  * asking for a single one. RC_TRUNCATED if it does; RC_OK if the stream
  * ended (mode DONE) or needs more input to tell. Input is consumed only
  * until that is known. */
-static rc_code probe_at_cap(rc__decoder *d, rc__stage *s,
-                            const unsigned char **in, size_t *len)
+static rc_code probe_at_cap(rc__stage *s, const unsigned char **in, size_t *len)
 {
   for (;;) {
     unsigned char scratch;
     size_t room = 1;
-    rc_code rc = stage_step(d, s, in, len, &scratch, &room);
+    rc_code rc = stage_step(s, in, len, &scratch, &room);
 
     if (room == 0)
       return RC_TRUNCATED;
@@ -354,8 +355,7 @@ static rc_code probe_at_cap(rc__decoder *d, rc__stage *s,
 
 /* Last stage: decodes directly into the regions the sink offers. Returns
  * once the input is used up, the stream ended, or the cap was met. */
-static rc_code decode_to_sink(rc__decoder *d, rc__stage *s,
-                              const unsigned char **in, size_t *len,
+static rc_code decode_to_sink(rc__stage *s, const unsigned char **in, size_t *len,
                               const rc__sink *sink)
 {
   for (;;) {
@@ -366,9 +366,9 @@ static rc_code decode_to_sink(rc__decoder *d, rc__stage *s,
     if (rc != RC_OK)
       return rc;
     if (offered == 0)
-      return probe_at_cap(d, s, in, len);
+      return probe_at_cap(s, in, len);
     room = offered;
-    rc = stage_step(d, s, in, len, out, &room);
+    rc = stage_step(s, in, len, out, &room);
     /* Commit before looking at rc: bytes decoded before an error stay. */
     if (room < offered)
       sink->commit(sink->ctx, offered - room);
@@ -390,7 +390,7 @@ static rc_code decode_to_stage(rc__decoder *d, size_t i,
 
   for (;;) {
     size_t room = RC__STAGE_BUF;
-    rc_code rc = stage_step(d, s, in, len, s->buf, &room);
+    rc_code rc = stage_step(s, in, len, s->buf, &room);
 
     if (room < RC__STAGE_BUF) {
       rc_code pushed = stage_push(d, i + 1, s->buf, RC__STAGE_BUF - room,
@@ -424,7 +424,7 @@ static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in,
     if (i + 1 < d->n)
       rc = decode_to_stage(d, i, &in, &len, sink);
     else
-      rc = decode_to_sink(d, s, &in, &len, sink);
+      rc = decode_to_sink(s, &in, &len, sink);
     if (rc != RC_OK)
       return rc;
   }

@@ -144,9 +144,12 @@ static const char *trim_eol(const char *s, const char *end)
   return end;
 }
 
-rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, int trailers,
-                      const char *name, size_t nth, rc_view *out)
+rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q,
+                      rc_view *out)
 {
+  int trailers = q->trailers;
+  const char *name = q->name;
+  size_t nth = q->nth;
   const char *base = rc__buf_data(&h->raw);
   const char *s = base + (trailers ? hop->toff : hop->off);
   const char *e = s + (trailers ? hop->tlen : hop->len);

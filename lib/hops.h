@@ -31,9 +31,16 @@ rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_
 /* The hop for a public index (negative from the end); NULL if none. */
 const rc__hop *rc__hops_at(const rc__hops *h, int hop);
 
-/* The nth value of name in hop's headers (trailers: in its trailers). */
-rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, int trailers,
-                      const char *name, size_t nth, rc_view *out);
+/* What rc__hops_find looks for. */
+typedef struct rc__lookup {
+  const char *name;  /* header name, case-insensitive */
+  size_t nth;        /* which of its values, from 0 */
+  int trailers;      /* in the hop's trailers instead of its headers */
+} rc__lookup;
+
+/* The value q names in hop. RC_OK or RC_E_NOT_FOUND. */
+rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q,
+                      rc_view *out);
 
 /* Forgets every hop; the raw block goes back to the pool, the table stays. */
 void rc__hops_reset(rc__hops *h);

@@ -234,7 +234,8 @@ rc_code rc_header(const rc_response *resp, int hop, const char *name,
   const rc__hop *h = rc__hops_at(&resp->hops, hop);
   if (!h)
     return RC_E_RANGE;
-  return rc__hops_find(&resp->hops, h, 0, name, nth, out);
+  rc__lookup q = {name, nth, 0};
+  return rc__hops_find(&resp->hops, h, &q, out);
 }
 
 rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
@@ -245,7 +246,8 @@ rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   if (!h)
     return RC_E_RANGE;
-  return rc__hops_find(&resp->hops, h, 1, name, nth, out);
+  rc__lookup q = {name, nth, 1};
+  return rc__hops_find(&resp->hops, h, &q, out);
 }
 
 rc_code rc_full_response(rc_response *resp, rc_view *out)

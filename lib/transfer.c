@@ -228,22 +228,31 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
   return take < n ? at_cap(resp, n) : n;
 }
 
-static int set_all(CURL *easy, curl_write_callback wf, void *wd, curl_write_callback hf,
-                   void *hd, const char *accept, long decoding)
+/* The six curl options rc_attach sets and rc_detach restores. */
+typedef struct options {
+  curl_write_callback write, header;
+  void *data;          /* WRITEDATA and HEADERDATA, or stdout and NULL */
+  const char *accept;  /* CURLOPT_ACCEPT_ENCODING */
+  long decoding;       /* CURLOPT_HTTP_CONTENT_DECODING */
+} options;
+
+static int set_all(CURL *easy, const options *o)
 {
-  return curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, wf) == CURLE_OK &&
-         curl_easy_setopt(easy, CURLOPT_WRITEDATA, wd) == CURLE_OK &&
-         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, hf) == CURLE_OK &&
-         curl_easy_setopt(easy, CURLOPT_HEADERDATA, hd) == CURLE_OK &&
-         curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, accept) == CURLE_OK &&
-         curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, decoding) == CURLE_OK;
+  void *header_data = o->header ? o->data : NULL;
+  return curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, o->write) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_WRITEDATA, o->data) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, o->header) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_HEADERDATA, header_data) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, o->accept) == CURLE_OK &&
+         curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, o->decoding) == CURLE_OK;
 }
 
 rc_code rc_attach(rc_response *resp, CURL *easy)
 {
   if (!resp || !easy)
     return RC_E_INVAL;
-  if (!set_all(easy, rc_write_cb, resp, rc_header_cb, resp, rc__decoder_accept(), 0L))
+  options o = {rc_write_cb, rc_header_cb, resp, rc__decoder_accept(), 0L};
+  if (!set_all(easy, &o))
     return RC_E_INVAL;
   resp->decode = 1;
   resp->waiter.easy = easy;
@@ -257,7 +266,8 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
   resp->decode = 0;
   resp->waiter.easy = NULL;
   /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
-  if (!set_all(easy, NULL, stdout, NULL, NULL, NULL, 1L))
+  options o = {NULL, NULL, stdout, NULL, 1L};  /* fwrite to stdout, ... */
+  if (!set_all(easy, &o))
     return RC_E_INVAL;
   return RC_OK;
 }

@@ -8,7 +8,10 @@
  *         [--SCENARIO-cap SIZE] [--sustained-seconds S] [--pressure-large N]
  *         [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]
  *         [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]
- *         [--no-warmup]
+ *         [--no-warmup] [--help] [--version]
+ *
+ * Exit status: 0 done; 1 setup failure (the server) or a transfer that
+ * failed its check; 2 usage.
  *
  * Contenders (one table row each) share one curl multi driver, the same
  * concurrency and the same URLs; they differ only in the write callback and
@@ -114,25 +117,30 @@ static void loadavg(char *out, size_t n)
 
 /* ---- Options ------------------------------------------------------------ */
 
-static int usage(void)
+/* The usage, on out (stdout for --help). */
+static void usage(FILE *out)
 {
-  fprintf(stderr,
+  fprintf(out,
           "usage: bench [--scenario NAME]... [--contender NAME]... [--quick] [--csv]\n"
           "             [--svg FILE] [--runs N] [--cap SIZE] [--budget SIZE]\n"
           "             [--SCENARIO-count N] [--SCENARIO-size SIZE] [--SCENARIO-conc N]\n"
           "             [--SCENARIO-cap SIZE] [--sustained-seconds S] [--pressure-large N]\n"
           "             [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]\n"
           "             [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]\n"
-          "             [--no-warmup]\n"
+          "             [--no-warmup] [--help] [--version]\n"
           "scenarios:");
   for (size_t i = 0; i < NSCEN; i++)
-    fprintf(stderr, " %s", SCENARIOS[i].name);
-  fprintf(stderr, "\ncontenders:");
+    fprintf(out, " %s", SCENARIOS[i].name);
+  fprintf(out, "\ncontenders:");
   for (int k = 0; k < NCONT; k++)
-    fprintf(stderr, " %s", CONTENDERS[k].name);
-  fprintf(stderr, "\nsizes take K, M, G suffixes (powers of 1024)\n");
-  return 2;
+    fprintf(out, " %s", CONTENDERS[k].name);
+  fprintf(out, "\nsizes take K, M, G suffixes (powers of 1024)\n"
+               "Exit status: 0 done; 1 setup failure (the server) or a body that "
+               "failed its check; 2 usage.\n");
 }
+
+/* --help and --version: what parse_args found. */
+static bool opt_help, opt_version;
 
 bool parse_size(const char *s, size_t *out)
 {
@@ -172,7 +180,7 @@ static bool select_option(const char *a, const char *v, bool *any_scen, bool *an
   if (opt_is(a, "--scenario")) {
     int si = scen_index(v);
     if (si < 0)
-      fprintf(stderr, "bench: no scenario %s\n", v);
+      fprintf(stderr, "bench: no scenario %s; try 'bench --help'\n", v);
     else
       scen_on[si] = *any_scen = true;
     return si >= 0;
@@ -181,7 +189,7 @@ static bool select_option(const char *a, const char *v, bool *any_scen, bool *an
   while (k < NCONT && strcmp(CONTENDERS[k].name, v) != 0)
     k++;
   if (k == NCONT)
-    fprintf(stderr, "bench: no contender %s\n", v);
+    fprintf(stderr, "bench: no contender %s; try 'bench --help'\n", v);
   else
     cont_on[k] = *any_cont = true;
   return k < NCONT;
@@ -212,7 +220,7 @@ static bool value_option(const char *a, const char *v)
   else if (opt_is(a, "--spill-dir"))
     opt_spill_dir = v;
   else if (!scenario_option(a, v)) {
-    fprintf(stderr, "bench: bad option or value: %s %s\n", a, v);
+    fprintf(stderr, "bench: bad option or value: %s %s; try 'bench --help'\n", a, v);
     return false;
   }
   return true;
@@ -236,9 +244,11 @@ static bool parse_args(int argc, char **argv)
     else if (strcmp(a, "--no-warmup") == 0)
       opt_warmup = false;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-      return false;
+      opt_help = true;
+    else if (strcmp(a, "--version") == 0)
+      opt_version = true;
     else if (strncmp(a, "--", 2) != 0 || !(v = opt_value(argc, argv, &i, a))) {
-      fprintf(stderr, "bench: bad argument %s\n", a);
+      fprintf(stderr, "bench: bad argument %s; try 'bench --help'\n", a);
       return false;
     } else if (opt_is(a, "--scenario") || opt_is(a, "--contender"))
       ok = select_option(a, v, &any_scen, &any_cont);
@@ -399,7 +409,14 @@ static size_t release_results(void)
 int main(int argc, char **argv)
 {
   if (!parse_args(argc, argv))
-    return usage();
+    return 2;  /* parse_args said why, on one line */
+  if (opt_help || opt_version) {
+    if (opt_help)
+      usage(stdout);
+    else
+      printf("bench (respchain) %s\n%s\n", rc_version(), curl_version());
+    return 0;
+  }
   signal(SIGPIPE, SIG_IGN);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   srv = ts_start();

@@ -12,6 +12,9 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#ifdef __GLIBC__
+#include <malloc.h>  /* malloc_trim */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,13 +308,22 @@ static rc__blk *shed_large(rc_pool *p)
   return gone;
 }
 
-static void free_list(rc_pool *p, rc__blk *b)
+/* Frees the blocks that demand shed. Under glibc, the memory they leave
+ * inside the heap is then handed back to the system (malloc_trim), so that
+ * a burst's memory really returns; this happens at most once per decay
+ * step, and only when blocks were shed. */
+static void drop_shed(rc_pool *p, rc__blk *b)
 {
+  if (!b)
+    return;
   while (b) {
     rc__blk *next = b->next;
     p->alloc.free(b, p->alloc.ud);
     b = next;
   }
+#ifdef __GLIBC__
+  malloc_trim(0);  /* a replaced allocator on top of malloc gains too */
+#endif
 }
 
 /* Demand decays with time; idle large blocks follow it. */
@@ -321,7 +333,7 @@ static void tick(rc_pool *p)
   rc__demand_tick(&p->demand);
   rc__blk *gone = shed_large(p);
   pthread_mutex_unlock(&p->lock);
-  free_list(p, gone);
+  drop_shed(p, gone);
 }
 
 void rc__pool_tick(rc_pool *p) { tick(p); }
@@ -559,6 +571,6 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   rc__blk *gone = shed_large(p);
   release(p, b);
   pthread_mutex_unlock(&p->lock);
-  free_list(p, gone);
+  drop_shed(p, gone);
   rc__budget_release(&p->budget, cap);  /* after: a woken waiter finds it idle */
 }

@@ -308,11 +308,12 @@ static rc__blk *shed_large(rc_pool *p)
   return gone;
 }
 
-/* Frees the blocks that demand shed. Under glibc, the memory they leave
- * inside the heap is then handed back to the system (malloc_trim), so that
- * a burst's memory really returns; this happens at most once per decay
+/* Frees the blocks that demand shed. Under glibc, once no large block is in
+ * use (quiet), the memory they leave inside the heap is handed back to the
+ * system (malloc_trim), so that a burst's memory really returns. Not during
+ * a burst: pages handed back would fault in again. At most once per decay
  * step, and only when blocks were shed. */
-static void drop_shed(rc_pool *p, rc__blk *b)
+static void drop_shed(rc_pool *p, rc__blk *b, int quiet)
 {
   if (!b)
     return;
@@ -322,7 +323,10 @@ static void drop_shed(rc_pool *p, rc__blk *b)
     b = next;
   }
 #ifdef __GLIBC__
-  malloc_trim(0);  /* a replaced allocator on top of malloc gains too */
+  if (quiet)
+    malloc_trim(0);  /* a replaced allocator on top of malloc gains too */
+#else
+  (void)quiet;
 #endif
 }
 
@@ -332,8 +336,9 @@ static void tick(rc_pool *p)
   pthread_mutex_lock(&p->lock);
   rc__demand_tick(&p->demand);
   rc__blk *gone = shed_large(p);
+  int quiet = p->demand.in_use == 0;
   pthread_mutex_unlock(&p->lock);
-  drop_shed(p, gone);
+  drop_shed(p, gone, quiet);
 }
 
 void rc__pool_tick(rc_pool *p) { tick(p); }
@@ -571,6 +576,6 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   rc__blk *gone = shed_large(p);
   release(p, b);
   pthread_mutex_unlock(&p->lock);
-  drop_shed(p, gone);
+  drop_shed(p, gone, 0);
   rc__budget_release(&p->budget, cap);  /* after: a woken waiter finds it idle */
 }

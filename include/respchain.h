@@ -201,7 +201,9 @@ RC_API rc_pool *rc_pool_default(void);
 /* Frees every idle buffer. Buffers held by responses are unaffected. */
 RC_API void rc_pool_trim(rc_pool *pool);
 
-/* A consistent snapshot of the counters. */
+/* A snapshot of the counters (those of idle buffers and those of the
+ * budget are read one after the other). Also lets idle large buffers
+ * decay (see max_large). */
 RC_API void rc_pool_stats_get(rc_pool *pool, rc_pool_stats *out);
 
 /* Runtime setters; each takes effect at once, for buffers released or grown
@@ -259,7 +261,10 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * decoded output of one 1 KiB input slice per decoding transfer. Not
  * counted: decoder state, spill files and their mappings.
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
- * tells how many wait now.
+ * tells how many wait now. A transfer that ends while it waits (its
+ * timeout, an error, curl_multi_remove_handle) keeps its place in the
+ * queue until its response is reset, freed or detached (rc_detach): do
+ * one of these before curl_easy_cleanup of its handle.
  *
  * The curl_multi_perform loop:
  *
@@ -291,8 +296,9 @@ RC_API rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes);
 RC_API int rc_pool_resume(rc_pool *pool);
 
 /* Milliseconds until rc_pool_resume has work on the calling thread: 0 when
- * it has now, -1 when none of this thread's transfers wait (or for a NULL
- * pool). For an event loop's timer; rc_multi_poll uses it itself. */
+ * it has now, -1 when nothing of this thread's is due: none of its
+ * transfers waits, or they wait without bound (RC_OVERFLOW_WAIT), or the
+ * pool is NULL. For an event loop's timer; rc_multi_poll uses it itself. */
 RC_API long rc_pool_timeout(rc_pool *pool);
 
 /* Called when a transfer paused on the registering thread may resume; from

@@ -287,6 +287,21 @@ void rc__budget_spilled(rc__budget *b)
   pthread_mutex_unlock(&b->lock);
 }
 
+void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms)
+{
+  pthread_mutex_lock(&b->lock);
+  if (!easy && w->easy && w->queued) {
+    dequeue(b, w);
+    if (b->holder == w)
+      b->holder = NULL;
+    w->holder = 0;
+    changed(b);
+  }
+  w->easy = easy;
+  w->wait_ms = wait_ms;
+  pthread_mutex_unlock(&b->lock);
+}
+
 void rc__budget_leave(rc__budget *b, rc__waiter *w)
 {
   pthread_mutex_lock(&b->lock);

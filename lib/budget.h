@@ -29,8 +29,9 @@
 #define RC__WAIT ((rc_code)-1)   /* refused: pause, then ask again */
 #define RC__SPILL ((rc_code)-2)  /* refused: write the body to its file */
 
-/* A response's place in the budget. The owner sets easy, wait_ms and
- * multiplexed; the rest is the budget's, under its lock. */
+/* A response's place in the budget. The owner sets easy and wait_ms
+ * through rc__budget_bind (under the lock: other threads read them), and
+ * multiplexed from its own callback; the rest is the budget's. */
 typedef struct rc__waiter {
   CURL *easy;               /* paused and resumed with it; NULL: cannot pause */
   long wait_ms;             /* > 0: block up to this long instead of pausing */
@@ -93,6 +94,11 @@ void rc__budget_release(rc__budget *b, size_t bytes);
 
 /* A spill of w's body began (counted in the stats). */
 void rc__budget_spilled(rc__budget *b);
+
+/* Sets how w waits: paused through easy (NULL: it cannot pause; a waiter
+ * losing its handle leaves the queue, so nothing resumes a handle that may
+ * be gone), or blocking up to wait_ms (> 0). */
+void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms);
 
 /* w's response is reset or freed: it leaves the queue and passes on the
  * holder's place; its spill mark is cleared. */

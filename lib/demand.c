@@ -1,5 +1,5 @@
 /* Demand for large blocks: a recent peak that halves its excess over the
- * floor every half-life once it stops rising. */
+ * floor every half-life once demand has fallen below it. */
 #include "demand.h"
 
 static struct timespec now(void)
@@ -32,16 +32,21 @@ void rc__demand_take(rc__demand *d)
 
 void rc__demand_give(rc__demand *d)
 {
-  if (d->in_use)
-    d->in_use--;
+  if (!d->in_use)
+    return;
+  if (d->in_use == d->recent)
+    d->step = now();  /* demand falls below its peak from now on */
+  d->in_use--;
 }
 
 void rc__demand_tick(rc__demand *d)
 {
   size_t low = d->in_use > RC__DEMAND_FLOOR ? d->in_use : RC__DEMAND_FLOOR;
-  if (d->recent <= low)
-    return;
   struct timespec t = now();
+  if (d->recent <= low) {
+    d->step = t;  /* nothing to decay: a later fall is timed from here */
+    return;
+  }
   long long steps = ms_between(d->step, t) / RC__DEMAND_HALF_LIFE;
   if (steps <= 0)
     return;

@@ -3,9 +3,9 @@
  * response's block, admitted by the pool's budget (budget.c), which counts
  * the bytes held; the process-wide default pool.
  *
- * Allocator calls happen outside the lock; only list and counter updates
- * happen under it. The pool's lock and the budget's are never held
- * together. */
+ * Allocations happen outside the lock; list and counter updates, and the
+ * freeing of a block the bounds do not keep, under it. The pool's lock and
+ * the budget's are never held together. */
 #include "pool.h"
 #include "debug.h"
 #include "demand.h"
@@ -442,6 +442,8 @@ static rc__blk *blk_resize(rc_pool *p, rc__blk *b, size_t cap)
   if (nb) {
     nb->next = NULL;
     nb->cap = cap;
+    if (!b)
+      nb->counted = 0;
   }
   return nb;
 }
@@ -491,6 +493,17 @@ void rc__pool_exact(rc_pool *p)
     push_idle(p, p->quarantine[i]);
   p->quarantined = 0;
   pthread_mutex_unlock(&p->lock);
+}
+
+/* b is given back: if it counted as a large block in use, no longer. The
+ * flag, not the threshold now, decides: the threshold may have changed
+ * since it was taken. Lock held. */
+static void uncount(rc_pool *p, rc__blk *b)
+{
+  if (b->counted) {
+    rc__demand_give(&p->demand);
+    b->counted = 0;
+  }
 }
 
 /* Puts back an idle block taken for a growth that did not happen. */
@@ -552,9 +565,12 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w
     p->st.reuses += idle != NULL;
     p->st.fresh += idle == NULL;
   }
-  if (is_large(p, nb->cap) && !(b && is_large(p, old_cap)))
+  if (is_large(p, nb->cap) && !nb->counted) {
     rc__demand_take(&p->demand);
+    nb->counted = 1;  /* given back by whichever put sees the flag */
+  }
   if (idle && b) {
+    uncount(p, b);
     p->st.releases++;
     release(p, b);  /* its bytes were netted out of the growth above */
   }
@@ -570,8 +586,7 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   size_t cap = b->cap;
   pthread_mutex_lock(&p->lock);
   p->st.releases++;
-  if (is_large(p, cap))
-    rc__demand_give(&p->demand);
+  uncount(p, b);
   rc__demand_tick(&p->demand);
   rc__blk *gone = shed_large(p);
   release(p, b);

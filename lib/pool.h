@@ -11,6 +11,7 @@
 typedef struct rc__blk {
   struct rc__blk *next;
   size_t cap;
+  int counted;  /* counted as a large block in use (demand.c) */
   unsigned char data[];
 } rc__blk;
 

@@ -156,7 +156,7 @@ rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms)
 {
   if (!resp || timeout_ms < 0)
     return RC_E_INVAL;
-  resp->waiter.wait_ms = timeout_ms;
+  rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, resp->waiter.easy, timeout_ms);
   return RC_OK;
 }
 

@@ -255,7 +255,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
   if (!set_all(easy, &o))
     return RC_E_INVAL;
   resp->decode = 1;
-  resp->waiter.easy = easy;
+  rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, easy, resp->waiter.wait_ms);
   return RC_OK;
 }
 
@@ -264,9 +264,9 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
   if (!resp || !easy)
     return RC_E_INVAL;
   resp->decode = 0;
-  resp->waiter.easy = NULL;
+  rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, NULL, resp->waiter.wait_ms);
   /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
-  options o = {NULL, NULL, stdout, NULL, 1L};  /* fwrite to stdout, ... */
+  options o = {NULL, NULL, stdout, NULL, 1L};
   if (!set_all(easy, &o))
     return RC_E_INVAL;
   return RC_OK;

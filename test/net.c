@@ -106,6 +106,9 @@ size_t multi_run(const burst *b)
   while (b->keep && (m = curl_multi_info_read(multi, &left)))
     check_done(b, m, done++);  /* read after the loop, all still kept */
   ck_assert_int_eq(done, b->total);
+  rc_pool_stats st;
+  rc_pool_stats_get(b->pool, &st);
+  ck_assert_uint_eq(st.waiting, 0);  /* every response still alive, none queued */
   for (int i = 0; i < conc; i++) {
     if (easy[i]) {
       curl_multi_remove_handle(multi, easy[i]);

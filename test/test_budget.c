@@ -193,6 +193,56 @@ END_TEST
 START_TEST(expired_wait_spills) { keeper_and_blocked_waiter(RC_OVERFLOW_AUTO); }
 END_TEST
 
+/* While transfers wait (without bound), turning the budget off lets them
+ * all go on at once: the setter wakes them. */
+START_TEST(setter_wakes_waiting_transfers)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 1 * MiB;
+  cfg.overflow = RC_OVERFLOW_WAIT;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  char url[128];
+  ts_url(srv, "/bytes?n=2M", url, sizeof url);
+  enum { N = 8 };
+  CURLM *multi = curl_multi_init();
+  CURL *e[N];
+  rc_response *r[N];
+  for (int i = 0; i < N; i++) {
+    ck_assert_int_eq(rc_response_new(p, NULL, &r[i]), RC_OK);
+    e[i] = curl_easy_init();
+    rc_attach(r[i], e[i]);
+    curl_easy_setopt(e[i], CURLOPT_URL, url);
+    curl_multi_add_handle(multi, e[i]);
+  }
+  int running = 1, turned_off = 0;
+  while (running) {
+    curl_multi_perform(multi, &running);
+    rc_pool_stats st = pool_stats(p);
+    if (!turned_off && st.waiting >= N - 1) {
+      /* All but the holder wait: nothing is released while they do. */
+      ck_assert_uint_eq(st.wakeups, 1);  /* the holder's */
+      ck_assert_int_eq(rc_pool_set_budget(p, 0), RC_OK);
+      ck_assert_uint_ge(pool_stats(p).wakeups, N);
+      turned_off = 1;
+    }
+    if (running)
+      rc_multi_poll(p, multi, NULL, 0, 1000, NULL);
+  }
+  ck_assert(turned_off);
+  for (int i = 0; i < N; i++) {
+    assert_pattern(rc_body(r[i]), 2 * MiB);
+    curl_multi_remove_handle(multi, e[i]);
+    curl_easy_cleanup(e[i]);
+    rc_response_free(r[i]);
+  }
+  curl_multi_cleanup(multi);
+  ck_assert_uint_eq(pool_stats(p).spills, 0);
+  rc_pool_free(p);
+}
+END_TEST
+
 /* Raising the budget at run time lets waiting transfers go on at once. */
 START_TEST(setter_wakes_waiters)
 {
@@ -226,6 +276,7 @@ int main(void)
   tcase_add_test(tc, wait_mode_times_out);
   tcase_add_test(tc, expired_wait_spills);
   tcase_add_test(tc, setter_wakes_waiters);
+  tcase_add_test(tc, setter_wakes_waiting_transfers);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

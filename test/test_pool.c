@@ -209,6 +209,38 @@ START_TEST(retention_follows_demand)
 }
 END_TEST
 
+/* A busy spell longer than the decay step: a block given back while all
+ * were in use is still kept for the next taker (the decay is timed from
+ * when demand fell, not from when it peaked); and a threshold changed while
+ * blocks are held does not skew the count of large blocks in use. */
+START_TEST(retention_over_long_transfers)
+{
+  rc_pool *p = exact_pool();
+  rc__blk *b[10];
+  for (int i = 0; i < 10; i++)
+    b[i] = grab(p, 600 * KiB, 8 * MiB, 0);
+  nanosleep(&(struct timespec){0, 400000000}, NULL);
+  for (int round = 0; round < 3; round++) {
+    rc__pool_put(p, b[round]);
+    ck_assert_uint_eq(pool_stats(p).idle_large, 1);
+    b[round] = grab(p, 600 * KiB, 8 * MiB, 0);
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
+  }
+  ck_assert_uint_eq(pool_stats(p).reuses, 3);
+  ck_assert_uint_eq(pool_stats(p).discards, 0);
+  /* Raised threshold: the ten still count as large when given back, so
+   * demand falls to nothing and decays to the floor. */
+  ck_assert_int_eq(rc_pool_set_large_threshold(p, 1 * MiB), RC_OK);
+  for (int i = 0; i < 10; i++)
+    rc__pool_put(p, b[i]);
+  ck_assert_int_eq(rc_pool_set_large_threshold(p, 512 * KiB), RC_OK);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 10);
+  nanosleep(&(struct timespec){2, 200000000}, NULL);
+  ck_assert_uint_eq(pool_stats(p).idle_large, 2);
+  rc_pool_free(p);
+}
+END_TEST
+
 START_TEST(large_retention_bound)
 {
   rc_pool *p;
@@ -481,6 +513,7 @@ int main(void)
   tcase_add_test(tc, reuse_prefers_fitting_large);
   tcase_add_test(tc, small_retention_bound);
   tcase_add_test(tc, retention_follows_demand);
+  tcase_add_test(tc, retention_over_long_transfers);
   tcase_add_test(tc, large_retention_bound);
   tcase_add_test(tc, nothing_over_max_buffer_kept);
   tcase_add_test(tc, lifo_reuse);

@@ -416,7 +416,7 @@ long rc_pool_timeout(rc_pool *pool)
   return best;
 }
 
-/* Adds k for the calling thread, or replaces that thread's callback. */
+/* Sets the calling thread's wake callback, replacing one it had. */
 rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud)
 {
   if (!pool)

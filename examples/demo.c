@@ -37,18 +37,18 @@ extern char **environ;
 
 /* The server's odd cases, spread through the scan. */
 static const char *const SPECIAL[] = {
-    "/status?code=404&n=512",      /* an error status with a body */
-    "/status?code=204",            /* no body at all */
-    "/bomb",                       /* gzip of 1 GiB of zeros: cut at --max-body */
-    "/lie?claim=1G&send=100",      /* a Content-Length that lies: partial file */
-    "/trailers?n=100k",            /* chunked, with trailers after the body */
-    "/hints?n=4k",                 /* 103 Early Hints, then 200: two hops */
-    "/gzip?n=256k&coding=gzip2",   /* "gzip, gzip": decoded twice */
+    "/status?code=404&n=512",        /* an error status with a body */
+    "/status?code=204",              /* no body at all */
+    "/bomb",                         /* gzip of 1 GiB of zeros: cut at --max-body */
+    "/lie?claim=1G&send=100",        /* a Content-Length that lies: partial file */
+    "/trailers?n=100k",              /* chunked, with trailers after the body */
+    "/hints?n=4k",                   /* 103 Early Hints, then 200: two hops */
+    "/gzip?n=256k&coding=gzip2",     /* "gzip, gzip": decoded twice */
     "/encoding?value=compress&n=4k", /* a coding that is not decoded */
-    "/corrupt?kind=crc",           /* a broken gzip stream */
-    "/nowhere",                    /* an unknown path: 404 */
-    "/redirect?n=12",              /* more redirects than the default limit */
-    "/loop",                       /* a redirect to itself */
+    "/corrupt?kind=crc",             /* a broken gzip stream */
+    "/nowhere",                      /* an unknown path: 404 */
+    "/redirect?n=12",                /* more redirects than the default limit */
+    "/loop",                         /* a redirect to itself */
 };
 
 /* Path i of the scan workload: mostly small bodies (1-100 KiB), 25 large
@@ -65,11 +65,10 @@ static void scan_path(size_t i, char *path, size_t cap)
     snprintf(path, cap, "/gzip?n=%zuk&coding=gzip", (size_t)16 << (i / 8 % 5));
   else if (i % 8 == 7)
     snprintf(path, cap, "/gzip?n=%zuk&coding=deflate&te=chunked", (size_t)16 << (i / 8 % 5));
-  else if (i % 16 == 10)  /* n + 1 redirects, then a small body */
+  else if (i % 16 == 10) /* n + 1 redirects, then a small body */
     snprintf(path, cap, "/redirect?n=%zu&to=%%2Fbytes%%3Fn%%3D%zu", i / 16 % 3 + 1, 512 + i);
   else
-    snprintf(path, cap, "/bytes?n=%zu%s", 1024 + i * 7919 % 100 * 1024,
-             i % 3 ? "" : "&te=chunked");
+    snprintf(path, cap, "/bytes?n=%zu%s", 1024 + i * 7919 % 100 * 1024, i % 3 ? "" : "&te=chunked");
 }
 
 /* Path i of the threads workload: small and large bodies, gzip, a redirect
@@ -88,8 +87,7 @@ static void threads_path(size_t i, char *path, size_t cap)
 
 /* Writes count URLs of the workload to a new temporary file, whose name
  * goes to list. */
-static int write_list(const ts_server *srv, int scan, size_t count, char *list,
-                      size_t cap)
+static int write_list(const ts_server *srv, int scan, size_t count, char *list, size_t cap)
 {
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   snprintf(list, cap, "%s/respchain-demo-XXXXXX", tmp);
@@ -123,8 +121,7 @@ static int sibling(const char *name, char *out, size_t cap)
 static int has_matcher(char **args, int n)
 {
   for (int i = 0; i < n; i++)
-    if (!strcmp(args[i], "--status") || !strcmp(args[i], "--word") ||
-        !strcmp(args[i], "--regex"))
+    if (!strcmp(args[i], "--status") || !strcmp(args[i], "--word") || !strcmp(args[i], "--regex"))
       return 1;
   return 0;
 }

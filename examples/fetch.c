@@ -27,8 +27,13 @@
 #include "respchain.h"
 
 enum {
-  EXIT_COMPLETE = 0, EXIT_TRANSFER = 1, EXIT_USAGE = 2, EXIT_TRUNCATED = 3,
-  EXIT_LIMIT = 4, EXIT_SETUP = 5, EXIT_OUTPUT = 6
+  EXIT_COMPLETE = 0,
+  EXIT_TRANSFER = 1,
+  EXIT_USAGE = 2,
+  EXIT_TRUNCATED = 3,
+  EXIT_LIMIT = 4,
+  EXIT_SETUP = 5,
+  EXIT_OUTPUT = 6
 };
 
 typedef struct options {
@@ -40,32 +45,31 @@ typedef struct options {
 
 static void usage(FILE *out)
 {
-  fputs(
-      "usage: fetch [options] URL\n"
-      "\n"
-      "Fetches URL into a respchain response and writes its body to stdout.\n"
-      "\n"
-      "  -i, --include           write the full response: header block and body\n"
-      "  -L, --location          follow redirects\n"
-      "  -m, --max-body SIZE     body bytes kept, after decoding (default 8m;\n"
-      "                          suffixes k, m, g)\n"
-      "      --max-memory SIZE   body bytes kept in memory; past them the body\n"
-      "                          goes to a temporary file (default: no limit)\n"
-      "  -p, --policy POLICY     at the body cap: stop (default), drain, reject\n"
-      "  -H, --header LINE       add a request header (repeatable)\n"
-      "  -X, --request METHOD    request method (default GET, or POST with -d)\n"
-      "  -d, --data DATA         send DATA as the request body (POST)\n"
-      "  -k, --insecure          do not verify the server's TLS certificate\n"
-      "      --cacert FILE       verify the server against the CAs in FILE\n"
-      "  -o, --output FILE       write to FILE instead of stdout\n"
-      "  -v, --verbose           the limits, every hop and the body on stderr\n"
-      "  -h, --help              this text\n"
-      "  -V, --version           the version of fetch and of the libraries\n"
-      "\n"
-      "Exit status: 0 complete; 1 the transfer failed; 2 usage; 3 body\n"
-      "truncated at the cap; 4 another limit hit, or a decode or spill error;\n"
-      "5 out of memory or setup failure; 6 the output could not be written.\n",
-      out);
+  fputs("usage: fetch [options] URL\n"
+        "\n"
+        "Fetches URL into a respchain response and writes its body to stdout.\n"
+        "\n"
+        "  -i, --include           write the full response: header block and body\n"
+        "  -L, --location          follow redirects\n"
+        "  -m, --max-body SIZE     body bytes kept, after decoding (default 8m;\n"
+        "                          suffixes k, m, g)\n"
+        "      --max-memory SIZE   body bytes kept in memory; past them the body\n"
+        "                          goes to a temporary file (default: no limit)\n"
+        "  -p, --policy POLICY     at the body cap: stop (default), drain, reject\n"
+        "  -H, --header LINE       add a request header (repeatable)\n"
+        "  -X, --request METHOD    request method (default GET, or POST with -d)\n"
+        "  -d, --data DATA         send DATA as the request body (POST)\n"
+        "  -k, --insecure          do not verify the server's TLS certificate\n"
+        "      --cacert FILE       verify the server against the CAs in FILE\n"
+        "  -o, --output FILE       write to FILE instead of stdout\n"
+        "  -v, --verbose           the limits, every hop and the body on stderr\n"
+        "  -h, --help              this text\n"
+        "  -V, --version           the version of fetch and of the libraries\n"
+        "\n"
+        "Exit status: 0 complete; 1 the transfer failed; 2 usage; 3 body\n"
+        "truncated at the cap; 4 another limit hit, or a decode or spill error;\n"
+        "5 out of memory or setup failure; 6 the output could not be written.\n",
+        out);
 }
 
 /* The one-line hint for a bad command line; returns EXIT_USAGE. */
@@ -83,9 +87,21 @@ static int parse_size(const char *s, size_t *out)
   unsigned long long v = strtoull(s, &end, 10);
   unsigned long long mul = 1;
   switch (*end) {
-  case 'k': case 'K': mul = 1ull << 10; end++; break;
-  case 'm': case 'M': mul = 1ull << 20; end++; break;
-  case 'g': case 'G': mul = 1ull << 30; end++; break;
+  case 'k':
+  case 'K':
+    mul = 1ull << 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = 1ull << 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = 1ull << 30;
+    end++;
+    break;
   default: break;
   }
   if (end == s || *s == '-' || *end || errno || v > SIZE_MAX / mul)
@@ -96,10 +112,14 @@ static int parse_size(const char *s, size_t *out)
 
 static int parse_policy(const char *s, rc_cap_policy *out)
 {
-  if (!strcmp(s, "stop")) *out = RC_CAP_STOP;
-  else if (!strcmp(s, "drain")) *out = RC_CAP_DRAIN;
-  else if (!strcmp(s, "reject")) *out = RC_CAP_REJECT;
-  else return -1;
+  if (!strcmp(s, "stop"))
+    *out = RC_CAP_STOP;
+  else if (!strcmp(s, "drain"))
+    *out = RC_CAP_DRAIN;
+  else if (!strcmp(s, "reject"))
+    *out = RC_CAP_REJECT;
+  else
+    return -1;
   return 0;
 }
 
@@ -138,13 +158,16 @@ static int take_option(options *o, int c, char **argv)
   case 'i': o->full = 1; break;
   case 'L': o->follow = 1; break;
   case 'm':
-    if (parse_size(optarg, &o->lim.max_body)) return bad_usage("invalid size", optarg);
+    if (parse_size(optarg, &o->lim.max_body))
+      return bad_usage("invalid size", optarg);
     break;
   case OPT_MAX_MEMORY:
-    if (parse_size(optarg, &o->lim.max_memory)) return bad_usage("invalid size", optarg);
+    if (parse_size(optarg, &o->lim.max_memory))
+      return bad_usage("invalid size", optarg);
     break;
   case 'p':
-    if (parse_policy(optarg, &o->lim.on_cap)) return bad_usage("invalid policy", optarg);
+    if (parse_policy(optarg, &o->lim.on_cap))
+      return bad_usage("invalid policy", optarg);
     break;
   case 'H': {
     struct curl_slist *more = curl_slist_append(o->headers, optarg);
@@ -176,7 +199,7 @@ static int parse_options(int argc, char **argv, options *o)
 {
   memset(o, 0, sizeof *o);
   rc_limits_init(&o->lim);
-  opterr = 0;  /* bad options get our one-line hint instead */
+  opterr = 0; /* bad options get our one-line hint instead */
   int c;
   while ((c = getopt_long(argc, argv, ":iLm:p:H:X:d:ko:vhV", LONG_OPTIONS, NULL)) != -1) {
     int status = take_option(o, c, argv);
@@ -222,14 +245,13 @@ static int exit_status(rc_code rc)
 /* The request: URL, redirects, method, body, headers and TLS. */
 static int set_request(CURL *easy, const options *o)
 {
-  int ok =
-      curl_easy_setopt(easy, CURLOPT_URL, o->url) == CURLE_OK &&
-      curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, (long)o->follow) == CURLE_OK &&
-      curl_easy_setopt(easy, CURLOPT_HTTPHEADER, o->headers) == CURLE_OK &&
-      curl_easy_setopt(easy, CURLOPT_USERAGENT, "respchain-fetch/" RC_VERSION) == CURLE_OK;
+  int ok = curl_easy_setopt(easy, CURLOPT_URL, o->url) == CURLE_OK &&
+           curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, (long)o->follow) == CURLE_OK &&
+           curl_easy_setopt(easy, CURLOPT_HTTPHEADER, o->headers) == CURLE_OK &&
+           curl_easy_setopt(easy, CURLOPT_USERAGENT, "respchain-fetch/" RC_VERSION) == CURLE_OK;
   if (ok && o->data)
-    ok = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                          (curl_off_t)strlen(o->data)) == CURLE_OK &&
+    ok = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(o->data)) ==
+             CURLE_OK &&
          curl_easy_setopt(easy, CURLOPT_POSTFIELDS, o->data) == CURLE_OK;
   if (ok && o->method)
     ok = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, o->method) == CURLE_OK;
@@ -250,9 +272,8 @@ static void show_limits(const options *o)
   fprintf(stderr,
           "* limits: body %zu bytes (%s at the cap), memory %s, headers %zu "
           "bytes per hop, %zu hops, %zu codings%s\n",
-          o->lim.max_body, policy_name(o->lim.on_cap), memory,
-          o->lim.max_header_bytes, o->lim.max_hops, o->lim.max_codings,
-          o->insecure ? "; TLS peer not verified" : "");
+          o->lim.max_body, policy_name(o->lim.on_cap), memory, o->lim.max_header_bytes,
+          o->lim.max_hops, o->lim.max_codings, o->insecure ? "; TLS peer not verified" : "");
 }
 
 /* -v, after the transfer: every hop's status line and headers. */
@@ -261,8 +282,8 @@ static void show_hops(const rc_response *resp)
   for (size_t i = 0; i < rc_hop_count(resp); i++) {
     rc_hop_info hop;
     rc_hop(resp, (int)i, &hop);
-    fprintf(stderr, "* hop %zu: HTTP/%d.%d %d %.*s\n", i, hop.version / 10,
-            hop.version % 10, hop.status, (int)hop.reason.len, hop.reason.ptr);
+    fprintf(stderr, "* hop %zu: HTTP/%d.%d %d %.*s\n", i, hop.version / 10, hop.version % 10,
+            hop.status, (int)hop.reason.len, hop.reason.ptr);
     /* The header lines after the status line, each as "< line". */
     const char *p = memchr(hop.raw.ptr, '\n', hop.raw.len);
     const char *end = hop.raw.ptr + hop.raw.len;
@@ -317,8 +338,7 @@ static int fetch(CURL *easy, rc_response *resp, const options *o)
   }
   int status = write_output(resp, o) == 0 ? exit_status(rc) : EXIT_OUTPUT;
   if (rc == RC_E_TRANSFER)
-    fprintf(stderr, "fetch: transfer failed: %s\n",
-            errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    fprintf(stderr, "fetch: transfer failed: %s\n", errbuf[0] ? errbuf : curl_easy_strerror(cc));
   else if (rc != RC_OK)
     fprintf(stderr, "fetch: %s\n", rc_strerror(rc));
   return status;

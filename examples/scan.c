@@ -47,13 +47,13 @@
 
 #include "respchain.h"
 
-#define DEFAULT_CONCURRENCY 50
-#define DEFAULT_MAX_REDIRS 10L
+#define DEFAULT_CONCURRENCY        50
+#define DEFAULT_MAX_REDIRS         10L
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000L
-#define DEFAULT_TIMEOUT_MS 30000L
-#define PROGRESS_INTERVAL 0.1 /* seconds between progress line updates */
-#define RETRY_BACKOFF 0.2     /* seconds before the first retry; doubles */
-#define RETRY_BACKOFF_MAX 10.0
+#define DEFAULT_TIMEOUT_MS         30000L
+#define PROGRESS_INTERVAL          0.1 /* seconds between progress line updates */
+#define RETRY_BACKOFF              0.2 /* seconds before the first retry; doubles */
+#define RETRY_BACKOFF_MAX          10.0
 
 #define MiB (1024.0 * 1024.0)
 
@@ -69,22 +69,22 @@ typedef enum part {
 } part;
 
 typedef struct options {
-  const char **urls;  /* -u, in order; room for argc */
+  const char **urls; /* -u, in order; room for argc */
   size_t nurls;
   const char *list;   /* -l FILE; "-" or NULL without -u: stdin */
   const char *output; /* -o FILE; NULL: stdout */
   long concurrency;
-  size_t max_body, max_memory;         /* max_memory 0: no limit */
+  size_t max_body, max_memory; /* max_memory 0: no limit */
   long max_redirs;
   long connect_timeout_ms, timeout_ms; /* 0: none */
   size_t budget;                       /* 0: off */
   rc_overflow overflow;
   /* The request. */
-  struct curl_slist *headers;          /* -H, in order */
+  struct curl_slist *headers; /* -H, in order */
   const char *method, *data, *proxy, *user_agent;
-  long http_version;                   /* CURL_HTTP_VERSION_*; NONE: curl's */
+  long http_version; /* CURL_HTTP_VERSION_*; NONE: curl's */
   int insecure;
-  double rate;                         /* requests per second; 0: no limit */
+  double rate; /* requests per second; 0: no limit */
   long retries;
   /* Output. */
   int matched_only, silent;
@@ -100,96 +100,94 @@ typedef struct options {
 
 static void usage(FILE *out)
 {
-  fputs(
-      "usage: scan [options] -u URL [-u URL ...]\n"
-      "       scan [options] [-l FILE]\n"
-      "\n"
-      "Fetches every target URL (given with -u, then read from FILE, or from\n"
-      "stdin when neither is given; in a file, one per line, blank lines and\n"
-      "lines starting with '#' skipped), runs the matchers over each response\n"
-      "and prints one JSON line per target, in the order the transfers finish.\n"
-      "\n"
-      "Targets and output:\n"
-      "  -u, --url URL           a target (repeatable)\n"
-      "  -l, --list FILE         targets from FILE; \"-\" reads stdin\n"
-      "  -o, --output FILE       write the JSON lines to FILE, not stdout\n"
-      "      --matched-only      print only the targets that matched\n"
-      "  -s, --silent            no progress line and no summary on stderr\n"
-      "\n"
-      "Requests:\n"
-      "  -H, --header LINE       add a request header (repeatable)\n"
-      "  -X, --request METHOD    request method (default GET, or POST with -d)\n"
-      "  -d, --data DATA         send DATA as the request body (POST)\n"
-      "      --user-agent TEXT   the User-Agent (default respchain-scan/VERSION)\n"
-      "      --proxy URL         send every request through this proxy\n"
-      "      --http1.1           use HTTP/1.1\n"
-      "      --http2             try HTTP/2 (TLS: ALPN; cleartext: Upgrade)\n"
-      "      --http2-prior-knowledge  HTTP/2 without asking first\n"
-      "  -k, --insecure          do not verify TLS certificates\n"
-      "\n"
-      "Transfers:\n"
-      "  -c, --concurrency N     transfers at once (default 50)\n"
-      "      --rate N            at most N requests per second, all together,\n"
-      "                          retries included (fractions allowed; default\n"
-      "                          no limit)\n"
-      "      --retries N         retry a target up to N times (default 0) after\n"
-      "                          a connection error, a timeout or a 5xx status,\n"
-      "                          waiting 0.2 s, then twice as long each time\n"
-      "      --max-body SIZE     body bytes kept per target, counted after\n"
-      "                          decoding (default 8m; suffixes k, m, g); a\n"
-      "                          longer body is cut there: \"truncated\": true\n"
-      "      --max-memory SIZE   body bytes kept in memory per target; past them\n"
-      "                          the body goes to a temporary file (default: no\n"
-      "                          limit)\n"
-      "  -L, --max-redirs N      redirects followed per target (default 10;\n"
-      "                          0: none, a redirect is the final response)\n"
-      "      --connect-timeout SEC   (default 10; 0: curl's default)\n"
-      "      --timeout SEC       whole transfer, waits for the budget included\n"
-      "                          (default 30; 0: none)\n"
-      "      --budget SIZE       memory budget for all responses together\n"
-      "                          (default off)\n"
-      "      --overflow MODE     what a transfer past the budget does: auto\n"
-      "                          (HTTP/1.x waits up to 1 s, then spills to a\n"
-      "                          temporary file; HTTP/2 spills at once; the\n"
-      "                          default), wait (waits, never spills) or spill\n"
-      "\n",
-      out);
-  fputs(
-      "Matchers (each may be repeated):\n"
-      "      --status CODE       the final status is CODE\n"
-      "      --word WORD         WORD occurs (case-sensitive bytes)\n"
-      "      --regex ERE         the POSIX extended regex matches somewhere\n"
-      "      --part PART         what --word and --regex look at: body (the\n"
-      "                          decoded body, the default), header (the final\n"
-      "                          response's header block, status line to blank\n"
-      "                          line) or all (that header block and the body)\n"
-      "A target matches when a response arrived and every kind of matcher given\n"
-      "has a hit: its status is one of the --status codes, AND one of the --word\n"
-      "words occurs, AND one of the --regex expressions matches. Without\n"
-      "matchers every target that got a response matches. Matchers look at\n"
-      "what was kept: a body cut at --max-body, or one whose transfer failed\n"
-      "midway, is matched as far as it arrived. Regexes see the text as\n"
-      "bytes (C locale), NUL bytes included; ^ and $ anchor at its start and\n"
-      "end only, and '.' matches line breaks but not NUL.\n"
-      "\n"
-      "  -h, --help              this text\n"
-      "  -V, --version           the version of scan and of the libraries\n"
-      "\n"
-      "Output, one JSON object per line:\n"
-      "  url, final_url (after redirects), status (0: no response),\n"
-      "  http_version (\"1.0\", \"1.1\", \"2\", \"3\"; null: no response), hops\n"
-      "  (responses received, redirects and 1xx included), body_bytes (kept),\n"
-      "  truncated, encoding (identity, decoded, unsupported, not-decoded),\n"
-      "  matched, error (null, or what went wrong; a truncated body is not an\n"
-      "  error), attempts (1 + retries made), time_ms (the last attempt, from\n"
-      "  its start to its end, waits for a connection or the budget included).\n"
-      "Every line is valid UTF-8: a byte of a URL or message that is not part\n"
-      "of valid UTF-8 is written as \\u00XX, the code point of the byte's value.\n"
-      "A progress line (on a terminal) and a summary go to stderr.\n"
-      "\n"
-      "Exit status: 0 the scan ran, whatever the targets answered; 1 setup\n"
-      "failure (a file, curl, memory); 2 usage.\n",
-      out);
+  fputs("usage: scan [options] -u URL [-u URL ...]\n"
+        "       scan [options] [-l FILE]\n"
+        "\n"
+        "Fetches every target URL (given with -u, then read from FILE, or from\n"
+        "stdin when neither is given; in a file, one per line, blank lines and\n"
+        "lines starting with '#' skipped), runs the matchers over each response\n"
+        "and prints one JSON line per target, in the order the transfers finish.\n"
+        "\n"
+        "Targets and output:\n"
+        "  -u, --url URL           a target (repeatable)\n"
+        "  -l, --list FILE         targets from FILE; \"-\" reads stdin\n"
+        "  -o, --output FILE       write the JSON lines to FILE, not stdout\n"
+        "      --matched-only      print only the targets that matched\n"
+        "  -s, --silent            no progress line and no summary on stderr\n"
+        "\n"
+        "Requests:\n"
+        "  -H, --header LINE       add a request header (repeatable)\n"
+        "  -X, --request METHOD    request method (default GET, or POST with -d)\n"
+        "  -d, --data DATA         send DATA as the request body (POST)\n"
+        "      --user-agent TEXT   the User-Agent (default respchain-scan/VERSION)\n"
+        "      --proxy URL         send every request through this proxy\n"
+        "      --http1.1           use HTTP/1.1\n"
+        "      --http2             try HTTP/2 (TLS: ALPN; cleartext: Upgrade)\n"
+        "      --http2-prior-knowledge  HTTP/2 without asking first\n"
+        "  -k, --insecure          do not verify TLS certificates\n"
+        "\n"
+        "Transfers:\n"
+        "  -c, --concurrency N     transfers at once (default 50)\n"
+        "      --rate N            at most N requests per second, all together,\n"
+        "                          retries included (fractions allowed; default\n"
+        "                          no limit)\n"
+        "      --retries N         retry a target up to N times (default 0) after\n"
+        "                          a connection error, a timeout or a 5xx status,\n"
+        "                          waiting 0.2 s, then twice as long each time\n"
+        "      --max-body SIZE     body bytes kept per target, counted after\n"
+        "                          decoding (default 8m; suffixes k, m, g); a\n"
+        "                          longer body is cut there: \"truncated\": true\n"
+        "      --max-memory SIZE   body bytes kept in memory per target; past them\n"
+        "                          the body goes to a temporary file (default: no\n"
+        "                          limit)\n"
+        "  -L, --max-redirs N      redirects followed per target (default 10;\n"
+        "                          0: none, a redirect is the final response)\n"
+        "      --connect-timeout SEC   (default 10; 0: curl's default)\n"
+        "      --timeout SEC       whole transfer, waits for the budget included\n"
+        "                          (default 30; 0: none)\n"
+        "      --budget SIZE       memory budget for all responses together\n"
+        "                          (default off)\n"
+        "      --overflow MODE     what a transfer past the budget does: auto\n"
+        "                          (HTTP/1.x waits up to 1 s, then spills to a\n"
+        "                          temporary file; HTTP/2 spills at once; the\n"
+        "                          default), wait (waits, never spills) or spill\n"
+        "\n",
+        out);
+  fputs("Matchers (each may be repeated):\n"
+        "      --status CODE       the final status is CODE\n"
+        "      --word WORD         WORD occurs (case-sensitive bytes)\n"
+        "      --regex ERE         the POSIX extended regex matches somewhere\n"
+        "      --part PART         what --word and --regex look at: body (the\n"
+        "                          decoded body, the default), header (the final\n"
+        "                          response's header block, status line to blank\n"
+        "                          line) or all (that header block and the body)\n"
+        "A target matches when a response arrived and every kind of matcher given\n"
+        "has a hit: its status is one of the --status codes, AND one of the --word\n"
+        "words occurs, AND one of the --regex expressions matches. Without\n"
+        "matchers every target that got a response matches. Matchers look at\n"
+        "what was kept: a body cut at --max-body, or one whose transfer failed\n"
+        "midway, is matched as far as it arrived. Regexes see the text as\n"
+        "bytes (C locale), NUL bytes included; ^ and $ anchor at its start and\n"
+        "end only, and '.' matches line breaks but not NUL.\n"
+        "\n"
+        "  -h, --help              this text\n"
+        "  -V, --version           the version of scan and of the libraries\n"
+        "\n"
+        "Output, one JSON object per line:\n"
+        "  url, final_url (after redirects), status (0: no response),\n"
+        "  http_version (\"1.0\", \"1.1\", \"2\", \"3\"; null: no response), hops\n"
+        "  (responses received, redirects and 1xx included), body_bytes (kept),\n"
+        "  truncated, encoding (identity, decoded, unsupported, not-decoded),\n"
+        "  matched, error (null, or what went wrong; a truncated body is not an\n"
+        "  error), attempts (1 + retries made), time_ms (the last attempt, from\n"
+        "  its start to its end, waits for a connection or the budget included).\n"
+        "Every line is valid UTF-8: a byte of a URL or message that is not part\n"
+        "of valid UTF-8 is written as \\u00XX, the code point of the byte's value.\n"
+        "A progress line (on a terminal) and a summary go to stderr.\n"
+        "\n"
+        "Exit status: 0 the scan ran, whatever the targets answered; 1 setup\n"
+        "failure (a file, curl, memory); 2 usage.\n",
+        out);
 }
 
 /* A byte count with an optional k, m or g suffix (powers of 1024). */
@@ -200,9 +198,21 @@ static int parse_size(const char *s, size_t *out)
   unsigned long long v = strtoull(s, &end, 10);
   unsigned long long mul = 1;
   switch (*end) {
-  case 'k': case 'K': mul = 1ull << 10; end++; break;
-  case 'm': case 'M': mul = 1ull << 20; end++; break;
-  case 'g': case 'G': mul = 1ull << 30; end++; break;
+  case 'k':
+  case 'K':
+    mul = 1ull << 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = 1ull << 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = 1ull << 30;
+    end++;
+    break;
   default: break;
   }
   if (end == s || *s == '-' || *end || errno || v > SIZE_MAX / mul)
@@ -249,27 +259,49 @@ static int parse_seconds(const char *s, long *ms)
 
 static int parse_overflow(const char *s, rc_overflow *out)
 {
-  if (!strcmp(s, "auto")) *out = RC_OVERFLOW_AUTO;
-  else if (!strcmp(s, "wait")) *out = RC_OVERFLOW_WAIT;
-  else if (!strcmp(s, "spill")) *out = RC_OVERFLOW_SPILL;
-  else return -1;
+  if (!strcmp(s, "auto"))
+    *out = RC_OVERFLOW_AUTO;
+  else if (!strcmp(s, "wait"))
+    *out = RC_OVERFLOW_WAIT;
+  else if (!strcmp(s, "spill"))
+    *out = RC_OVERFLOW_SPILL;
+  else
+    return -1;
   return 0;
 }
 
 static int parse_part(const char *s, part *out)
 {
-  if (!strcmp(s, "body")) *out = PART_BODY;
-  else if (!strcmp(s, "header")) *out = PART_HEADER;
-  else if (!strcmp(s, "all")) *out = PART_ALL;
-  else return -1;
+  if (!strcmp(s, "body"))
+    *out = PART_BODY;
+  else if (!strcmp(s, "header"))
+    *out = PART_HEADER;
+  else if (!strcmp(s, "all"))
+    *out = PART_ALL;
+  else
+    return -1;
   return 0;
 }
 
 enum {
-  OPT_MAX_BODY = 256, OPT_MAX_MEMORY, OPT_CONNECT_TIMEOUT, OPT_TIMEOUT,
-  OPT_BUDGET, OPT_OVERFLOW, OPT_STATUS, OPT_WORD, OPT_REGEX, OPT_PART,
-  OPT_PROXY, OPT_RATE, OPT_RETRIES, OPT_HTTP11, OPT_HTTP2, OPT_HTTP2_PRIOR,
-  OPT_USER_AGENT, OPT_MATCHED_ONLY
+  OPT_MAX_BODY = 256,
+  OPT_MAX_MEMORY,
+  OPT_CONNECT_TIMEOUT,
+  OPT_TIMEOUT,
+  OPT_BUDGET,
+  OPT_OVERFLOW,
+  OPT_STATUS,
+  OPT_WORD,
+  OPT_REGEX,
+  OPT_PART,
+  OPT_PROXY,
+  OPT_RATE,
+  OPT_RETRIES,
+  OPT_HTTP11,
+  OPT_HTTP2,
+  OPT_HTTP2_PRIOR,
+  OPT_USER_AGENT,
+  OPT_MATCHED_ONLY
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -372,35 +404,23 @@ static int take_request_option(options *o, int c)
 }
 
 /* -1 when a value parsed (failed 0), else the usage hint for it. */
-static int checked(int failed, const char *what)
-{
-  return failed ? bad_usage(what, optarg) : -1;
-}
+static int checked(int failed, const char *what) { return failed ? bad_usage(what, optarg) : -1; }
 
 /* Options of the transfers and the matchers; as take_request_option. */
 static int take_transfer_option(options *o, int c)
 {
   switch (c) {
-  case 'c':
-    return checked(parse_long(optarg, 1, 100000, &o->concurrency), "invalid concurrency");
-  case OPT_RATE:
-    return checked(parse_positive(optarg, 1e6, &o->rate), "invalid rate");
-  case OPT_RETRIES:
-    return checked(parse_long(optarg, 0, 100, &o->retries), "invalid retry count");
-  case OPT_MAX_BODY:
-    return checked(parse_size(optarg, &o->max_body), "invalid size");
-  case OPT_MAX_MEMORY:
-    return checked(parse_size(optarg, &o->max_memory), "invalid size");
-  case 'L':
-    return checked(parse_long(optarg, 0, 1000, &o->max_redirs), "invalid redirect limit");
+  case 'c': return checked(parse_long(optarg, 1, 100000, &o->concurrency), "invalid concurrency");
+  case OPT_RATE: return checked(parse_positive(optarg, 1e6, &o->rate), "invalid rate");
+  case OPT_RETRIES: return checked(parse_long(optarg, 0, 100, &o->retries), "invalid retry count");
+  case OPT_MAX_BODY: return checked(parse_size(optarg, &o->max_body), "invalid size");
+  case OPT_MAX_MEMORY: return checked(parse_size(optarg, &o->max_memory), "invalid size");
+  case 'L': return checked(parse_long(optarg, 0, 1000, &o->max_redirs), "invalid redirect limit");
   case OPT_CONNECT_TIMEOUT:
     return checked(parse_seconds(optarg, &o->connect_timeout_ms), "invalid timeout");
-  case OPT_TIMEOUT:
-    return checked(parse_seconds(optarg, &o->timeout_ms), "invalid timeout");
-  case OPT_BUDGET:
-    return checked(parse_size(optarg, &o->budget), "invalid budget");
-  case OPT_OVERFLOW:
-    return checked(parse_overflow(optarg, &o->overflow), "invalid overflow mode");
+  case OPT_TIMEOUT: return checked(parse_seconds(optarg, &o->timeout_ms), "invalid timeout");
+  case OPT_BUDGET: return checked(parse_size(optarg, &o->budget), "invalid budget");
+  case OPT_OVERFLOW: return checked(parse_overflow(optarg, &o->overflow), "invalid overflow mode");
   case OPT_STATUS:
     if (parse_long(optarg, 100, 999, &o->statuses[o->nstatuses]))
       return bad_usage("invalid status", optarg);
@@ -440,7 +460,7 @@ static int parse_options(int argc, char **argv, options *o)
     return EXIT_SETUP;
   }
 
-  opterr = 0;  /* bad options get our one-line hint instead */
+  opterr = 0; /* bad options get our one-line hint instead */
   int c;
   while ((c = getopt_long(argc, argv, ":u:l:o:sH:X:d:kc:L:hV", LONG_OPTIONS, NULL)) != -1) {
     if (c == 'h') {
@@ -481,8 +501,8 @@ static void options_free(options *o)
 typedef struct targets {
   const char *const *urls; /* -u, not owned */
   size_t count, next;
-  FILE *in;     /* NULL: none */
-  char *line;   /* getline's buffer */
+  FILE *in;   /* NULL: none */
+  char *line; /* getline's buffer */
   size_t cap;
 } targets;
 
@@ -492,7 +512,7 @@ typedef struct targets {
 static char *next_target(targets *t)
 {
   if (t->next < t->count)
-    return strdup(t->urls[t->next++]);  /* NULL on out of memory ends early */
+    return strdup(t->urls[t->next++]); /* NULL on out of memory ends early */
   if (!t->in)
     return NULL;
   ssize_t n;
@@ -500,8 +520,7 @@ static char *next_target(targets *t)
     char *s = t->line, *end = t->line + n;
     while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
       s++;
-    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' ||
-                       end[-1] == '\n'))
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
       end--;
     if (s == end || *s == '#')
       continue;
@@ -562,11 +581,8 @@ static rc_code part_text(part p, rc_response *resp, rc_view *out)
       return RC_E_RANGE;
     *out = last.raw;
     return RC_OK;
-  case PART_ALL:
-    return rc_full_response(resp, out);
-  default:
-    *out = rc_body(resp);
-    return RC_OK;
+  case PART_ALL: return rc_full_response(resp, out);
+  default: *out = rc_body(resp); return RC_OK;
   }
 }
 
@@ -577,7 +593,7 @@ static int matches(const options *o, rc_response *resp, rc_code *err)
 {
   *err = RC_OK;
   if (rc_hop_count(resp) == 0)
-    return 0;  /* no response arrived */
+    return 0; /* no response arrived */
   if (o->nstatuses) {
     size_t i = 0;
     while (i < o->nstatuses && o->statuses[i] != rc_status(resp))
@@ -607,7 +623,6 @@ static int matches(const options *o, rc_response *resp, rc_code *err)
   return 1;
 }
 
-
 /* ---- Output ------------------------------------------------------------- */
 
 /* The length of the valid UTF-8 sequence at p (1 to 4), or 0 when the byte
@@ -620,15 +635,23 @@ static size_t utf8_sequence(const unsigned char *p)
   if (c < 0x80)
     return 1;
   size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  /* range of the second byte */
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c == 0xED) n = 3, hi = 0x9F;
-  else if (c >= 0xE1 && c <= 0xEF) n = 3;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else return 0;
+  unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0)
+    n = 3, lo = 0xA0;
+  else if (c == 0xED)
+    n = 3, hi = 0x9F;
+  else if (c >= 0xE1 && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0)
+    n = 4, lo = 0x90;
+  else if (c == 0xF4)
+    n = 4, hi = 0x8F;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else
+    return 0;
   if (p[1] < lo || p[1] > hi)
     return 0;
   for (size_t i = 2; i < n; i++)
@@ -690,9 +713,9 @@ static const char *http_version_json(rc_response *r)
 /* ---- The scan ----------------------------------------------------------- */
 
 typedef enum slot_state {
-  SLOT_IDLE,    /* no target */
-  SLOT_READY,   /* a target, waiting for its time (rate, retry backoff) */
-  SLOT_RUNNING  /* its transfer is in the multi handle */
+  SLOT_IDLE,   /* no target */
+  SLOT_READY,  /* a target, waiting for its time (rate, retry backoff) */
+  SLOT_RUNNING /* its transfer is in the multi handle */
 } slot_state;
 
 /* One unit of concurrency: a transfer at a time. */
@@ -700,29 +723,29 @@ typedef struct slot {
   CURL *easy;
   rc_response *resp;
   slot_state state;
-  char *url;                       /* the target as given; NULL when idle */
-  long attempts;                   /* transfers made for this target */
-  double due;                      /* READY: seconds since the scan's start */
-  struct timespec started;         /* when the transfer was handed to curl */
-  char errbuf[CURL_ERROR_SIZE];    /* curl's detailed message for a failure */
+  char *url;                    /* the target as given; NULL when idle */
+  long attempts;                /* transfers made for this target */
+  double due;                   /* READY: seconds since the scan's start */
+  struct timespec started;      /* when the transfer was handed to curl */
+  char errbuf[CURL_ERROR_SIZE]; /* curl's detailed message for a failure */
 } slot;
 
 typedef struct scan {
   const options *opt;
-  FILE *out;                       /* the JSON lines */
+  FILE *out; /* the JSON lines */
   rc_pool *pool;
   CURLM *multi;
   slot *slots;
   size_t nslots;
   targets src;
-  int src_done;                    /* next_target returned NULL */
-  size_t active;                   /* transfers in the multi handle */
-  double next_start;               /* --rate: earliest next request */
+  int src_done;      /* next_target returned NULL */
+  size_t active;     /* transfers in the multi handle */
+  double next_start; /* --rate: earliest next request */
   unsigned long done, matched, errors, retried;
   uint64_t body_bytes, wire_bytes;
   struct timespec start;
   double last_progress;
-  int progress;                    /* stderr is a terminal, not --silent */
+  int progress; /* stderr is a terminal, not --silent */
 } scan;
 
 static double seconds_since(const struct timespec *t0)
@@ -735,14 +758,13 @@ static double seconds_since(const struct timespec *t0)
 /* The request options from the command line, the same for every target. */
 static int set_request(CURL *e, const options *o)
 {
-  int ok =
-      curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_HTTPHEADER, o->headers) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, o->http_version) == CURLE_OK;
+  int ok = curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_HTTPHEADER, o->headers) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_HTTP_VERSION, o->http_version) == CURLE_OK;
   if (ok && o->data)
-    ok = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
-                          (curl_off_t)strlen(o->data)) == CURLE_OK &&
-         curl_easy_setopt(e, CURLOPT_POSTFIELDS, o->data) == CURLE_OK;
+    ok =
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(o->data)) == CURLE_OK &&
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, o->data) == CURLE_OK;
   if (ok && o->method)
     ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, o->method) == CURLE_OK;
   if (ok && o->proxy)
@@ -765,28 +787,26 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
   if (rc_attach(sl->resp, sl->easy) != RC_OK)
     return -1;
   CURL *e = sl->easy;
-  int ok =
-      curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)sl) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_ERRORBUFFER, sl->errbuf) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, o->max_redirs > 0 ? 1L : 0L) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirs) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms) == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms) == CURLE_OK &&
-      /* Targets come from outside: only web URLs, also after a redirect. */
-      curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK &&
-      curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
+  int ok = curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)sl) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_ERRORBUFFER, sl->errbuf) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, o->max_redirs > 0 ? 1L : 0L) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirs) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms) == CURLE_OK &&
+           /* Targets come from outside: only web URLs, also after a redirect. */
+           curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
   return ok && set_request(e, o) == 0 ? 0 : -1;
 }
 
 /* The error field: NULL, or what went wrong. A body cut at the cap is
  * reported by "truncated", not as an error. */
-static const char *error_text(slot *sl, rc_code rc, CURLcode cc, rc_code match_err,
-                              char *buf, size_t cap)
+static const char *error_text(slot *sl, rc_code rc, CURLcode cc, rc_code match_err, char *buf,
+                              size_t cap)
 {
   if (rc == RC_E_TRANSFER) {
-    snprintf(buf, cap, "transfer failed: %s",
-             sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(cc));
+    snprintf(buf, cap, "transfer failed: %s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(cc));
     return buf;
   }
   if (rc != RC_OK && rc != RC_TRUNCATED)
@@ -824,8 +844,9 @@ static void report(scan *s, slot *sl, CURLcode cc, int performed)
     json_string(out, sl->url);
     fputs(",\"final_url\":", out);
     json_string(out, final_url);
-    fprintf(out, ",\"status\":%d,\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,"
-                 "\"truncated\":%s,\"encoding\":\"%s\",\"matched\":%s,\"error\":",
+    fprintf(out,
+            ",\"status\":%d,\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,"
+            "\"truncated\":%s,\"encoding\":\"%s\",\"matched\":%s,\"error\":",
             rc_status(r), http_version_json(r), rc_hop_count(r), body.len,
             rc_truncated(r) ? "true" : "false", encoding_name(rc_body_encoding(r)),
             matched ? "true" : "false");
@@ -845,17 +866,21 @@ static void report(scan *s, slot *sl, CURLcode cc, int performed)
 static int retryable(rc_response *r, CURLcode cc)
 {
   switch (cc) {
-  case CURLE_OK:
-    return rc_result(r, cc) == RC_OK && rc_status(r) >= 500 && rc_status(r) <= 599;
-  case CURLE_COULDNT_RESOLVE_PROXY: case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_GOT_NOTHING:
-  case CURLE_PARTIAL_FILE: case CURLE_SSL_CONNECT_ERROR: case CURLE_HTTP2:
+  case CURLE_OK: return rc_result(r, cc) == RC_OK && rc_status(r) >= 500 && rc_status(r) <= 599;
+  case CURLE_COULDNT_RESOLVE_PROXY:
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_HTTP2:
   case CURLE_HTTP2_STREAM:
     /* Only when no limit of the response ended it. */
     return rc_result(r, cc) == RC_E_TRANSFER;
-  default:
-    return 0;
+  default: return 0;
   }
 }
 
@@ -903,7 +928,7 @@ static void start_ready(scan *s)
     }
     if (sl->state != SLOT_READY || sl->due > now || s->next_start > now)
       continue;
-    if (s->opt->rate > 0)  /* evenly spaced: no bursts after a pause */
+    if (s->opt->rate > 0) /* evenly spaced: no bursts after a pause */
       s->next_start = (s->next_start > now ? s->next_start : now) + 1.0 / s->opt->rate;
     slot_start(s, sl);
   }
@@ -1030,13 +1055,14 @@ static int run(scan *s)
 static void summary(scan *s)
 {
   double t = seconds_since(&s->start);
-  fprintf(stderr, "scan: %lu requests in %.2f s, %.1f requests/s; %lu matched, %lu errors, "
-                  "%lu retries\n",
+  fprintf(stderr,
+          "scan: %lu requests in %.2f s, %.1f requests/s; %lu matched, %lu errors, "
+          "%lu retries\n",
           s->done, t, t > 0 ? (double)s->done / t : 0.0, s->matched, s->errors, s->retried);
   fprintf(stderr, "scan: received %.1f MiB of bodies (%.1f MiB on the wire)\n",
           (double)s->body_bytes / MiB, (double)s->wire_bytes / MiB);
   struct rusage ru;
-  if (getrusage(RUSAGE_SELF, &ru) == 0)  /* ru_maxrss: KiB on Linux */
+  if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */
     fprintf(stderr, "scan: peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
   rc_pool_stats st;
   rc_pool_stats_get(s->pool, &st);
@@ -1096,7 +1122,7 @@ static int setup(scan *s)
   lim.max_body = o->max_body;
   lim.max_memory = o->max_memory;
   lim.max_hops = (size_t)o->max_redirs + 8;
-  lim.on_cap = RC_CAP_STOP;  /* a scanner has no use for the rest */
+  lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
 
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);

@@ -33,7 +33,7 @@
 #include "respchain.h"
 
 #define BUDGET_WAIT_MS 30000L
-#define MiB (1024.0 * 1024.0)
+#define MiB            (1024.0 * 1024.0)
 
 /* The URLs, shared by the threads: each takes the next under the lock. */
 typedef struct work {
@@ -47,7 +47,7 @@ typedef struct worker {
   pthread_t thread;
   work *work;
   rc_pool *pool;
-  long budget_wait_ms;  /* 0: no budget */
+  long budget_wait_ms; /* 0: no budget */
   unsigned long fetched, complete, truncated, failed;
   uint64_t body_bytes;
 } worker;
@@ -77,7 +77,7 @@ static void *worker_main(void *arg)
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, 10L);
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  /* required with threads */
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L); /* required with threads */
 
   const char *url;
   while ((url = next_url(me->work)) != NULL) {
@@ -132,9 +132,21 @@ static int parse_size(const char *s, size_t *out)
   unsigned long long v = strtoull(s, &end, 10);
   unsigned long long mul = 1;
   switch (*end) {
-  case 'k': case 'K': mul = 1ull << 10; end++; break;
-  case 'm': case 'M': mul = 1ull << 20; end++; break;
-  case 'g': case 'G': mul = 1ull << 30; end++; break;
+  case 'k':
+  case 'K':
+    mul = 1ull << 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = 1ull << 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = 1ull << 30;
+    end++;
+    break;
   default: break;
   }
   if (end == s || *s == '-' || *end || errno || v > SIZE_MAX / mul)
@@ -171,18 +183,14 @@ static int bad_usage(const char *what, const char *arg)
 
 /* Fills the settings from the command line. Returns -1 to go on, else the
  * exit status (after --help, --version or a usage error). */
-static int parse_options(int argc, char **argv, long *nthreads, size_t *budget,
-                         const char **list)
+static int parse_options(int argc, char **argv, long *nthreads, size_t *budget, const char **list)
 {
   static const struct option longopts[] = {
-      {"threads", required_argument, NULL, 't'},
-      {"list", required_argument, NULL, 'l'},
-      {"budget", required_argument, NULL, 'b'},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0},
+      {"threads", required_argument, NULL, 't'}, {"list", required_argument, NULL, 'l'},
+      {"budget", required_argument, NULL, 'b'},  {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0},
   };
-  opterr = 0;  /* bad options get our one-line hint instead */
+  opterr = 0; /* bad options get our one-line hint instead */
   int opt;
   while ((opt = getopt_long(argc, argv, ":t:l:hV", longopts, NULL)) != -1) {
     char *end;
@@ -255,9 +263,8 @@ int main(int argc, char **argv)
   for (long i = 0; i < started; i++) {
     worker *k = &workers[i];
     pthread_join(k->thread, NULL);
-    printf("thread %ld: %lu fetched, %lu complete, %lu truncated, %lu failed, %.1f MiB\n",
-           i, k->fetched, k->complete, k->truncated, k->failed,
-           (double)k->body_bytes / MiB);
+    printf("thread %ld: %lu fetched, %lu complete, %lu truncated, %lu failed, %.1f MiB\n", i,
+           k->fetched, k->complete, k->truncated, k->failed, (double)k->body_bytes / MiB);
     total += k->fetched;
   }
 

@@ -36,7 +36,7 @@ typedef struct scan {
   char **urls;
   int nurls, repeat, parallel;
   int next, done, failed, spilled;
-  int closing;             /* every transfer is done: the loop winds down */
+  int closing; /* every transfer is done: the loop winds down */
 } scan;
 
 /* One socket curl asked us to watch. */
@@ -67,7 +67,7 @@ static int start_next(scan *s)
   curl_easy_setopt(easy, CURLOPT_URL, url);
   curl_easy_setopt(easy, CURLOPT_PRIVATE, resp);
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);  /* share HTTP/2 connections */
+  curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L); /* share HTTP/2 connections */
   if (s->cacert)
     curl_easy_setopt(easy, CURLOPT_CAINFO, s->cacert);
   curl_multi_add_handle(s->multi, easy);
@@ -94,7 +94,7 @@ static void finish(scan *s, CURL *easy, CURLcode cc)
   s->done++;
   curl_multi_remove_handle(s->multi, easy);
   curl_easy_cleanup(easy);
-  rc_response_free(resp);  /* its memory goes back: waiters may resume */
+  rc_response_free(resp); /* its memory goes back: waiters may resume */
 }
 
 static void read_results(scan *s)
@@ -146,8 +146,8 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void *soc
     w->poll.data = w;
     curl_multi_assign(s->multi, fd, w);
   }
-  int events = ((what & CURL_POLL_IN) ? UV_READABLE : 0) |
-               ((what & CURL_POLL_OUT) ? UV_WRITABLE : 0);
+  int events =
+      ((what & CURL_POLL_IN) ? UV_READABLE : 0) | ((what & CURL_POLL_OUT) ? UV_WRITABLE : 0);
   uv_poll_start(&w->poll, events, on_poll);
   return 0;
 }
@@ -185,7 +185,7 @@ static void after_action(scan *s)
 {
   read_results(s);
   if (rc_pool_resume(s->pool) > 0)
-    read_results(s);  /* resuming runs callbacks, which may finish one */
+    read_results(s); /* resuming runs callbacks, which may finish one */
   long due = rc_pool_timeout(s->pool);
   if (due >= 0)
     uv_timer_start(&s->budget_timer, on_budget_timer, (uint64_t)due, 0);
@@ -193,7 +193,7 @@ static void after_action(scan *s)
     uv_timer_stop(&s->budget_timer);
   if (s->done == s->nurls * s->repeat && !s->closing) {
     s->closing = 1;
-    uv_close((uv_handle_t *)&s->wake, NULL);  /* the loop may end now */
+    uv_close((uv_handle_t *)&s->wake, NULL); /* the loop may end now */
     uv_timer_stop(&s->curl_timer);
     uv_timer_stop(&s->budget_timer);
   }
@@ -208,9 +208,21 @@ static int parse_size(const char *arg, size_t *out)
   if (end == arg)
     return -1;
   switch (*end) {
-  case 'k': case 'K': v <<= 10; end++; break;
-  case 'm': case 'M': v <<= 20; end++; break;
-  case 'g': case 'G': v <<= 30; end++; break;
+  case 'k':
+  case 'K':
+    v <<= 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    v <<= 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    v <<= 30;
+    end++;
+    break;
   default: break;
   }
   if (*end)
@@ -222,7 +234,8 @@ static int parse_size(const char *arg, size_t *out)
 static int usage(void)
 {
   fputs("usage: uvscan [--budget SIZE] [--max-memory SIZE] [--parallel N] [--repeat N]\n"
-        "              [--cacert FILE] URL...\n", stderr);
+        "              [--cacert FILE] URL...\n",
+        stderr);
   return 2;
 }
 
@@ -270,7 +283,7 @@ int main(int argc, char **argv)
   uv_timer_init(s.loop, &s.budget_timer);
   uv_async_init(s.loop, &s.wake, on_async);
   s.curl_timer.data = s.budget_timer.data = s.wake.data = &s;
-  rc_pool_on_wake(s.pool, on_wake, &s.wake);  /* BUDGET: on the loop's thread */
+  rc_pool_on_wake(s.pool, on_wake, &s.wake); /* BUDGET: on the loop's thread */
 
   for (int k = 0; k < s.parallel; k++)
     if (start_next(&s) < 0)
@@ -279,11 +292,13 @@ int main(int argc, char **argv)
 
   rc_pool_stats st;
   rc_pool_stats_get(s.pool, &st);
-  fprintf(stderr, "uvscan: %d done, %d failed, %d spilled; pool peak %zu bytes, "
-          "%llu pauses, %llu wake-ups\n", s.done, s.failed, s.spilled, st.peak_in_use,
-          (unsigned long long)st.pauses, (unsigned long long)st.wakeups);
+  fprintf(stderr,
+          "uvscan: %d done, %d failed, %d spilled; pool peak %zu bytes, "
+          "%llu pauses, %llu wake-ups\n",
+          s.done, s.failed, s.spilled, st.peak_in_use, (unsigned long long)st.pauses,
+          (unsigned long long)st.wakeups);
   rc_pool_on_wake(s.pool, NULL, NULL);
-  curl_multi_cleanup(s.multi);  /* may close sockets: their handles close */
+  curl_multi_cleanup(s.multi); /* may close sockets: their handles close */
   uv_close((uv_handle_t *)&s.curl_timer, NULL);
   uv_close((uv_handle_t *)&s.budget_timer, NULL);
   uv_run(s.loop, UV_RUN_DEFAULT);

@@ -54,20 +54,21 @@ extern "C" {
 #include "respchain_version.h"
 
 /* Defaults. */
-#define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)          /* growth unit */
-#define RC_DEFAULT_LARGE_THRESHOLD (512u * 1024u)         /* large buffer from here */
-#define RC_DEFAULT_MAX_LARGE       64u                    /* idle large buffers kept, at most */
-#define RC_DEFAULT_MAX_IDLE_SMALL  (8u * 1024u * 1024u)   /* idle small bytes kept */
-#define RC_DEFAULT_MAX_BODY        (8u * 1024u * 1024u)   /* body cap, decoded bytes */
-#define RC_DEFAULT_MAX_HEADER      (64u * 1024u)          /* header bytes per hop */
-#define RC_DEFAULT_MAX_HOPS        16u                    /* hops kept per transfer */
-#define RC_DEFAULT_MAX_CODINGS     5u                     /* Content-Encoding chain */
-#define RC_DEFAULT_MAX_WAIT_MS     1000L                  /* budget wait, then spill */
+#define RC_DEFAULT_CHUNK_SIZE      (32u * 1024u)        /* growth unit */
+#define RC_DEFAULT_LARGE_THRESHOLD (512u * 1024u)       /* large buffer from here */
+#define RC_DEFAULT_MAX_LARGE       64u                  /* idle large buffers kept, at most */
+#define RC_DEFAULT_MAX_IDLE_SMALL  (8u * 1024u * 1024u) /* idle small bytes kept */
+#define RC_DEFAULT_MAX_BODY        (8u * 1024u * 1024u) /* body cap, decoded bytes */
+#define RC_DEFAULT_MAX_HEADER      (64u * 1024u)        /* header bytes per hop */
+#define RC_DEFAULT_MAX_HOPS        16u                  /* hops kept per transfer */
+#define RC_DEFAULT_MAX_CODINGS     5u                   /* Content-Encoding chain */
+#define RC_DEFAULT_MAX_WAIT_MS     1000L                /* budget wait, then spill */
 
 /*
  * Result codes. RC_OK is 0; the others are positive and stable.
  * X(name, value, message)
  */
+/* clang-format off */
 #define RC_CODES(X)                                                           \
   X(RC_OK,              0, "complete")                                        \
   X(RC_TRUNCATED,       1, "body truncated at the body cap")                  \
@@ -84,6 +85,7 @@ extern "C" {
   X(RC_E_INVAL,        12, "invalid argument")                                \
   X(RC_E_BUSY,         13, "response holds data; reset it first")           \
   X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O")
+/* clang-format on */
 
 typedef enum rc_code {
 #define RC__ENUM(name, value, msg) name = value,
@@ -133,33 +135,33 @@ typedef struct rc_pool rc_pool;
 
 /* What a transfer refused memory by the budget does (see "Memory budget"). */
 typedef enum rc_overflow {
-  RC_OVERFLOW_AUTO = 0,  /* HTTP/1.x: waits (pauses), at most max_wait_ms,
-                            then spills; a multiplexed stream (HTTP/2,
-                            HTTP/3): spills at once */
-  RC_OVERFLOW_WAIT = 1,  /* always waits, without bound; never spills */
-  RC_OVERFLOW_SPILL = 2  /* always spills at once; never waits */
+  RC_OVERFLOW_AUTO = 0, /* HTTP/1.x: waits (pauses), at most max_wait_ms,
+                           then spills; a multiplexed stream (HTTP/2,
+                           HTTP/3): spills at once */
+  RC_OVERFLOW_WAIT = 1, /* always waits, without bound; never spills */
+  RC_OVERFLOW_SPILL = 2 /* always spills at once; never waits */
 } rc_overflow;
 
 typedef struct rc_pool_config {
-  size_t chunk_size;      /* growth unit of a body of unknown size: it
-                             grows by an eighth of its size at a time (at
-                             least one chunk), in whole chunks (a declared
-                             size within the cap is allocated at once);
-                             >= 1 */
-  size_t large_threshold; /* capacity from which a buffer counts as large */
-  size_t max_large;       /* idle large buffers kept, at most: within it
-                             the pool keeps as many as were in use lately
-                             (released ones a burst will take again),
-                             decaying to 2 within about 2 s of quiet;
-                             0 keeps none */
-  size_t max_idle_small;  /* idle bytes of small buffers kept */
-  size_t max_buffer;      /* largest capacity kept idle */
-  size_t budget;          /* memory budget in bytes, 0 = off: see below */
-  rc_overflow overflow;   /* what a transfer refused by the budget does */
-  long max_wait_ms;       /* RC_OVERFLOW_AUTO: longest wait before spilling;
-                             <= 0 waits without bound */
-  const char *spill_dir;  /* directory of spill files, copied at creation;
-                             NULL: $TMPDIR, else /tmp */
+  size_t chunk_size;             /* growth unit of a body of unknown size: it
+                                    grows by an eighth of its size at a time (at
+                                    least one chunk), in whole chunks (a declared
+                                    size within the cap is allocated at once);
+                                    >= 1 */
+  size_t large_threshold;        /* capacity from which a buffer counts as large */
+  size_t max_large;              /* idle large buffers kept, at most: within it
+                                    the pool keeps as many as were in use lately
+                                    (released ones a burst will take again),
+                                    decaying to 2 within about 2 s of quiet;
+                                    0 keeps none */
+  size_t max_idle_small;         /* idle bytes of small buffers kept */
+  size_t max_buffer;             /* largest capacity kept idle */
+  size_t budget;                 /* memory budget in bytes, 0 = off: see below */
+  rc_overflow overflow;          /* what a transfer refused by the budget does */
+  long max_wait_ms;              /* RC_OVERFLOW_AUTO: longest wait before spilling;
+                                    <= 0 waits without bound */
+  const char *spill_dir;         /* directory of spill files, copied at creation;
+                                    NULL: $TMPDIR, else /tmp */
   const rc_allocator *allocator; /* copied at creation; NULL = malloc family */
 } rc_pool_config;
 
@@ -316,10 +318,8 @@ RC_API rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud);
  * (less when a wait bound falls due), woken early when memory for one of
  * this thread's paused transfers is released, then rc_pool_resume again.
  * Returns curl_multi_poll's result; CURLM_BAD_HANDLE for a NULL pool. */
-RC_API CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi,
-                               struct curl_waitfd extra_fds[],
-                               unsigned int extra_nfds, int timeout_ms,
-                               int *numfds);
+RC_API CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fds[],
+                               unsigned int extra_nfds, int timeout_ms, int *numfds);
 
 /* ------------------------------------------------------------------------
  * Response: captures one transfer at a time; reusable.
@@ -358,8 +358,7 @@ RC_API void rc_limits_init(rc_limits *lim);
 
 /* Creates a response drawing from pool (NULL: rc_pool_default()) with lim
  * (NULL: defaults). *out owns it; release with rc_response_free. */
-RC_API rc_code rc_response_new(rc_pool *pool, const rc_limits *lim,
-                               rc_response **out);
+RC_API rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out);
 
 /* Returns all storage to the pool and frees the response. NULL is a no-op.
  * Every view into it becomes invalid; copies stay valid. */
@@ -375,9 +374,9 @@ RC_API rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim);
 
 /* What became of the last hop's Content-Encoding. */
 typedef enum rc_encoding {
-  RC_ENC_IDENTITY = 0, /* none, or identity: the body is as sent */
-  RC_ENC_DECODED = 1,  /* a chain of gzip, deflate, br and zstd decoded by
-                          the response (br, zstd: when built with them) */
+  RC_ENC_IDENTITY = 0,    /* none, or identity: the body is as sent */
+  RC_ENC_DECODED = 1,     /* a chain of gzip, deflate, br and zstd decoded by
+                             the response (br, zstd: when built with them) */
   RC_ENC_UNSUPPORTED = 2, /* a coding it cannot decode (compress, ..., br
                              or zstd in a build without them): the
                              body is kept as received */
@@ -464,12 +463,12 @@ RC_API rc_encoding rc_body_encoding(const rc_response *resp);
 RC_API size_t rc_hop_count(const rc_response *resp);
 
 typedef struct rc_hop_info {
-  int status;          /* e.g. 200; 0 if the status line was unreadable */
-  int version;         /* HTTP version x10: 10, 11, 20, 30 */
-  int is_final;        /* nonzero for the last hop */
-  rc_view reason;      /* reason phrase, may be empty */
-  rc_view raw;         /* status line through the blank line, as received */
-  rc_view trailers;    /* trailer lines received after the body, raw */
+  int status;       /* e.g. 200; 0 if the status line was unreadable */
+  int version;      /* HTTP version x10: 10, 11, 20, 30 */
+  int is_final;     /* nonzero for the last hop */
+  rc_view reason;   /* reason phrase, may be empty */
+  rc_view raw;      /* status line through the blank line, as received */
+  rc_view trailers; /* trailer lines received after the body, raw */
 } rc_hop_info;
 
 /* Fills *out for hop; RC_E_RANGE when there is no such hop. */
@@ -482,12 +481,11 @@ RC_API int rc_status(const rc_response *resp);
  * surrounding white space removed. A value folded over several lines
  * (obsolete line folding) is given as received, line breaks included:
  * "first\r\n second". RC_E_NOT_FOUND, RC_E_RANGE (no hop). */
-RC_API rc_code rc_header(const rc_response *resp, int hop, const char *name,
-                         size_t nth, rc_view *out);
+RC_API rc_code rc_header(const rc_response *resp, int hop, const char *name, size_t nth,
+                         rc_view *out);
 
 /* As rc_header, over the trailers of the last hop. */
-RC_API rc_code rc_trailer(const rc_response *resp, const char *name,
-                          size_t nth, rc_view *out);
+RC_API rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth, rc_view *out);
 
 /* The full response of the last hop: its raw header block (status line,
  * headers, blank line) followed by the body; NUL-terminated. Assembled on the

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#define STAGE (16u * 1024u)  /* decoded bytes gathered per spill write */
+#define STAGE (16u * 1024u) /* decoded bytes gathered per spill write */
 
 static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
 
@@ -46,8 +46,8 @@ static int past_memory(const rc_response *r, size_t n)
   size_t m = r->lim.max_memory;
   if (!m)
     return 0;
-  int declared_over = r->declared != RC__UNKNOWN && r->declared <= r->lim.max_body &&
-                      r->declared > m;
+  int declared_over =
+      r->declared != RC__UNKNOWN && r->declared <= r->lim.max_body && r->declared > m;
   return declared_over || r->body.len + n > m;
 }
 

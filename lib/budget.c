@@ -168,7 +168,7 @@ static void changed(rc__budget *b)
   size_t avail = available(b);
   for (rc__waiter *w = b->head; w; w = w->next) {
     if (w->holder || w->ready)
-      continue;  /* the holder needs no room; a woken one has its own */
+      continue; /* the holder needs no room; a woken one has its own */
     if (w->need > avail)
       break;
     avail -= w->need;
@@ -227,11 +227,11 @@ static rc_code ask(rc__budget *b, rc__waiter *w, size_t bytes, int count)
     if (spills_at_once(b, w) || (!can_wait && b->holder && b->mode != RC_OVERFLOW_WAIT)) {
       if (w->queued)
         dequeue(b, w);
-      changed(b);  /* its place, or what was promised to it, goes on */
+      changed(b); /* its place, or what was promised to it, goes on */
       return RC__SPILL;
     }
     if (!can_wait && !b->holder) {
-      b->holder = w;  /* no one waits: it goes on past the limit, alone */
+      b->holder = w; /* no one waits: it goes on past the limit, alone */
       w->holder = 1;
       continue;
     }
@@ -380,7 +380,7 @@ int rc_pool_resume(rc_pool *pool)
       w = w->next;
     if (!w)
       break;
-    w->cont = 1;  /* unpaused; it stays queued until its callback asks */
+    w->cont = 1; /* unpaused; it stays queued until its callback asks */
     CURL *easy = w->easy;
     pthread_mutex_unlock(&b->lock);
     /* May run the write callback at once, which takes the lock again. */
@@ -459,7 +459,7 @@ CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fd
   me.next = b->wakers;
   b->wakers = &me;
   pthread_mutex_unlock(&b->lock);
-  long due_ms = rc_pool_timeout(pool);  /* a wake-up since the resume, or a wait bound */
+  long due_ms = rc_pool_timeout(pool); /* a wake-up since the resume, or a wait bound */
   if (due_ms >= 0 && due_ms < timeout_ms)
     timeout_ms = (int)due_ms;
 

@@ -26,26 +26,26 @@
 #include <time.h>
 #include "respchain.h"
 
-#define RC__WAIT ((rc_code)-1)   /* refused: pause, then ask again */
-#define RC__SPILL ((rc_code)-2)  /* refused: write the body to its file */
+#define RC__WAIT  ((rc_code)-1) /* refused: pause, then ask again */
+#define RC__SPILL ((rc_code)-2) /* refused: write the body to its file */
 
 /* A response's place in the budget. The owner sets easy and wait_ms
  * through rc__budget_bind (under the lock: other threads read them), and
  * multiplexed from its own callback; the rest is the budget's. */
 typedef struct rc__waiter {
-  CURL *easy;               /* paused and resumed with it; NULL: cannot pause */
-  long wait_ms;             /* > 0: block up to this long instead of pausing */
-  int multiplexed;          /* its transfer shares a connection (HTTP/2+) */
+  CURL *easy;      /* paused and resumed with it; NULL: cannot pause */
+  long wait_ms;    /* > 0: block up to this long instead of pausing */
+  int multiplexed; /* its transfer shares a connection (HTTP/2+) */
 
-  struct rc__waiter *next;  /* in the queue, oldest first */
-  pthread_t thread;         /* the thread that paused it: its only resumer */
-  struct timespec since;    /* when it started waiting (monotonic) */
-  size_t need;              /* bytes it was refused */
+  struct rc__waiter *next; /* in the queue, oldest first */
+  pthread_t thread;        /* the thread that paused it: its only resumer */
+  struct timespec since;   /* when it started waiting (monotonic) */
+  size_t need;             /* bytes it was refused */
   int queued;
-  int ready;                /* woken: may ask again (its need is promised) */
-  int cont;                 /* unpaused by rc_pool_resume, has not asked yet */
+  int ready; /* woken: may ask again (its need is promised) */
+  int cont;  /* unpaused by rc_pool_resume, has not asked yet */
   int holder;
-  int spill;                /* its wait bound passed: spill when it asks */
+  int spill; /* its wait bound passed: spill when it asks */
 } rc__waiter;
 
 /* Something that wakes the loop of one thread: a poller inside
@@ -55,18 +55,18 @@ typedef struct rc__waker {
   pthread_t thread;
   rc_wake_fn fn;
   void *ud;
-  int allocated;            /* made by rc_pool_on_wake: freed by the budget */
+  int allocated; /* made by rc_pool_on_wake: freed by the budget */
 } rc__waker;
 
 typedef struct rc__budget {
   pthread_mutex_t lock;
-  pthread_cond_t cond;      /* blocking waiters wait here */
+  pthread_cond_t cond; /* blocking waiters wait here */
   const rc_allocator *alloc;
-  size_t limit;             /* 0: off */
+  size_t limit; /* 0: off */
   rc_overflow mode;
   long max_wait_ms;
-  size_t in_use, peak;      /* bytes held by responses now, and the most */
-  size_t promised;          /* needs of the woken waiters, holder aside */
+  size_t in_use, peak; /* bytes held by responses now, and the most */
+  size_t promised;     /* needs of the woken waiters, holder aside */
   uint64_t pauses, wakeups, spills;
   rc__waiter *head, *tail;
   rc__waiter *holder;
@@ -75,8 +75,7 @@ typedef struct rc__budget {
 
 /* Sets up b from cfg; alloc (kept, not copied) serves the wakers.
  * RC_OK or RC_E_NOMEM. */
-rc_code rc__budget_init(rc__budget *b, const rc_pool_config *cfg,
-                        const rc_allocator *alloc);
+rc_code rc__budget_init(rc__budget *b, const rc_pool_config *cfg, const rc_allocator *alloc);
 void rc__budget_destroy(rc__budget *b);
 
 /* w (NULL: exempt, always admitted) asks to hold bytes more. RC_OK: they

@@ -40,19 +40,19 @@ rc_code rc__buf_reserve(rc__buf *b, size_t n)
   } else if (b->step) {
     size_t steps = g.need / b->step + (g.need % b->step != 0);
     if (steps <= (b->limit + 1) / b->step)
-      g.ceiling = steps * b->step;  /* the next step, or else the limit */
+      g.ceiling = steps * b->step; /* the next step, or else the limit */
   }
   g.hint = plausible ? b->declared + 1 : 0;
   rc_code rc = rc__pool_grow(b->pool, &b->blk, &g, b->waiter);
   if (rc == RC_OK)
-    b->blk->data[b->len] = '\0';  /* terminated even before bytes arrive */
+    b->blk->data[b->len] = '\0'; /* terminated even before bytes arrive */
   return rc;
 }
 
 rc_code rc__buf_append(rc__buf *b, const void *data, size_t n)
 {
   if (n == 0)
-    return RC_OK;  /* an empty buffer stays without a block */
+    return RC_OK; /* an empty buffer stays without a block */
   rc_code rc = rc__buf_reserve(b, n);
   if (rc != RC_OK)
     return rc;

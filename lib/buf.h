@@ -10,16 +10,16 @@
 #include "debug.h"
 #include "pool.h"
 
-#define RC__UNKNOWN SIZE_MAX  /* no declared size */
+#define RC__UNKNOWN SIZE_MAX /* no declared size */
 
 typedef struct rc__buf {
-  rc__blk *blk;        /* NULL until the first byte: an empty buffer owns nothing */
+  rc__blk *blk; /* NULL until the first byte: an empty buffer owns nothing */
   size_t len;
-  size_t limit;        /* the most bytes it holds (its NUL aside) */
-  size_t step;         /* 0: grows by the pool's policy; else in steps of this */
-  size_t declared;     /* the size announced for it, or RC__UNKNOWN */
+  size_t limit;    /* the most bytes it holds (its NUL aside) */
+  size_t step;     /* 0: grows by the pool's policy; else in steps of this */
+  size_t declared; /* the size announced for it, or RC__UNKNOWN */
   rc_pool *pool;
-  rc__waiter *waiter;  /* its place in the memory budget; NULL: exempt */
+  rc__waiter *waiter; /* its place in the memory budget; NULL: exempt */
 } rc__buf;
 
 /* An empty buffer of pool that holds at most limit bytes, grows in steps

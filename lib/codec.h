@@ -49,12 +49,12 @@ typedef struct rc__codec {
  * or the body stops, so that idle responses hold little. */
 #define RC__KEEP_STATE ((size_t)1024 * 1024)
 
-extern const rc__codec rc__codec_zlib;    /* gzip, deflate */
+extern const rc__codec rc__codec_zlib; /* gzip, deflate */
 #if RC_HAVE_BROTLI
-extern const rc__codec rc__codec_brotli;  /* br */
+extern const rc__codec rc__codec_brotli; /* br */
 #endif
 #if RC_HAVE_ZSTD
-extern const rc__codec rc__codec_zstd;    /* zstd */
+extern const rc__codec rc__codec_zstd; /* zstd */
 #endif
 
 /* Allocation callbacks in the (opaque, size) form that libbrotli and

@@ -15,8 +15,7 @@ static rc_code br_begin(void **st, rc__coding c, const rc_allocator *a)
   (void)c;
   if (*st != NULL)
     BrotliDecoderDestroyInstance(*st);
-  *st = BrotliDecoderCreateInstance(rc__codec_alloc, rc__codec_free,
-                                    (void *)(uintptr_t)a);
+  *st = BrotliDecoderCreateInstance(rc__codec_alloc, rc__codec_free, (void *)(uintptr_t)a);
   return *st != NULL ? RC_OK : RC_E_NOMEM;
 }
 
@@ -28,19 +27,14 @@ static int is_alloc_error(BrotliDecoderErrorCode e)
 
 static rc_code br_step(void *st, rc__io *io)
 {
-  BrotliDecoderResult r = BrotliDecoderDecompressStream(
-      st, &io->in_len, &io->in, &io->out_len, &io->out, NULL);
+  BrotliDecoderResult r =
+      BrotliDecoderDecompressStream(st, &io->in_len, &io->in, &io->out_len, &io->out, NULL);
 
   switch (r) {
-  case BROTLI_DECODER_RESULT_SUCCESS:
-    io->ended = 1;
-    return RC_OK;
+  case BROTLI_DECODER_RESULT_SUCCESS: io->ended = 1; return RC_OK;
   case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
-  case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT:
-    return RC_OK;
-  default:
-    return is_alloc_error(BrotliDecoderGetErrorCode(st)) ? RC_E_NOMEM
-                                                         : RC_E_DECODE;
+  case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT: return RC_OK;
+  default: return is_alloc_error(BrotliDecoderGetErrorCode(st)) ? RC_E_NOMEM : RC_E_DECODE;
   }
 }
 
@@ -67,5 +61,4 @@ static void br_drop(void *st, const rc_allocator *a)
     BrotliDecoderDestroyInstance(st);
 }
 
-const rc__codec rc__codec_brotli = {br_begin, br_step, br_again, br_rest,
-                                    br_drop};
+const rc__codec rc__codec_brotli = {br_begin, br_step, br_again, br_rest, br_drop};

@@ -16,7 +16,7 @@
 /* windowBits for inflateReset2: gzip wrapper, zlib wrapper, raw deflate. */
 #define WBITS_GZIP (16 + 15)
 #define WBITS_ZLIB 15
-#define WBITS_RAW (-15)
+#define WBITS_RAW  (-15)
 
 typedef enum zl_mode {
   ZL_HEAD, /* collecting the 2 bytes that open a stream or member */
@@ -42,10 +42,7 @@ static voidpf zl_alloc(voidpf opaque, uInt items, uInt size)
   return a->malloc((size_t)items * size, a->ud);
 }
 
-static void zl_free(voidpf opaque, voidpf p)
-{
-  rc__codec_free(opaque, p);
-}
+static void zl_free(voidpf opaque, voidpf p) { rc__codec_free(opaque, p); }
 
 static rc_code zl_begin(void **st, rc__coding c, const rc_allocator *a)
 {
@@ -81,18 +78,14 @@ static rc_code zresult(int zr)
   switch (zr) {
   case Z_OK:
   case Z_STREAM_END:
-  case Z_BUF_ERROR:
-    return RC_OK;
-  case Z_MEM_ERROR:
-    return RC_E_NOMEM;
-  default: /* Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR */
-    return RC_E_DECODE;
+  case Z_BUF_ERROR: return RC_OK;
+  case Z_MEM_ERROR: return RC_E_NOMEM;
+  default: /* Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR */ return RC_E_DECODE;
   }
 }
 
 /* One inflate() call from in[0..*len) into io's room; advances both. */
-static rc_code inflate_once(zl_state *s, const unsigned char **in,
-                            size_t *len, rc__io *io)
+static rc_code inflate_once(zl_state *s, const unsigned char **in, size_t *len, rc__io *io)
 {
   uInt in_n = clamp_uint(*len), out_n = clamp_uint(io->out_len);
   int zr;
@@ -210,5 +203,4 @@ static void zl_drop(void *st, const rc_allocator *a)
   a->free(s, a->ud);
 }
 
-const rc__codec rc__codec_zlib = {zl_begin, zl_step, zl_again, zl_rest,
-                                  zl_drop};
+const rc__codec rc__codec_zlib = {zl_begin, zl_step, zl_again, zl_rest, zl_drop};

@@ -34,16 +34,14 @@ static void zs_drop(void *st, const rc_allocator *a)
 
 static zs_state *zs_new(const rc_allocator *a)
 {
-  ZSTD_customMem mem = {rc__codec_alloc, rc__codec_free,
-                        (void *)(uintptr_t)a};
+  ZSTD_customMem mem = {rc__codec_alloc, rc__codec_free, (void *)(uintptr_t)a};
   zs_state *s = a->malloc(sizeof *s, a->ud);
 
   if (s == NULL)
     return NULL;
   s->dc = ZSTD_createDCtx_advanced(mem);
   if (s->dc == NULL ||
-      ZSTD_isError(ZSTD_DCtx_setParameter(s->dc, ZSTD_d_windowLogMax,
-                                          WINDOW_LOG_MAX))) {
+      ZSTD_isError(ZSTD_DCtx_setParameter(s->dc, ZSTD_d_windowLogMax, WINDOW_LOG_MAX))) {
     zs_drop(s, a);
     return NULL;
   }
@@ -65,10 +63,7 @@ static rc_code zs_begin(void **st, rc__coding c, const rc_allocator *a)
 
 /* Legacy frames open with 0xFD2FB522..0xFD2FB527 (little-endian); today's
  * with ...28 and skippable ones with 0x184D2A5?, so the first byte tells. */
-static int is_legacy_start(unsigned char first)
-{
-  return first >= 0x22 && first <= 0x27;
-}
+static int is_legacy_start(unsigned char first) { return first >= 0x22 && first <= 0x27; }
 
 static rc_code zs_step(void *st, rc__io *io)
 {
@@ -88,9 +83,7 @@ static rc_code zs_step(void *st, rc__io *io)
   io->out += out.pos;
   io->out_len -= out.pos;
   if (ZSTD_isError(r))
-    return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation
-               ? RC_E_NOMEM
-               : RC_E_DECODE;
+    return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? RC_E_NOMEM : RC_E_DECODE;
   if (r == 0) /* a frame ended and all of it was flushed */
     io->ended = 1;
   return RC_OK;
@@ -119,5 +112,4 @@ static void zs_rest(void **st, const rc_allocator *a)
   }
 }
 
-const rc__codec rc__codec_zstd = {zs_begin, zs_step, zs_again, zs_rest,
-                                  zs_drop};
+const rc__codec rc__codec_zstd = {zs_begin, zs_step, zs_again, zs_rest, zs_drop};

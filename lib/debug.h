@@ -7,10 +7,9 @@
 #ifndef NDEBUG
 #include <stdio.h>
 #include <stdlib.h>
-#define RC__ASSERT(x)                                                          \
-  ((x) ? (void)0                                                               \
-       : (fprintf(stderr, "respchain: %s:%d: invariant broken: %s\n", __FILE__, \
-                  __LINE__, #x),                                               \
+#define RC__ASSERT(x)                                                                              \
+  ((x) ? (void)0                                                                                   \
+       : (fprintf(stderr, "respchain: %s:%d: invariant broken: %s\n", __FILE__, __LINE__, #x),     \
           abort()))
 #else
 #define RC__ASSERT(x) ((void)0)

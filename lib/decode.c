@@ -31,7 +31,7 @@ typedef enum rc__stage_mode {
 typedef struct rc__stage {
   const rc__codec *codec; /* of the current body's coding */
   rc__coding coding;
-  size_t lib;             /* state[lib] is the codec's */
+  size_t lib; /* state[lib] is the codec's */
   rc__stage_mode mode;
   void *state[LIB_COUNT]; /* libraries' state, NULL until needed */
   unsigned char *buf;     /* RC__STAGE_BUF bytes once the stage fed another */
@@ -39,16 +39,16 @@ typedef struct rc__stage {
 } rc__stage;
 
 struct rc__decoder {
-  rc_allocator a;     /* the codecs point here: the struct never moves */
-  rc__stage *stages;  /* stages[0..slots), zeroed when added; stage 0
-                         takes the encoded input */
+  rc_allocator a;    /* the codecs point here: the struct never moves */
+  rc__stage *stages; /* stages[0..slots), zeroed when added; stage 0
+                        takes the encoded input */
   size_t slots;
-  size_t n;           /* stages used by the current body */
-  rc_code status;     /* first non-RC_OK result, repeated until restarted */
+  size_t n;       /* stages used by the current body */
+  rc_code status; /* first non-RC_OK result, repeated until restarted */
 };
 
-static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in,
-                          size_t len, const rc__sink *sink);
+static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in, size_t len,
+                          const rc__sink *sink);
 
 /* ---- Codings ------------------------------------------------------------ */
 
@@ -56,9 +56,7 @@ static const struct {
   const char *name;
   rc__coding coding;
 } known[] = {
-    {"gzip", RC__CODING_GZIP},
-    {"x-gzip", RC__CODING_GZIP},
-    {"deflate", RC__CODING_DEFLATE},
+    {"gzip", RC__CODING_GZIP}, {"x-gzip", RC__CODING_GZIP}, {"deflate", RC__CODING_DEFLATE},
 #if RC_HAVE_BROTLI
     {"br", RC__CODING_BR},
 #endif
@@ -84,21 +82,14 @@ static const rc__codec *codec_of(rc__coding c, size_t *lib)
 {
   switch (c) {
   case RC__CODING_GZIP:
-  case RC__CODING_DEFLATE:
-    *lib = LIB_ZLIB;
-    return &rc__codec_zlib;
+  case RC__CODING_DEFLATE: *lib = LIB_ZLIB; return &rc__codec_zlib;
 #if RC_HAVE_BROTLI
-  case RC__CODING_BR:
-    *lib = LIB_BROTLI;
-    return &rc__codec_brotli;
+  case RC__CODING_BR: *lib = LIB_BROTLI; return &rc__codec_brotli;
 #endif
 #if RC_HAVE_ZSTD
-  case RC__CODING_ZSTD:
-    *lib = LIB_ZSTD;
-    return &rc__codec_zstd;
+  case RC__CODING_ZSTD: *lib = LIB_ZSTD; return &rc__codec_zstd;
 #endif
-  default:
-    return NULL;
+  default: return NULL;
   }
 }
 
@@ -148,8 +139,7 @@ static rc_code coding_named(const char *s, size_t len, rc__coding *c)
   return RC_E_INVAL;
 }
 
-rc_code rc__coding_parse(const char *value, size_t len, rc__coding *chain,
-                         size_t max, size_t *n)
+rc_code rc__coding_parse(const char *value, size_t len, rc__coding *chain, size_t max, size_t *n)
 {
   size_t pos = 0, count = 0;
 
@@ -262,8 +252,7 @@ static rc_code ensure_stages(rc__decoder *d, size_t n)
 
 /* Readies stage i for a stream of coding c; `feeds` when it feeds another
  * stage and so needs a buffer. */
-static rc_code stage_begin(rc__decoder *d, rc__stage *s, rc__coding c,
-                           int feeds)
+static rc_code stage_begin(rc__decoder *d, rc__stage *s, rc__coding c, int feeds)
 {
   s->coding = c;
   s->codec = codec_of(c, &s->lib);
@@ -314,16 +303,15 @@ static void rest_all(rc__decoder *d)
 
 /* One step of stage s from the input span into out[0..*room); advances
  * the span and leaves in *room the room left unused. */
-static rc_code stage_step(rc__stage *s, const unsigned char **in, size_t *len,
-                          unsigned char *out, size_t *room)
+static rc_code stage_step(rc__stage *s, const unsigned char **in, size_t *len, unsigned char *out,
+                          size_t *room)
 {
   rc__io io = {*in, *len, out, *room, 0};
   rc_code rc = s->codec->step(s->state[s->lib], &io);
 
   /* Input and room left, and neither used: the library is stuck, which
    * only a corrupt stream can cause; stop rather than spin. */
-  if (rc == RC_OK && !io.ended && *len > 0 && io.in_len == *len &&
-      io.out_len == *room)
+  if (rc == RC_OK && !io.ended && *len > 0 && io.in_len == *len && io.out_len == *room)
     rc = RC_E_DECODE;
   *in = io.in;
   *len = io.in_len;
@@ -382,8 +370,7 @@ static rc_code decode_to_sink(rc__stage *s, const unsigned char **in, size_t *le
 
 /* Intermediate stage i: decodes into its buffer and pushes each buffer
  * full to stage i + 1 before reusing it. */
-static rc_code decode_to_stage(rc__decoder *d, size_t i,
-                               const unsigned char **in, size_t *len,
+static rc_code decode_to_stage(rc__decoder *d, size_t i, const unsigned char **in, size_t *len,
                                const rc__sink *sink)
 {
   rc__stage *s = &d->stages[i];
@@ -393,8 +380,7 @@ static rc_code decode_to_stage(rc__decoder *d, size_t i,
     rc_code rc = stage_step(s, in, len, s->buf, &room);
 
     if (room < RC__STAGE_BUF) {
-      rc_code pushed = stage_push(d, i + 1, s->buf, RC__STAGE_BUF - room,
-                                  sink);
+      rc_code pushed = stage_push(d, i + 1, s->buf, RC__STAGE_BUF - room, sink);
       if (pushed != RC_OK)
         return pushed;
     }
@@ -407,8 +393,8 @@ static rc_code decode_to_stage(rc__decoder *d, size_t i,
 
 /* Gives in[0..len) to stage i and everything it decodes to the stages after
  * it. RC_OK means all of it went through the chain. */
-static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in,
-                          size_t len, const rc__sink *sink)
+static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in, size_t len,
+                          const rc__sink *sink)
 {
   rc__stage *s = &d->stages[i];
   rc_code rc;
@@ -431,8 +417,7 @@ static rc_code stage_push(rc__decoder *d, size_t i, const unsigned char *in,
   return RC_OK;
 }
 
-rc_code rc__decoder_write(rc__decoder *d, const void *in, size_t len,
-                          const rc__sink *sink)
+rc_code rc__decoder_write(rc__decoder *d, const void *in, size_t len, const rc__sink *sink)
 {
   /* After RC_TRUNCATED or an error the streams are mid-way; repeat the
    * result rather than decode on from an unknown point. */

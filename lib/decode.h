@@ -35,8 +35,7 @@ const char *rc__decoder_accept(void);
  * RC_OK; RC_E_CODINGS when more than max codings are listed; RC_E_INVAL when
  * a coding is unknown (compress, or br and zstd in a build without them):
  * the caller then keeps the body raw. */
-rc_code rc__coding_parse(const char *value, size_t len, rc__coding *chain,
-                         size_t max, size_t *n);
+rc_code rc__coding_parse(const char *value, size_t len, rc__coding *chain, size_t max, size_t *n);
 
 typedef struct rc__decoder rc__decoder;
 
@@ -63,8 +62,7 @@ rc_code rc__decoder_start(rc__decoder *d, const rc__coding *chain, size_t n);
  * another gzip member or zstd frame); sink errors as returned by it.
  * After anything but RC_OK the same result comes back until the next start;
  * before any start, RC_E_INVAL. */
-rc_code rc__decoder_write(rc__decoder *d, const void *in, size_t len,
-                          const rc__sink *sink);
+rc_code rc__decoder_write(rc__decoder *d, const void *in, size_t len, const rc__sink *sink);
 
 /* Nonzero when every stream of the chain has ended cleanly and no partial
  * data is pending: the body is complete. A body of no encoded bytes at all

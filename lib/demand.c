@@ -35,7 +35,7 @@ void rc__demand_give(rc__demand *d)
   if (!d->in_use)
     return;
   if (d->in_use == d->recent)
-    d->step = now();  /* demand falls below its peak from now on */
+    d->step = now(); /* demand falls below its peak from now on */
   d->in_use--;
 }
 
@@ -44,7 +44,7 @@ void rc__demand_tick(rc__demand *d)
   size_t low = d->in_use > RC__DEMAND_FLOOR ? d->in_use : RC__DEMAND_FLOOR;
   struct timespec t = now();
   if (d->recent <= low) {
-    d->step = t;  /* nothing to decay: a later fall is timed from here */
+    d->step = t; /* nothing to decay: a later fall is timed from here */
     return;
   }
   long long steps = ms_between(d->step, t) / RC__DEMAND_HALF_LIFE;

@@ -10,13 +10,13 @@
 #include <stddef.h>
 #include <time.h>
 
-#define RC__DEMAND_FLOOR 2         /* idle large blocks kept when all is quiet */
-#define RC__DEMAND_HALF_LIFE 250   /* ms in which the excess over it halves */
+#define RC__DEMAND_FLOOR     2   /* idle large blocks kept when all is quiet */
+#define RC__DEMAND_HALF_LIFE 250 /* ms in which the excess over it halves */
 
 typedef struct rc__demand {
-  size_t in_use;          /* large blocks held by responses now */
-  size_t recent;          /* the recent peak of in_use, decaying */
-  struct timespec step;   /* when recent last rose or decayed */
+  size_t in_use;        /* large blocks held by responses now */
+  size_t recent;        /* the recent peak of in_use, decaying */
+  struct timespec step; /* when recent last rose or decayed */
 } rc__demand;
 
 void rc__demand_init(rc__demand *d);

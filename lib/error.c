@@ -4,7 +4,8 @@
 const char *rc_strerror(rc_code code)
 {
   switch (code) {
-#define RC__MESSAGE(name, value, msg) case name: return msg;
+#define RC__MESSAGE(name, value, msg)                                                              \
+  case name: return msg;
     RC_CODES(RC__MESSAGE)
 #undef RC__MESSAGE
   }

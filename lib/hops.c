@@ -5,17 +5,14 @@
 #include <string.h>
 #include <strings.h>
 
-#define RAW_LIMIT (SIZE_MAX / 2)  /* per-hop caps bound the real size */
+#define RAW_LIMIT (SIZE_MAX / 2) /* per-hop caps bound the real size */
 
 static int is_blank(const char *s, size_t n)
 {
   return n == 0 || (n == 1 && s[0] == '\n') || (n == 2 && s[0] == '\r' && s[1] == '\n');
 }
 
-static int is_status_line(const char *s, size_t n)
-{
-  return n >= 5 && memcmp(s, "HTTP/", 5) == 0;
-}
+static int is_status_line(const char *s, size_t n) { return n >= 5 && memcmp(s, "HTTP/", 5) == 0; }
 
 static size_t digits(const char *s, size_t n, size_t i, int *value, int max_digits)
 {
@@ -82,8 +79,7 @@ static rc_code add_hop(rc__hops *h, const rc_limits *lim)
   return RC_OK;
 }
 
-rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_t n,
-                      int *new_hop)
+rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_t n, int *new_hop)
 {
   *new_hop = 0;
   rc__hop *cur = h->n ? &h->v[h->n - 1] : NULL;
@@ -116,7 +112,7 @@ rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_
     cur->toff = at + n;
     cur->ended = is_blank(line, n);
   } else {
-    cur->tlen += n;  /* after the header block: a trailer */
+    cur->tlen += n; /* after the header block: a trailer */
   }
   return RC_OK;
 }
@@ -124,7 +120,7 @@ rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_
 const rc__hop *rc__hops_at(const rc__hops *h, int hop)
 {
   if (hop < 0) {
-    size_t back = (size_t)-(long long)hop;
+    size_t back = (size_t) - (long long)hop;
     return back <= h->n ? &h->v[h->n - back] : NULL;
   }
   return (size_t)hop < h->n ? &h->v[hop] : NULL;
@@ -144,8 +140,7 @@ static const char *trim_eol(const char *s, const char *end)
   return end;
 }
 
-rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q,
-                      rc_view *out)
+rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q, rc_view *out)
 {
   int trailers = q->trailers;
   const char *name = q->name;
@@ -155,14 +150,14 @@ rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q
   const char *e = s + (trailers ? hop->tlen : hop->len);
   size_t name_len = strlen(name);
   if (!trailers && s < e)
-    s = line_end(s, e);  /* the status line */
+    s = line_end(s, e); /* the status line */
   for (const char *next; s < e; s = next) {
     next = line_end(s, e);
     const char *content_end = trim_eol(s, next);
     if (content_end == s && (*s == '\r' || *s == '\n'))
-      break;  /* the blank line ends the block */
+      break; /* the blank line ends the block */
     if (*s == ' ' || *s == '\t')
-      continue;  /* continuation of the previous header */
+      continue; /* continuation of the previous header */
     const char *colon = memchr(s, ':', (size_t)(content_end - s));
     if (!colon || (size_t)(colon - s) != name_len || strncasecmp(s, name, name_len) != 0)
       continue;

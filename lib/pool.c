@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #ifdef __GLIBC__
-#include <malloc.h>  /* malloc_trim */
+#include <malloc.h> /* malloc_trim */
 #endif
 #include <stdint.h>
 #include <stdio.h>
@@ -33,36 +33,48 @@
 #endif
 #ifdef RC__ASAN
 #include <sanitizer/asan_interface.h>
-#define POISON(b) ASAN_POISON_MEMORY_REGION((b)->data, (b)->cap)
+#define POISON(b)   ASAN_POISON_MEMORY_REGION((b)->data, (b)->cap)
 #define UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b)->data, (b)->cap)
-#define QUARANTINE 4
+#define QUARANTINE  4
 #else
-#define POISON(b) ((void)(b))
+#define POISON(b)   ((void)(b))
 #define UNPOISON(b) ((void)(b))
-#define QUARANTINE 1  /* unused: a block goes idle at once */
+#define QUARANTINE  1 /* unused: a block goes idle at once */
 #endif
 
 struct rc_pool {
   pthread_mutex_t lock;
   rc_allocator alloc;
-  rc_pool_config cfg;   /* cfg.allocator unused: see alloc */
-  rc__blk *small;       /* idle stacks, most recently released first */
+  rc_pool_config cfg; /* cfg.allocator unused: see alloc */
+  rc__blk *small;     /* idle stacks, most recently released first */
   rc__blk *large;
-  size_t small_bytes;   /* capacity of the idle small blocks */
-  size_t refs;          /* the creator's, plus one per response */
+  size_t small_bytes; /* capacity of the idle small blocks */
+  size_t refs;        /* the creator's, plus one per response */
   int is_default;
-  char *spill_dir;      /* from the allocator; NULL: $TMPDIR or /tmp */
-  rc_pool_stats st;     /* the idle and block counters */
+  char *spill_dir;  /* from the allocator; NULL: $TMPDIR or /tmp */
+  rc_pool_stats st; /* the idle and block counters */
   rc__budget budget;
   rc__blk *quarantine[QUARANTINE]; /* released blocks, oldest first */
   size_t quarantined;
-  int exact;            /* no quarantine: see rc__pool_exact */
-  rc__demand demand;    /* large blocks held lately: how many to keep idle */
+  int exact;         /* no quarantine: see rc__pool_exact */
+  rc__demand demand; /* large blocks held lately: how many to keep idle */
 };
 
-static void *std_malloc(size_t n, void *ud) { (void)ud; return malloc(n); }
-static void *std_realloc(void *p, size_t n, void *ud) { (void)ud; return realloc(p, n); }
-static void std_free(void *p, void *ud) { (void)ud; free(p); }
+static void *std_malloc(size_t n, void *ud)
+{
+  (void)ud;
+  return malloc(n);
+}
+static void *std_realloc(void *p, size_t n, void *ud)
+{
+  (void)ud;
+  return realloc(p, n);
+}
+static void std_free(void *p, void *ud)
+{
+  (void)ud;
+  free(p);
+}
 
 static const rc_allocator std_allocator = {std_malloc, std_realloc, std_free, NULL};
 
@@ -91,8 +103,7 @@ enum { FREED, KEPT_SMALL, KEPT_LARGE };
 static int admit(rc_pool *p, rc__blk *b)
 {
   if (b->cap <= p->cfg.max_buffer) {
-    if (is_large(p, b->cap) &&
-        p->st.idle_large < rc__demand_keep(&p->demand, p->cfg.max_large)) {
+    if (is_large(p, b->cap) && p->st.idle_large < rc__demand_keep(&p->demand, p->cfg.max_large)) {
       p->st.idle_large++;
       p->st.bytes_idle += b->cap;
       return KEPT_LARGE;
@@ -153,8 +164,14 @@ static void enforce_bounds(rc_pool *p)
       old[i] = b->next;
       b->next = NULL;
       switch (admit(p, b)) {
-      case KEPT_LARGE: *tail_large = b; tail_large = &b->next; break;
-      case KEPT_SMALL: *tail_small = b; tail_small = &b->next; break;
+      case KEPT_LARGE:
+        *tail_large = b;
+        tail_large = &b->next;
+        break;
+      case KEPT_SMALL:
+        *tail_small = b;
+        tail_small = &b->next;
+        break;
       default: break;
       }
     }
@@ -278,7 +295,6 @@ rc_pool *rc_pool_default(void)
 const rc_allocator *rc__pool_allocator(const rc_pool *p) { return &p->alloc; }
 rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
 
-
 const char *rc__pool_spill_dir(const rc_pool *p)
 {
   if (p->spill_dir)
@@ -324,7 +340,7 @@ static void drop_shed(rc_pool *p, rc__blk *b, int quiet)
   }
 #ifdef __GLIBC__
   if (quiet)
-    malloc_trim(0);  /* a replaced allocator on top of malloc gains too */
+    malloc_trim(0); /* a replaced allocator on top of malloc gains too */
 #else
   (void)quiet;
 #endif
@@ -412,11 +428,23 @@ static rc_code set_field(rc_pool *p, size_t offset, size_t value, int nonzero)
 }
 
 #define FIELD(name) offsetof(rc_pool_config, name)
-rc_code rc_pool_set_chunk_size(rc_pool *p, size_t v) { return set_field(p, FIELD(chunk_size), v, 1); }
-rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v) { return set_field(p, FIELD(large_threshold), v, 1); }
+rc_code rc_pool_set_chunk_size(rc_pool *p, size_t v)
+{
+  return set_field(p, FIELD(chunk_size), v, 1);
+}
+rc_code rc_pool_set_large_threshold(rc_pool *p, size_t v)
+{
+  return set_field(p, FIELD(large_threshold), v, 1);
+}
 rc_code rc_pool_set_max_large(rc_pool *p, size_t v) { return set_field(p, FIELD(max_large), v, 0); }
-rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v) { return set_field(p, FIELD(max_idle_small), v, 0); }
-rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v) { return set_field(p, FIELD(max_buffer), v, 0); }
+rc_code rc_pool_set_max_idle_small(rc_pool *p, size_t v)
+{
+  return set_field(p, FIELD(max_idle_small), v, 0);
+}
+rc_code rc_pool_set_max_buffer(rc_pool *p, size_t v)
+{
+  return set_field(p, FIELD(max_buffer), v, 0);
+}
 #undef FIELD
 
 /* The capacity to grow old_cap to for need bytes: by at least one chunk and
@@ -552,12 +580,12 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w
   /* Allocate. realloc keeps the used bytes of a grown block. */
   rc__blk *nb = idle && idle->cap == cap ? idle : blk_resize(p, idle ? idle : b, cap);
   if (!nb) {
-    put_back(p, idle);  /* unchanged: back it goes */
+    put_back(p, idle); /* unchanged: back it goes */
     rc__budget_release(&p->budget, cap - old_cap);
     return RC_E_NOMEM;
   }
   if (idle && b)
-    memcpy(nb->data, b->data, used);  /* the small block's bytes move once */
+    memcpy(nb->data, b->data, used); /* the small block's bytes move once */
 
   pthread_mutex_lock(&p->lock);
   if (!b || idle) {
@@ -567,12 +595,12 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w
   }
   if (is_large(p, nb->cap) && !nb->counted) {
     rc__demand_take(&p->demand);
-    nb->counted = 1;  /* given back by whichever put sees the flag */
+    nb->counted = 1; /* given back by whichever put sees the flag */
   }
   if (idle && b) {
     uncount(p, b);
     p->st.releases++;
-    release(p, b);  /* its bytes were netted out of the growth above */
+    release(p, b); /* its bytes were netted out of the growth above */
   }
   pthread_mutex_unlock(&p->lock);
   *bp = nb;
@@ -592,5 +620,5 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   release(p, b);
   pthread_mutex_unlock(&p->lock);
   drop_shed(p, gone, 0);
-  rc__budget_release(&p->budget, cap);  /* after: a woken waiter finds it idle */
+  rc__budget_release(&p->budget, cap); /* after: a woken waiter finds it idle */
 }

@@ -11,7 +11,7 @@
 typedef struct rc__blk {
   struct rc__blk *next;
   size_t cap;
-  int counted;  /* counted as a large block in use (demand.c) */
+  int counted; /* counted as a large block in use (demand.c) */
   unsigned char data[];
 } rc__blk;
 
@@ -25,11 +25,11 @@ const rc_allocator *rc__pool_allocator(const rc_pool *pool);
 
 /* What a growth asks for. */
 typedef struct rc__grow {
-  size_t used;     /* bytes of the block to keep */
-  size_t need;     /* the capacity needed */
-  size_t ceiling;  /* the most capacity it may get (>= need) */
-  size_t hint;     /* > 0: the final size, so that an idle large block can
-                      be taken at once instead of growing a small one */
+  size_t used;    /* bytes of the block to keep */
+  size_t need;    /* the capacity needed */
+  size_t ceiling; /* the most capacity it may get (>= need) */
+  size_t hint;    /* > 0: the final size, so that an idle large block can
+                     be taken at once instead of growing a small one */
 } rc__grow;
 
 /* Makes *b (NULL for none yet) a block of at least g->need bytes whose

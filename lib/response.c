@@ -171,7 +171,7 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
   if (curlcode != CURLE_OK)
     return RC_E_TRANSFER;
   if (resp->decoding && !rc__decoder_ended(resp->dec))
-    return RC_E_DECODE;  /* the compressed stream ended early */
+    return RC_E_DECODE; /* the compressed stream ended early */
   return RC_OK;
 }
 
@@ -226,8 +226,7 @@ int rc_status(const rc_response *resp)
   return h ? h->status : 0;
 }
 
-rc_code rc_header(const rc_response *resp, int hop, const char *name,
-                  size_t nth, rc_view *out)
+rc_code rc_header(const rc_response *resp, int hop, const char *name, size_t nth, rc_view *out)
 {
   if (!resp || !name || !out)
     return RC_E_INVAL;
@@ -238,8 +237,7 @@ rc_code rc_header(const rc_response *resp, int hop, const char *name,
   return rc__hops_find(&resp->hops, h, &q, out);
 }
 
-rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
-                   rc_view *out)
+rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth, rc_view *out)
 {
   if (!resp || !name || !out)
     return RC_E_INVAL;
@@ -262,9 +260,9 @@ rc_code rc_full_response(rc_response *resp, rc_view *out)
   if (!resp->full.blk) {
     rc_view body = rc__body_view(resp);
     size_t total = h->len + body.len;
-    rc__buf_declare(&resp->full, total);  /* allocated once, exactly */
+    rc__buf_declare(&resp->full, total); /* allocated once, exactly */
     if (body.len != rc__body_len(resp))
-      rc = RC_E_NOMEM;  /* the spill file could not be mapped */
+      rc = RC_E_NOMEM; /* the spill file could not be mapped */
     else
       rc = rc__buf_reserve(&resp->full, total);
     if (rc == RC_OK) {
@@ -301,7 +299,7 @@ char *rc_body_dup(const rc_response *resp, size_t *len)
   if (!resp)
     return NULL;
   if (rc__body_view(resp).len != rc__body_len(resp))
-    return NULL;  /* a spill file that could not be mapped */
+    return NULL; /* a spill file that could not be mapped */
   return dup_parts(rc_body(resp), empty, len);
 }
 

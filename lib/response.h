@@ -9,39 +9,39 @@
 #include "hops.h"
 #include "spill.h"
 
-#define RC__MAX_CODINGS 16  /* largest max_codings honoured */
+#define RC__MAX_CODINGS 16 /* largest max_codings honoured */
 
 struct rc_response {
-  rc_pool *pool;          /* referenced for the response's lifetime */
+  rc_pool *pool; /* referenced for the response's lifetime */
   rc_limits lim;
-  int decode;             /* decode Content-Encoding (rc_attach turns it on) */
+  int decode; /* decode Content-Encoding (rc_attach turns it on) */
 
   rc__hops hops;
-  rc__buf body;           /* the last hop's body, decoded when decoding,
-                             while it is in memory (body.c) */
-  rc__spill spill;        /* all of it once spilled (spill.fd >= 0) */
-  char *stage;            /* decoded bytes on their way to the spill file */
+  rc__buf body;    /* the last hop's body, decoded when decoding,
+                      while it is in memory (body.c) */
+  rc__spill spill; /* all of it once spilled (spill.fd >= 0) */
+  char *stage;     /* decoded bytes on their way to the spill file */
   size_t stage_len;
   pthread_mutex_t map_lock; /* serialises mapping the spill file */
-  rc__buf raw;            /* the body as received, when lim.max_raw > 0 */
+  rc__buf raw;              /* the body as received, when lim.max_raw > 0 */
 
   /* Per transfer. */
-  rc_code error;          /* first limit or failure hit by a callback */
-  int truncated;          /* the body stopped at the cap */
-  int raw_truncated;      /* the raw copy stopped at max_raw */
-  int body_started;       /* the write path is set up for the last hop */
-  size_t declared;        /* its Content-Length, or RC__UNKNOWN */
-  rc_encoding encoding;   /* what was done with its Content-Encoding */
+  rc_code error;        /* first limit or failure hit by a callback */
+  int truncated;        /* the body stopped at the cap */
+  int raw_truncated;    /* the raw copy stopped at max_raw */
+  int body_started;     /* the write path is set up for the last hop */
+  size_t declared;      /* its Content-Length, or RC__UNKNOWN */
+  rc_encoding encoding; /* what was done with its Content-Encoding */
 
-  rc__waiter waiter;      /* place in the pool's memory budget */
-  size_t skip;            /* bytes of the chunk curl delivers again after a
-                             pause that were decoded before it */
+  rc__waiter waiter; /* place in the pool's memory budget */
+  size_t skip;       /* bytes of the chunk curl delivers again after a
+                        pause that were decoded before it */
 
-  rc__decoder *dec;       /* created on first need, kept across resets */
-  int decoding;           /* this body goes through dec */
+  rc__decoder *dec; /* created on first need, kept across resets */
+  int decoding;     /* this body goes through dec */
 
   pthread_mutex_t full_lock;
-  rc__buf full;           /* the full response, built on first request */
+  rc__buf full; /* the full response, built on first request */
 };
 
 /* Empties the per-transfer state and gives storage back to the pool. */

@@ -1,6 +1,6 @@
 /* The spill file: an unlinked temporary file, written with pwrite at its
  * end, mapped for reading. */
-#define _GNU_SOURCE  /* O_TMPFILE */
+#define _GNU_SOURCE /* O_TMPFILE */
 #include "spill.h"
 #include "debug.h"
 
@@ -57,8 +57,8 @@ rc_code rc__spill_write(rc__spill *s, const void *data, size_t n)
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0)
-      return RC_E_SPILL;  /* ENOSPC, EFBIG, EIO...; a short write is kept
-                             on disk but not counted */
+      return RC_E_SPILL; /* ENOSPC, EFBIG, EIO...; a short write is kept
+                            on disk but not counted */
     done += (size_t)w;
   }
   s->len += n;

@@ -9,13 +9,16 @@
 #include "respchain.h"
 
 typedef struct rc__spill {
-  int fd;           /* -1: no file */
-  size_t len;       /* bytes written */
-  char *map;        /* read-only mapping of len + 1 bytes, or NULL */
-  size_t map_len;   /* the len it was made for */
+  int fd;         /* -1: no file */
+  size_t len;     /* bytes written */
+  char *map;      /* read-only mapping of len + 1 bytes, or NULL */
+  size_t map_len; /* the len it was made for */
 } rc__spill;
 
-#define RC__SPILL_INIT {-1, 0, NULL, 0}
+#define RC__SPILL_INIT                                                                             \
+  {                                                                                                \
+    -1, 0, NULL, 0                                                                                 \
+  }
 
 /* Creates the file in dir (O_TMPFILE; else mkstemp, then unlink).
  * RC_OK or RC_E_SPILL. */

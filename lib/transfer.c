@@ -37,7 +37,7 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   if (rc != RC_OK)
     return fail(resp, rc);
   if (new_hop)
-    rc__response_drop_body(resp);  /* a body belongs to the last hop only */
+    rc__response_drop_body(resp); /* a body belongs to the last hop only */
   return n;
 }
 
@@ -95,9 +95,9 @@ static rc_code setup_body(rc_response *resp)
   size_t n;
   rc_code rc = codings(resp, chain, &n);
   if (rc == RC_OK && n == 0)
-    return RC_OK;  /* none, or identity */
+    return RC_OK; /* none, or identity */
   if (!resp->decode) {
-    resp->encoding = RC_ENC_NOT_DECODED;  /* whatever it is: not ours */
+    resp->encoding = RC_ENC_NOT_DECODED; /* whatever it is: not ours */
     return RC_OK;
   }
   if (rc == RC_E_INVAL) {
@@ -113,7 +113,7 @@ static rc_code setup_body(rc_response *resp)
     return rc;
   resp->encoding = RC_ENC_DECODED;
   resp->decoding = 1;
-  resp->declared = RC__UNKNOWN;  /* it counted encoded bytes */
+  resp->declared = RC__UNKNOWN; /* it counted encoded bytes */
   return RC_OK;
 }
 
@@ -162,7 +162,7 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   }
   rc__sink sink = {sink_reserve, sink_commit, resp};
   rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
-  rc_code flushed = rc__body_flush(resp);  /* staged for a spill file */
+  rc_code flushed = rc__body_flush(resp); /* staged for a spill file */
   return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;
 }
 
@@ -206,7 +206,7 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
   if (!resp || resp->error != RC_OK)
     return CURL_WRITEFUNC_ERROR;
   if (resp->truncated)
-    return n;  /* draining: nothing more is kept, or decoded */
+    return n; /* draining: nothing more is kept, or decoded */
   if (n == 0)
     return 0;
   drop_full(resp);
@@ -222,7 +222,7 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
   size_t take = n < room ? n : room;
   rc_code rc = rc__body_append(resp, ptr, take);
   if (rc == RC__WAIT)
-    return CURL_WRITEFUNC_PAUSE;  /* nothing taken: curl delivers it again */
+    return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
   if (rc != RC_OK)
     return fail(resp, rc);
   return take < n ? at_cap(resp, n) : n;
@@ -231,9 +231,9 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 /* The six curl options rc_attach sets and rc_detach restores. */
 typedef struct options {
   curl_write_callback write, header;
-  void *data;          /* WRITEDATA and HEADERDATA, or stdout and NULL */
-  const char *accept;  /* CURLOPT_ACCEPT_ENCODING */
-  long decoding;       /* CURLOPT_HTTP_CONTENT_DECODING */
+  void *data;         /* WRITEDATA and HEADERDATA, or stdout and NULL */
+  const char *accept; /* CURLOPT_ACCEPT_ENCODING */
+  long decoding;      /* CURLOPT_HTTP_CONTENT_DECODING */
 } options;
 
 static int set_all(CURL *easy, const options *o)

@@ -3,7 +3,4 @@
 
 /* RC_VERSION as this library was built: may differ from the header a
  * program was compiled with, when a newer shared library is installed. */
-const char *rc_version(void)
-{
-  return RC_VERSION;
-}
+const char *rc_version(void) { return RC_VERSION; }

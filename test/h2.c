@@ -1,5 +1,5 @@
 /* HTTP/2-over-TLS test server: nginx as a child process (see h2.h). */
-#define _XOPEN_SOURCE 700  /* nftw */
+#define _XOPEN_SOURCE 700 /* nftw */
 
 #include "h2.h"
 
@@ -24,25 +24,27 @@
 
 #include "server.h"
 
-#define H2_PATH 1024
-#define H2_TRIES 5            /* ports tried when nginx cannot bind */
-#define H2_WAIT_MS 5000       /* for nginx to come up, and to go away */
+#define H2_PATH    1024
+#define H2_TRIES   5    /* ports tried when nginx cannot bind */
+#define H2_WAIT_MS 5000 /* for nginx to come up, and to go away */
 #define H2_POLL_MS 20
-#define MiB ((size_t)1 << 20)
+#define MiB        ((size_t)1 << 20)
 
 struct h2_server {
-  pid_t pid;                  /* nginx; 0 once reaped */
-  pid_t janitor;              /* removes dir if this process dies; 0: none */
-  int janitor_fd;             /* its pipe: end of file tells it to */
+  pid_t pid;      /* nginx; 0 once reaped */
+  pid_t janitor;  /* removes dir if this process dies; 0: none */
+  int janitor_fd; /* its pipe: end of file tells it to */
   int port;
-  char dir[H2_PATH];          /* the temporary directory, holding it all */
+  char dir[H2_PATH]; /* the temporary directory, holding it all */
   char cafile[H2_PATH];
 };
 
 /* The files served, each the first size bytes of the pattern. */
-static const struct { const char *name; size_t size; } served[] = {
-  {"p/0", 0}, {"p/1k", 1024}, {"p/100k", 102400}, {"p/1m", MiB},
-  {"p/8m", 8 * MiB},
+static const struct {
+  const char *name;
+  size_t size;
+} served[] = {
+    {"p/0", 0}, {"p/1k", 1024}, {"p/100k", 102400}, {"p/1m", MiB}, {"p/8m", 8 * MiB},
 };
 #define LARGEST (8 * MiB)
 
@@ -98,8 +100,7 @@ static pid_t spawn(char *const argv[], const char *log)
 #endif
   int in = open("/dev/null", O_RDONLY);
   int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-  if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-      dup2(out, 2) < 0)
+  if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
     _exit(126);
   execv(argv[0], argv);
   _exit(127);
@@ -131,34 +132,34 @@ static int write_file(const char *path, const void *data, size_t n)
 /* The openssl configuration for a self-signed certificate valid for
  * 127.0.0.1 and localhost, usable as its own trust anchor. Our own file,
  * so that the system's openssl.cnf plays no part. */
-static const char openssl_cnf[] =
-  "[req]\n"
-  "distinguished_name = dn\n"
-  "prompt = no\n"
-  "x509_extensions = v3\n"
-  "[dn]\n"
-  "CN = 127.0.0.1\n"
-  "[v3]\n"
-  "subjectAltName = IP:127.0.0.1,DNS:localhost\n"
-  "basicConstraints = critical,CA:TRUE\n"
-  "subjectKeyIdentifier = hash\n";
+static const char openssl_cnf[] = "[req]\n"
+                                  "distinguished_name = dn\n"
+                                  "prompt = no\n"
+                                  "x509_extensions = v3\n"
+                                  "[dn]\n"
+                                  "CN = 127.0.0.1\n"
+                                  "[v3]\n"
+                                  "subjectAltName = IP:127.0.0.1,DNS:localhost\n"
+                                  "basicConstraints = critical,CA:TRUE\n"
+                                  "subjectKeyIdentifier = hash\n";
 
 /* Makes key.pem and cert.pem (EC P-256) in the directory with openssl. */
 static int make_cert(h2_server *s)
 {
   char openssl[H2_PATH], cnf[H2_PATH], key[H2_PATH], log[H2_PATH];
-  if (find_program("openssl", "/usr/bin/openssl", openssl) != 0 ||
-      path_in(s, "openssl.cnf", cnf) || path_in(s, "key.pem", key) ||
-      path_in(s, "cert.pem", s->cafile) || path_in(s, "openssl.log", log) ||
-      write_file(cnf, openssl_cnf, sizeof openssl_cnf - 1) != 0)
+  if (find_program("openssl", "/usr/bin/openssl", openssl) != 0 || path_in(s, "openssl.cnf", cnf) ||
+      path_in(s, "key.pem", key) || path_in(s, "cert.pem", s->cafile) ||
+      path_in(s, "openssl.log", log) || write_file(cnf, openssl_cnf, sizeof openssl_cnf - 1) != 0)
     return -1;
-  char *argv[] = {openssl, "req", "-x509", "-config", cnf, "-newkey", "ec",
-                  "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                  "-keyout", key, "-out", s->cafile, "-days", "2", NULL};
+  char *argv[] = {openssl,   "req",      "-x509",
+                  "-config", cnf,        "-newkey",
+                  "ec",      "-pkeyopt", "ec_paramgen_curve:P-256",
+                  "-nodes",  "-keyout",  key,
+                  "-out",    s->cafile,  "-days",
+                  "2",       NULL};
   pid_t pid = spawn(argv, log);
   int st;
-  if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-      WEXITSTATUS(st) == 0)
+  if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
     return 0;
   fprintf(stderr, "h2: openssl could not make the certificate:\n");
   dump_file(log);
@@ -173,7 +174,7 @@ static unsigned char *gzip_of(const unsigned char *in, size_t n, size_t *outlen)
   memset(&z, 0, sizeof z);
   if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     return NULL;
-  size_t cap = deflateBound(&z, (uLong)n) + 64;  /* + the gzip wrapper */
+  size_t cap = deflateBound(&z, (uLong)n) + 64; /* + the gzip wrapper */
   unsigned char *out = malloc(cap);
   z.next_in = (unsigned char *)in;
   z.avail_in = (uInt)n;
@@ -235,8 +236,7 @@ static int make_docroot(h2_server *s)
 static int free_port(void)
 {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET,
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof a;
   int port = -1;
   if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
@@ -251,48 +251,46 @@ static int free_port(void)
  * directory, TLS + HTTP/2 on 127.0.0.1:port, static files only. @D@ stands
  * for the directory, @P@ for the port, @U@ for the user line. */
 static const char nginx_conf[] =
-  "daemon off;\n"
-  "master_process off;\n"          /* one process: signals reach all of it */
-  "worker_processes 1;\n"
-  "@U@"
-  "pid \"@D@/nginx.pid\";\n"
-  "lock_file \"@D@/nginx.lock\";\n"
-  "error_log \"@D@/error.log\" warn;\n"
-  "events { worker_connections 1024; }\n"
-  "http {\n"
-  "  access_log off;\n"
-  "  client_body_temp_path \"@D@/tmp/body\";\n"
-  "  proxy_temp_path \"@D@/tmp/proxy\";\n"
-  "  fastcgi_temp_path \"@D@/tmp/fastcgi\";\n"
-  "  uwsgi_temp_path \"@D@/tmp/uwsgi\";\n"
-  "  scgi_temp_path \"@D@/tmp/scgi\";\n"
-  "  types { }\n"
-  "  default_type application/octet-stream;\n"
-  "  sendfile on;\n"
-  "  gzip off;\n"                  /* /gz/ is compressed already */
-  "  keepalive_requests 100000;\n"
-  "  http2_max_concurrent_streams 256;\n"
-  "  server {\n"
-  "    listen 127.0.0.1:@P@ ssl http2;\n"
-  "    server_name localhost;\n"
-  "    ssl_certificate \"@D@/cert.pem\";\n"
-  "    ssl_certificate_key \"@D@/key.pem\";\n"
-  "    ssl_protocols TLSv1.2 TLSv1.3;\n"  /* 1.22's default lacks 1.3 */
-  "    root \"@D@/www\";\n"
-  "    location /gz/ { add_header Content-Encoding gzip; }\n"
-  "  }\n"
-  "}\n";
+    "daemon off;\n"
+    "master_process off;\n" /* one process: signals reach all of it */
+    "worker_processes 1;\n"
+    "@U@"
+    "pid \"@D@/nginx.pid\";\n"
+    "lock_file \"@D@/nginx.lock\";\n"
+    "error_log \"@D@/error.log\" warn;\n"
+    "events { worker_connections 1024; }\n"
+    "http {\n"
+    "  access_log off;\n"
+    "  client_body_temp_path \"@D@/tmp/body\";\n"
+    "  proxy_temp_path \"@D@/tmp/proxy\";\n"
+    "  fastcgi_temp_path \"@D@/tmp/fastcgi\";\n"
+    "  uwsgi_temp_path \"@D@/tmp/uwsgi\";\n"
+    "  scgi_temp_path \"@D@/tmp/scgi\";\n"
+    "  types { }\n"
+    "  default_type application/octet-stream;\n"
+    "  sendfile on;\n"
+    "  gzip off;\n" /* /gz/ is compressed already */
+    "  keepalive_requests 100000;\n"
+    "  http2_max_concurrent_streams 256;\n"
+    "  server {\n"
+    "    listen 127.0.0.1:@P@ ssl http2;\n"
+    "    server_name localhost;\n"
+    "    ssl_certificate \"@D@/cert.pem\";\n"
+    "    ssl_certificate_key \"@D@/key.pem\";\n"
+    "    ssl_protocols TLSv1.2 TLSv1.3;\n" /* 1.22's default lacks 1.3 */
+    "    root \"@D@/www\";\n"
+    "    location /gz/ { add_header Content-Encoding gzip; }\n"
+    "  }\n"
+    "}\n";
 
 /* Appends the template to out (of size n, at *len), each @X@ replaced by
  * vals[X - 'A']; -1 if it does not fit. */
-static int expand(const char *tpl, const char *const vals[26], char *out,
-                  size_t n, size_t *len)
+static int expand(const char *tpl, const char *const vals[26], char *out, size_t n, size_t *len)
 {
   for (const char *p = tpl; *p; p++) {
     const char *v = p;
     size_t k = 1;
-    if (p[0] == '@' && p[1] >= 'A' && p[1] <= 'Z' && p[2] == '@' &&
-        vals[p[1] - 'A']) {
+    if (p[0] == '@' && p[1] >= 'A' && p[1] <= 'Z' && p[2] == '@' && vals[p[1] - 'A']) {
       v = vals[p[1] - 'A'];
       k = strlen(v);
       p += 2;
@@ -317,8 +315,7 @@ static int write_conf(h2_server *s)
   vals['U' - 'A'] = geteuid() == 0 ? "user root;\n" : "";
   snprintf(port, sizeof port, "%d", s->port);
   size_t len = 0;
-  if (expand(nginx_conf, vals, conf, sizeof conf, &len) != 0 ||
-      path_in(s, "nginx.conf", path))
+  if (expand(nginx_conf, vals, conf, sizeof conf, &len) != 0 || path_in(s, "nginx.conf", path))
     return -1;
   return write_file(path, conf, len);
 }
@@ -398,9 +395,8 @@ static int launch(h2_server *s)
 {
   char nginx[H2_PATH], conf[H2_PATH], log[H2_PATH], err[H2_PATH];
   char prefix[H2_PATH];
-  if (find_program("nginx", "/usr/sbin/nginx", nginx) != 0 ||
-      path_in(s, "nginx.conf", conf) || path_in(s, "nginx.out", log) ||
-      path_in(s, "error.log", err) || path_in(s, "", prefix))
+  if (find_program("nginx", "/usr/sbin/nginx", nginx) != 0 || path_in(s, "nginx.conf", conf) ||
+      path_in(s, "nginx.out", log) || path_in(s, "error.log", err) || path_in(s, "", prefix))
     return -1;
   /* -e: errors before the configuration is read go there too, not to the
    * compiled-in log path; -p: relative paths stay inside the directory. */
@@ -414,8 +410,7 @@ static int launch(h2_server *s)
     if (r == 0)
       return 0;
     if (r < 0) {
-      fprintf(stderr, "h2: nginx did not accept connections within %d ms\n",
-              H2_WAIT_MS);
+      fprintf(stderr, "h2: nginx did not accept connections within %d ms\n", H2_WAIT_MS);
       stop_nginx(s);
       break;
     }
@@ -426,8 +421,7 @@ static int launch(h2_server *s)
   return -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-                        struct FTW *ftw)
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
   (void)st, (void)flag, (void)ftw;
   return remove(path) == 0 ? 0 : -1;
@@ -444,8 +438,7 @@ static void remove_tree(const char *dir)
 static int make_dir(h2_server *s)
 {
   const char *tmp = getenv("TMPDIR");
-  int n = snprintf(s->dir, sizeof s->dir, "%s/respchain-h2-XXXXXX",
-                   tmp && *tmp ? tmp : "/tmp");
+  int n = snprintf(s->dir, sizeof s->dir, "%s/respchain-h2-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (n < 0 || (size_t)n >= sizeof s->dir || !mkdtemp(s->dir)) {
     fprintf(stderr, "h2: mkdtemp %s: %s\n", s->dir, strerror(errno));
     return -1;
@@ -469,8 +462,7 @@ static int start_janitor(h2_server *s)
   pid_t pid = fcntl(fds[1], F_SETFD, FD_CLOEXEC) == 0 ? fork() : -1;
   if (pid == 0) {
     int nul = open("/dev/null", O_RDWR);
-    if (setsid() < 0 || nul < 0 || dup2(fds[0], 0) < 0 || dup2(nul, 1) < 0 ||
-        dup2(nul, 2) < 0)
+    if (setsid() < 0 || nul < 0 || dup2(fds[0], 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
       _exit(126);
     execl("/bin/sh", "sh", "-c", script, "sh", s->dir, (char *)NULL);
     _exit(127);
@@ -503,8 +495,7 @@ h2_server *h2_start(void)
     free(s);
     return NULL;
   }
-  if (start_janitor(s) != 0 || make_cert(s) != 0 || make_docroot(s) != 0 ||
-      launch(s) != 0) {
+  if (start_janitor(s) != 0 || make_cert(s) != 0 || make_docroot(s) != 0 || launch(s) != 0) {
     h2_stop(s);
     return NULL;
   }
@@ -516,15 +507,9 @@ void h2_url(const h2_server *s, const char *path, char *buf, size_t n)
   snprintf(buf, n, "https://127.0.0.1:%d%s", s->port, path);
 }
 
-int h2_port(const h2_server *s)
-{
-  return s->port;
-}
+int h2_port(const h2_server *s) { return s->port; }
 
-const char *h2_cafile(const h2_server *s)
-{
-  return s->cafile;
-}
+const char *h2_cafile(const h2_server *s) { return s->cafile; }
 
 void h2_easy_setup(const h2_server *s, CURL *easy)
 {

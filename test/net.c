@@ -104,11 +104,11 @@ size_t multi_run(const burst *b)
   CURLMsg *m;
   int left;
   while (b->keep && (m = curl_multi_info_read(multi, &left)))
-    check_done(b, m, done++);  /* read after the loop, all still kept */
+    check_done(b, m, done++); /* read after the loop, all still kept */
   ck_assert_int_eq(done, b->total);
   rc_pool_stats st;
   rc_pool_stats_get(b->pool, &st);
-  ck_assert_uint_eq(st.waiting, 0);  /* every response still alive, none queued */
+  ck_assert_uint_eq(st.waiting, 0); /* every response still alive, none queued */
   for (int i = 0; i < conc; i++) {
     if (easy[i]) {
       curl_multi_remove_handle(multi, easy[i]);
@@ -122,8 +122,7 @@ size_t multi_run(const burst *b)
   return max_waiting;
 }
 
-size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
-                   int exact)
+size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size, int exact)
 {
   char url[256];
   ts_url(srv, path, url, sizeof url);

@@ -6,7 +6,7 @@
 #include "server.h"
 #include "util.h"
 
-extern ts_server *srv;  /* running between server_up and server_down */
+extern ts_server *srv; /* running between server_up and server_down */
 
 void server_up(void);
 void server_down(void);
@@ -22,12 +22,12 @@ int pattern_probes_ok(rc_view v, size_t n);
 typedef struct burst {
   rc_pool *pool;
   const char *url;
-  void (*setup)(CURL *easy, void *ud);  /* extra options; may be NULL */
+  void (*setup)(CURL *easy, void *ud); /* extra options; may be NULL */
   void *ud;
-  int total, conc;                      /* transfers, and how many at once */
+  int total, conc; /* transfers, and how many at once */
   size_t size;
-  int exact;                            /* check whole bodies, not probes */
-  int keep;                             /* keep every response; read after */
+  int exact; /* check whole bodies, not probes */
+  int keep;  /* keep every response; read after */
 } burst;
 
 /* Runs b on one curl multi handle driven with rc_multi_poll. Each body is
@@ -39,8 +39,7 @@ typedef struct burst {
 size_t multi_run(const burst *b);
 
 /* multi_run of path on the loopback HTTP/1.1 server. */
-size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size,
-                   int exact);
+size_t multi_burst(rc_pool *pool, const char *path, int total, int conc, size_t size, int exact);
 
 /* What a program printed, and how it ended. */
 typedef struct prog_out {

@@ -91,8 +91,7 @@ ts_server *ts_start(void);
 int ts_port(const ts_server *s);
 
 /* Writes "http://127.0.0.1:PORT" + path_and_query into out; returns out. */
-char *ts_url(const ts_server *s, const char *path_and_query, char *out,
-             size_t outlen);
+char *ts_url(const ts_server *s, const char *path_and_query, char *out, size_t outlen);
 
 /* Stops accepting, closes all connections, joins all threads, frees all.
  * NULL is ignored. */

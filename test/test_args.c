@@ -51,7 +51,7 @@ START_TEST(pool_functions)
   rc_pool_stats_get(p, NULL);
   rc_pool_config_get(p, NULL);
   ck_assert_int_eq(rc_multi_poll(p, NULL, NULL, 0, 0, NULL), CURLM_BAD_HANDLE);
-  ck_assert_int_eq(rc_pool_on_wake(p, NULL, NULL), RC_OK);  /* removes none */
+  ck_assert_int_eq(rc_pool_on_wake(p, NULL, NULL), RC_OK); /* removes none */
   rc_pool_free(p);
 }
 END_TEST
@@ -117,7 +117,7 @@ START_TEST(readers)
     ck_assert_int_eq(rc_trailer(r, NULL, 0, &v), RC_E_INVAL);
     ck_assert_int_eq(rc_trailer(r, "a", 0, NULL), RC_E_INVAL);
     ck_assert_int_eq(rc_full_response(r, NULL), RC_E_INVAL);
-    char *dup = rc_body_dup(r, NULL);  /* no length wanted */
+    char *dup = rc_body_dup(r, NULL); /* no length wanted */
     ck_assert_ptr_nonnull(dup);
     ck_assert_str_eq(dup, with_hop ? "body" : "");
     free(dup);

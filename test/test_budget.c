@@ -11,7 +11,7 @@
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-static unsigned char *pattern;  /* the first 8 MiB of the server's pattern */
+static unsigned char *pattern; /* the first 8 MiB of the server's pattern */
 
 static void setup(void)
 {
@@ -42,7 +42,7 @@ START_TEST(multi_under_budget)
   multi_burst(p, "/bytes?n=8M", 200, 50, 8 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
-  ck_assert_uint_gt(st.pauses, 0);  /* the budget did hold transfers back */
+  ck_assert_uint_gt(st.pauses, 0); /* the budget did hold transfers back */
   ck_assert_uint_eq(st.bytes_in_use, 0);
   ck_assert_uint_eq(st.acquisitions, st.releases);
   rc_pool_free(p);
@@ -61,7 +61,7 @@ START_TEST(everyone_waits)
   size_t max_waiting = multi_burst(p, "/bytes?n=2M", 40, 20, 2 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_ge(st.pauses, 20);
-  ck_assert_uint_ge(max_waiting, 10);  /* many waited at once */
+  ck_assert_uint_ge(max_waiting, 10); /* many waited at once */
   ck_assert_uint_eq(st.waiting, 0);
   ck_assert_uint_le(st.peak_in_use, 256 * KiB + ONE_RESPONSE);
   ck_assert_uint_eq(st.bytes_in_use, 0);
@@ -69,7 +69,11 @@ START_TEST(everyone_waits)
 }
 END_TEST
 
-struct worker { rc_pool *pool; int n; int ok; };
+struct worker {
+  rc_pool *pool;
+  int n;
+  int ok;
+};
 
 static void *worker_run(void *arg)
 {
@@ -85,8 +89,7 @@ static void *worker_run(void *arg)
   curl_easy_setopt(e, CURLOPT_URL, url);
   for (int i = 0; i < w->n; i++) {
     rc_code rc = rc_result(r, curl_easy_perform(e));
-    if (rc == RC_OK && rc_body(r).len == 8 * MiB &&
-        memcmp(rc_body(r).ptr, pattern, 8 * MiB) == 0)
+    if (rc == RC_OK && rc_body(r).len == 8 * MiB && memcmp(rc_body(r).ptr, pattern, 8 * MiB) == 0)
       w->ok++;
     rc_response_reset(r);
   }
@@ -144,7 +147,7 @@ static void keeper_and_blocked_waiter(rc_overflow mode)
   CURL *e = curl_easy_init();
   rc_attach(keeper, e);
   curl_easy_setopt(e, CURLOPT_URL, url);
-  ck_assert_int_eq(rc_result(keeper, curl_easy_perform(e)), RC_OK);  /* as holder */
+  ck_assert_int_eq(rc_result(keeper, curl_easy_perform(e)), RC_OK); /* as holder */
   ck_assert_uint_eq(rc_body(keeper).len, 8 * MiB);
   ck_assert(!rc_body_spilled(keeper));
   ck_assert_uint_gt(pool_stats(p).pauses, 0);
@@ -176,7 +179,7 @@ static void keeper_and_blocked_waiter(rc_overflow mode)
     ck_assert_uint_le(pool_stats(p).bytes_in_use, 8 * MiB + 64 * KiB);
   }
 
-  rc_response_reset(keeper);  /* releases the budget */
+  rc_response_reset(keeper); /* releases the budget */
   rc_response_reset(waiter);
   ck_assert_int_eq(rc_result(waiter, curl_easy_perform(e)), RC_OK);
   ck_assert_uint_eq(rc_body(waiter).len, 8 * MiB);
@@ -222,7 +225,7 @@ START_TEST(setter_wakes_waiting_transfers)
     rc_pool_stats st = pool_stats(p);
     if (!turned_off && st.waiting >= N - 1) {
       /* All but the holder wait: nothing is released while they do. */
-      ck_assert_uint_eq(st.wakeups, 1);  /* the holder's */
+      ck_assert_uint_eq(st.wakeups, 1); /* the holder's */
       ck_assert_int_eq(rc_pool_set_budget(p, 0), RC_OK);
       ck_assert_uint_ge(pool_stats(p).wakeups, N);
       turned_off = 1;
@@ -256,7 +259,7 @@ START_TEST(setter_wakes_waiters)
   rc_pool_config_get(p, &got);
   ck_assert_uint_eq(got.budget, 0);
   multi_burst(p, "/bytes?n=2M", 20, 10, 2 * MiB, 1);
-  ck_assert_uint_eq(pool_stats(p).pauses, 0);  /* off: nobody waited */
+  ck_assert_uint_eq(pool_stats(p).pauses, 0); /* off: nobody waited */
   ck_assert_int_eq(rc_pool_set_budget(p, 3 * MiB), RC_OK);
   multi_burst(p, "/bytes?n=2M", 20, 10, 2 * MiB, 1);
   ck_assert_uint_gt(pool_stats(p).pauses, 0);

@@ -30,28 +30,28 @@
 #define TEST_ZSTD 0
 #endif
 
-#define KIB ((size_t)1024)
-#define MIB (KIB * KIB)
-#define NO_CAP SIZE_MAX
+#define KIB         ((size_t)1024)
+#define MIB         (KIB * KIB)
+#define NO_CAP      SIZE_MAX
 #define ALL_AT_ONCE SIZE_MAX
-#define ANY_PREFIX SIZE_MAX
+#define ANY_PREFIX  SIZE_MAX
 #define MAX_CODINGS 5
 
 /* windowBits for deflateInit2: the three wrappers. */
 #define W_GZIP (16 + 15)
 #define W_ZLIB 15
-#define W_RAW (-15)
+#define W_RAW  (-15)
 /* The other codings, in the same role: br (quality 5, lgwin 22) and zstd
  * (level 3, one frame of known size with a checksum). */
-#define W_BR 100
+#define W_BR   100
 #define W_ZSTD 101
 
 /* An assertion for hot paths: Check's ck_assert records a mark point on
  * success (a write to its pipe), far too slow inside per-byte loops. */
-#define REQUIRE(cond)                                                         \
-  do {                                                                        \
-    if (!(cond))                                                              \
-      ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);                  \
+#define REQUIRE(cond)                                                                              \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);                                        \
   } while (0)
 
 static const size_t chunkings[] = {1, 7, 16384, ALL_AT_ONCE};
@@ -87,8 +87,8 @@ static void bytes_free(bytes *b)
   b->n = b->cap = 0;
 }
 
-static void assert_same(const unsigned char *got, size_t got_n,
-                        const unsigned char *want, size_t want_n)
+static void assert_same(const unsigned char *got, size_t got_n, const unsigned char *want,
+                        size_t want_n)
 {
   ck_assert_uint_eq(got_n, want_n);
   if (want_n > 0)
@@ -98,9 +98,8 @@ static void assert_same(const unsigned char *got, size_t got_n,
 /* Text-like data of n bytes, compressible about 3:1, from a fixed seed. */
 static bytes make_text(size_t n)
 {
-  static const char *words[] = {"response", "chain", "buffer", "pool",
-                                "header",   "body",  "gzip",   "deflate",
-                                "curl",     "cap",   "the",    "of"};
+  static const char *words[] = {"response", "chain",   "buffer", "pool", "header", "body",
+                                "gzip",     "deflate", "curl",   "cap",  "the",    "of"};
   bytes b = {NULL, 0, 0};
   uint32_t x = 12345;
 
@@ -119,16 +118,14 @@ static bytes make_text(size_t n)
 }
 
 /* src compressed as one stream at `level` with the wrapper wbits selects. */
-static bytes zcompress_level(const unsigned char *src, size_t n, int wbits,
-                             int level)
+static bytes zcompress_level(const unsigned char *src, size_t n, int wbits, int level)
 {
   z_stream zs;
   bytes out = {NULL, 0, 0};
   size_t bound;
 
   memset(&zs, 0, sizeof zs);
-  ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, wbits, 8,
-                                Z_DEFAULT_STRATEGY), Z_OK);
+  ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY), Z_OK);
   bound = deflateBound(&zs, (uLong)n) + 64;
   out.p = malloc(bound);
   ck_assert_ptr_nonnull(out.p);
@@ -168,8 +165,8 @@ static bytes gzip_members(const unsigned char *src, size_t n, size_t members)
 #if TEST_BR
 /* src as one br stream: quality, lgwin (10..24); large: the large-window
  * extension (lgwin up to 30). flush > 0 flushes after every flush bytes. */
-static bytes br_stream(const unsigned char *src, size_t n, int quality,
-                       int lgwin, int large, size_t flush)
+static bytes br_stream(const unsigned char *src, size_t n, int quality, int lgwin, int large,
+                       size_t flush)
 {
   BrotliEncoderState *st = BrotliEncoderCreateInstance(NULL, NULL, NULL);
   bytes out = {NULL, 0, 0};
@@ -182,8 +179,7 @@ static bytes br_stream(const unsigned char *src, size_t n, int quality,
   for (;;) {
     size_t part = flush > 0 && n - at > flush ? flush : n - at;
     int last = at + part == n;
-    BrotliEncoderOperation op = last ? BROTLI_OPERATION_FINISH
-                                     : BROTLI_OPERATION_FLUSH;
+    BrotliEncoderOperation op = last ? BROTLI_OPERATION_FINISH : BROTLI_OPERATION_FLUSH;
     const uint8_t *next_in = src + at;
     size_t avail_in = part;
 
@@ -191,8 +187,8 @@ static bytes br_stream(const unsigned char *src, size_t n, int quality,
       uint8_t buf[16 * 1024], *next_out = buf;
       size_t avail_out = sizeof buf;
 
-      REQUIRE(BrotliEncoderCompressStream(st, op, &avail_in, &next_in,
-                                          &avail_out, &next_out, NULL));
+      REQUIRE(
+          BrotliEncoderCompressStream(st, op, &avail_in, &next_in, &avail_out, &next_out, NULL));
       bytes_append(&out, buf, sizeof buf - avail_out);
     } while (avail_in > 0 || BrotliEncoderHasMoreOutput(st) ||
              (last && !BrotliEncoderIsFinished(st)));
@@ -434,8 +430,7 @@ static void plain_free(void *ptr, void *ud)
   free(ptr);
 }
 
-static const rc_allocator plain = {plain_malloc, plain_realloc, plain_free,
-                                   NULL};
+static const rc_allocator plain = {plain_malloc, plain_realloc, plain_free, NULL};
 
 /* ---- Driving the decoder ----------------------------------------------- */
 
@@ -445,8 +440,7 @@ static rc__decoder *start_new(const rc_allocator *a, const char *coding)
   size_t n;
   rc__decoder *d;
 
-  ck_assert_int_eq(rc__coding_parse(coding, strlen(coding), chain,
-                                    MAX_CODINGS, &n), RC_OK);
+  ck_assert_int_eq(rc__coding_parse(coding, strlen(coding), chain, MAX_CODINGS, &n), RC_OK);
   d = rc__decoder_new(a);
   ck_assert_ptr_nonnull(d);
   ck_assert_int_eq(rc__decoder_start(d, chain, n), RC_OK);
@@ -458,15 +452,14 @@ static rc_code start_body(rc__decoder *d, const char *coding)
   rc__coding chain[MAX_CODINGS];
   size_t n;
 
-  ck_assert_int_eq(rc__coding_parse(coding, strlen(coding), chain,
-                                    MAX_CODINGS, &n), RC_OK);
+  ck_assert_int_eq(rc__coding_parse(coding, strlen(coding), chain, MAX_CODINGS, &n), RC_OK);
   return rc__decoder_start(d, chain, n);
 }
 
 /* Feeds in[0..n) in pieces of `chunk` bytes until a write fails. Stores in
  * *fed the bytes handed over, the failing write included. */
-static rc_code feed(rc__decoder *d, const unsigned char *in, size_t n,
-                    size_t chunk, tsink *t, size_t *fed)
+static rc_code feed(rc__decoder *d, const unsigned char *in, size_t n, size_t chunk, tsink *t,
+                    size_t *fed)
 {
   size_t pos = 0;
   rc_code rc = RC_OK;
@@ -484,8 +477,7 @@ static rc_code feed(rc__decoder *d, const unsigned char *in, size_t n,
 
 /* Decodes enc with `coding` at every chunking and expects `want` exactly,
  * every write RC_OK and the body ended. */
-static void expect_decodes(const char *coding, const bytes *enc,
-                           const bytes *want)
+static void expect_decodes(const char *coding, const bytes *enc, const bytes *want)
 {
   size_t c;
 
@@ -494,8 +486,8 @@ static void expect_decodes(const char *coding, const bytes *enc,
     tsink t;
 
     tsink_init(&t, NO_CAP);
-    ck_assert_msg(feed(d, enc->p, enc->n, chunkings[c], &t, NULL) == RC_OK,
-                  "%s, chunks of %zu", coding, chunkings[c]);
+    ck_assert_msg(feed(d, enc->p, enc->n, chunkings[c], &t, NULL) == RC_OK, "%s, chunks of %zu",
+                  coding, chunkings[c]);
     ck_assert_msg(rc__decoder_ended(d), "%s not ended", coding);
     assert_same(t.data, t.len, want->p, want->n);
     rc__decoder_free(d);
@@ -506,8 +498,8 @@ static void expect_decodes(const char *coding, const bytes *enc,
 /* Decodes enc and expects the first failing write to return `code`, with
  * what was decoded before it equal to want[0..kept) (ANY_PREFIX: to some
  * prefix of want). */
-static void expect_fails(const char *coding, const bytes *enc, rc_code code,
-                         const bytes *want, size_t kept)
+static void expect_fails(const char *coding, const bytes *enc, rc_code code, const bytes *want,
+                         size_t kept)
 {
   size_t c;
 
@@ -516,8 +508,8 @@ static void expect_fails(const char *coding, const bytes *enc, rc_code code,
     tsink t;
 
     tsink_init(&t, NO_CAP);
-    ck_assert_msg(feed(d, enc->p, enc->n, chunkings[c], &t, NULL) == code,
-                  "%s, chunks of %zu", coding, chunkings[c]);
+    ck_assert_msg(feed(d, enc->p, enc->n, chunkings[c], &t, NULL) == code, "%s, chunks of %zu",
+                  coding, chunkings[c]);
     ck_assert(!rc__decoder_ended(d));
     if (kept == ANY_PREFIX)
       ck_assert_uint_le(t.len, want->n);
@@ -529,14 +521,12 @@ static void expect_fails(const char *coding, const bytes *enc, rc_code code,
 
 /* ---- Parsing ------------------------------------------------------------ */
 
-static void expect_parse(const char *value, rc_code code, size_t want_n,
-                         const rc__coding *want)
+static void expect_parse(const char *value, rc_code code, size_t want_n, const rc__coding *want)
 {
   rc__coding chain[MAX_CODINGS];
   size_t n = 99, i;
 
-  ck_assert_int_eq(rc__coding_parse(value, strlen(value), chain, MAX_CODINGS,
-                                    &n), code);
+  ck_assert_int_eq(rc__coding_parse(value, strlen(value), chain, MAX_CODINGS, &n), code);
   if (code != RC_OK)
     return;
   ck_assert_uint_eq(n, want_n);
@@ -549,8 +539,7 @@ START_TEST(test_parse_names)
   static const rc__coding g[] = {RC__CODING_GZIP};
   static const rc__coding f[] = {RC__CODING_DEFLATE};
   static const rc__coding fg[] = {RC__CODING_DEFLATE, RC__CODING_GZIP};
-  static const rc__coding gfg[] = {RC__CODING_GZIP, RC__CODING_DEFLATE,
-                                   RC__CODING_GZIP};
+  static const rc__coding gfg[] = {RC__CODING_GZIP, RC__CODING_DEFLATE, RC__CODING_GZIP};
 
   expect_parse("gzip", RC_OK, 1, g);
   expect_parse("x-gzip", RC_OK, 1, g);
@@ -574,8 +563,7 @@ START_TEST(test_parse_br_zstd)
 {
   static const rc__coding b[] = {RC__CODING_BR};
   static const rc__coding z[] = {RC__CODING_ZSTD};
-  static const rc__coding gbz[] = {RC__CODING_GZIP, RC__CODING_BR,
-                                   RC__CODING_ZSTD};
+  static const rc__coding gbz[] = {RC__CODING_GZIP, RC__CODING_BR, RC__CODING_ZSTD};
   static const rc__coding gz[] = {RC__CODING_GZIP, RC__CODING_ZSTD};
   char accept[64] = "gzip, deflate";
   rc_code br = RC_HAVE_BROTLI ? RC_OK : RC_E_INVAL;
@@ -611,30 +599,26 @@ END_TEST
 
 START_TEST(test_parse_limits)
 {
-  static const rc__coding five[] = {RC__CODING_GZIP, RC__CODING_GZIP,
-                                    RC__CODING_GZIP, RC__CODING_GZIP,
-                                    RC__CODING_DEFLATE};
+  static const rc__coding five[] = {RC__CODING_GZIP, RC__CODING_GZIP, RC__CODING_GZIP,
+                                    RC__CODING_GZIP, RC__CODING_DEFLATE};
   /* A guard past the max: the parser must never write it. */
   rc__coding chain[MAX_CODINGS + 1];
   char value[1024] = "";
   size_t n = 99, i;
 
   expect_parse("gzip, gzip, gzip, gzip, deflate", RC_OK, 5, five);
-  expect_parse("identity, gzip, gzip, gzip, gzip, identity, deflate", RC_OK, 5,
-               five);
+  expect_parse("identity, gzip, gzip, gzip, gzip, identity, deflate", RC_OK, 5, five);
   expect_parse("gzip, gzip, gzip, gzip, gzip, gzip", RC_E_CODINGS, 0, NULL);
 
   for (i = 0; i < 100; i++)
     strcat(value, "gzip,");
   chain[MAX_CODINGS] = (rc__coding)77;
-  ck_assert_int_eq(rc__coding_parse(value, strlen(value), chain, MAX_CODINGS,
-                                    &n), RC_E_CODINGS);
+  ck_assert_int_eq(rc__coding_parse(value, strlen(value), chain, MAX_CODINGS, &n), RC_E_CODINGS);
   ck_assert_int_eq(chain[MAX_CODINGS], (rc__coding)77);
   ck_assert_uint_eq(n, 0);
 
   /* The length bounds the value: the rest of the string is not read. */
-  ck_assert_int_eq(rc__coding_parse("gzip, br", 4, chain, MAX_CODINGS, &n),
-                   RC_OK);
+  ck_assert_int_eq(rc__coding_parse("gzip, br", 4, chain, MAX_CODINGS, &n), RC_OK);
   ck_assert_uint_eq(n, 1);
 }
 END_TEST
@@ -758,8 +742,7 @@ START_TEST(test_cap_truncates)
     tsink t;
 
     tsink_init(&t, cap);
-    ck_assert_int_eq(feed(d, enc.p, enc.n, chunkings[c], &t, NULL),
-                     RC_TRUNCATED);
+    ck_assert_int_eq(feed(d, enc.p, enc.n, chunkings[c], &t, NULL), RC_TRUNCATED);
     assert_same(t.data, t.len, text.p, cap);
     ck_assert(!rc__decoder_ended(d));
     if (chunkings[c] == ALL_AT_ONCE)
@@ -821,8 +804,7 @@ START_TEST(test_cap_members)
 
     d = start_new(&plain, "gzip");
     tsink_init(&t, text.n);
-    ck_assert_int_eq(feed(d, with_empty.p, with_empty.n, chunkings[c], &t,
-                          NULL), RC_OK);
+    ck_assert_int_eq(feed(d, with_empty.p, with_empty.n, chunkings[c], &t, NULL), RC_OK);
     ck_assert(rc__decoder_ended(d));
     assert_same(t.data, t.len, text.p, text.n);
     rc__decoder_free(d);
@@ -830,8 +812,7 @@ START_TEST(test_cap_members)
 
     d = start_new(&plain, "gzip");
     tsink_init(&t, text.n);
-    ck_assert_int_eq(feed(d, with_one.p, with_one.n, chunkings[c], &t, NULL),
-                     RC_TRUNCATED);
+    ck_assert_int_eq(feed(d, with_one.p, with_one.n, chunkings[c], &t, NULL), RC_TRUNCATED);
     assert_same(t.data, t.len, text.p, text.n);
     rc__decoder_free(d);
     tsink_free(&t);
@@ -845,8 +826,7 @@ START_TEST(test_cap_members)
 
     d = start_new(&plain, "gzip");
     tsink_init(&t, 0);
-    ck_assert_int_eq(feed(d, one.p, one.n, chunkings[c], &t, NULL),
-                     RC_TRUNCATED);
+    ck_assert_int_eq(feed(d, one.p, one.n, chunkings[c], &t, NULL), RC_TRUNCATED);
     ck_assert_uint_eq(t.len, 0);
     rc__decoder_free(d);
     tsink_free(&t);
@@ -873,8 +853,7 @@ static bytes make_bomb(void)
   int zr;
 
   memset(&zs, 0, sizeof zs);
-  ck_assert_int_eq(deflateInit2(&zs, 9, Z_DEFLATED, W_GZIP, 8,
-                                Z_DEFAULT_STRATEGY), Z_OK);
+  ck_assert_int_eq(deflateInit2(&zs, 9, Z_DEFLATED, W_GZIP, 8, Z_DEFAULT_STRATEGY), Z_OK);
   for (i = 0; i < 1024; i++) {
     zs.next_in = zeros;
     zs.avail_in = sizeof zeros;
@@ -902,8 +881,7 @@ static bytes make_bomb(void)
  * chunks the bytes fed
  * until RC_TRUNCATED measure what the decoder consumed; check_fraction
  * requires that to be under 10% of the bomb. */
-static void bomb_at_cap(const char *coding, const bytes *bomb,
-                        int check_fraction)
+static void bomb_at_cap(const char *coding, const bytes *bomb, int check_fraction)
 {
   static const size_t bomb_chunkings[] = {1, 7, 512, 16384, ALL_AT_ONCE};
   const size_t cap = MIB;
@@ -916,16 +894,14 @@ static void bomb_at_cap(const char *coding, const bytes *bomb,
     tsink t;
 
     tsink_init(&t, cap);
-    ck_assert_int_eq(feed(d, bomb->p, bomb->n, bomb_chunkings[c], &t, &fed),
-                     RC_TRUNCATED);
+    ck_assert_int_eq(feed(d, bomb->p, bomb->n, bomb_chunkings[c], &t, &fed), RC_TRUNCATED);
     ck_assert_uint_eq(t.len, cap);
     for (i = 0; i < cap; i++)
       REQUIRE(t.data[i] == 0);
     printf("bomb %-10s chunks of %5zu: fed %6zu of %zu bytes (%6.2f%%), "
-           "%.1f ms CPU\n", coding, bomb_chunkings[c] == ALL_AT_ONCE ? 0 :
-           bomb_chunkings[c], fed, bomb->n,
-           100.0 * (double)fed / (double)bomb->n,
-           1000.0 * (double)(clock() - t0) / CLOCKS_PER_SEC);
+           "%.1f ms CPU\n",
+           coding, bomb_chunkings[c] == ALL_AT_ONCE ? 0 : bomb_chunkings[c], fed, bomb->n,
+           100.0 * (double)fed / (double)bomb->n, 1000.0 * (double)(clock() - t0) / CLOCKS_PER_SEC);
     if (check_fraction && bomb_chunkings[c] <= 512)
       ck_assert_uint_lt(fed * 10, bomb->n);
     rc__decoder_free(d);
@@ -1031,8 +1007,7 @@ START_TEST(test_corrupt_truncated)
         tsink t;
 
         tsink_init(&t, NO_CAP);
-        ck_assert_int_eq(feed(d, enc.p, cuts[cut], chunkings[c], &t, NULL),
-                         RC_OK);
+        ck_assert_int_eq(feed(d, enc.p, cuts[cut], chunkings[c], &t, NULL), RC_OK);
         ck_assert(!rc__decoder_ended(d));
         ck_assert_uint_le(t.len, text.n);
         assert_same(t.data, t.len, text.p, t.len);
@@ -1140,8 +1115,7 @@ START_TEST(test_encoders)
   ck_assert_msg(TEST_BR == RC_HAVE_BROTLI,
                 "br is decoded but libbrotlienc was not found: its tests "
                 "cannot run");
-  ck_assert_msg(TEST_ZSTD == RC_HAVE_ZSTD,
-                "zstd is decoded but the tests cannot encode it");
+  ck_assert_msg(TEST_ZSTD == RC_HAVE_ZSTD, "zstd is decoded but the tests cannot encode it");
 }
 END_TEST
 
@@ -1157,8 +1131,7 @@ static unsigned char *zeros_of(size_t n)
 
 /* The sink's cap is met on a stream that has more: RC_TRUNCATED, exactly
  * cap bytes, and the result sticks. */
-static void expect_truncated(const char *coding, const bytes *enc,
-                             const bytes *text, size_t cap)
+static void expect_truncated(const char *coding, const bytes *enc, const bytes *text, size_t cap)
 {
   size_t c;
 
@@ -1167,8 +1140,7 @@ static void expect_truncated(const char *coding, const bytes *enc,
     tsink t;
 
     tsink_init(&t, cap);
-    ck_assert_int_eq(feed(d, enc->p, enc->n, chunkings[c], &t, NULL),
-                     RC_TRUNCATED);
+    ck_assert_int_eq(feed(d, enc->p, enc->n, chunkings[c], &t, NULL), RC_TRUNCATED);
     assert_same(t.data, t.len, text->p, cap);
     rc__decoder_free(d);
     tsink_free(&t);
@@ -1261,8 +1233,8 @@ END_TEST
 START_TEST(test_zstd_frames)
 {
   static const zopts unknown = {0, 0, 1, 0}, no_sum = {0, 1, 0, 0};
-  static const unsigned char skippable[12] = {0x50, 0x2a, 0x4d, 0x18, 4, 0,
-                                              0, 0, 'n', 'o', 't', 'e'};
+  static const unsigned char skippable[12] = {0x50, 0x2a, 0x4d, 0x18, 4,   0,
+                                              0,    0,    'n',  'o',  't', 'e'};
   bytes none = {NULL, 0, 0};
   bytes text = make_text(100 * KIB);
   bytes e = zstd_frame(text.p, 0, ZOPTS);
@@ -1318,8 +1290,7 @@ START_TEST(test_zstd_cap_frames)
     tsink t;
 
     tsink_init(&t, text.n);
-    ck_assert_int_eq(feed(d, with_empty.p, with_empty.n, chunkings[c], &t,
-                          NULL), RC_OK);
+    ck_assert_int_eq(feed(d, with_empty.p, with_empty.n, chunkings[c], &t, NULL), RC_OK);
     ck_assert(rc__decoder_ended(d));
     assert_same(t.data, t.len, text.p, text.n);
     rc__decoder_free(d);
@@ -1467,8 +1438,8 @@ END_TEST
 #if TEST_BR && TEST_ZSTD
 /* Decodes enc with coding on d (allocator ta) up to cap and returns how
  * many blocks the decoder holds afterwards. */
-static size_t live_after(rc__decoder *d, talloc *ta, const char *coding,
-                         const bytes *enc, size_t cap)
+static size_t live_after(rc__decoder *d, talloc *ta, const char *coding, const bytes *enc,
+                         size_t cap)
 {
   tsink t;
 
@@ -1580,8 +1551,7 @@ static void count_failure(failures *f, const char *coding, int in_start)
 
 /* One body on d under allocator ta: it either decodes whole or reports
  * the (first) failed allocation, leaving the decoder fit for the next. */
-static void alloc_body(rc__decoder *d, const body *b, const bytes *text,
-                       talloc *ta, failures *f)
+static void alloc_body(rc__decoder *d, const body *b, const bytes *text, talloc *ta, failures *f)
 {
   int failed_before = ta->failed;
   rc_code rc = start_body(d, b->coding);
@@ -1679,8 +1649,7 @@ START_TEST(test_reuse)
 
     tsink_init(&t, NO_CAP);
     ck_assert_int_eq(start_body(d, b->coding), RC_OK);
-    ck_assert_int_eq(feed(d, b->enc.p, b->enc.n, sizes[k % 4], &t, NULL),
-                     RC_OK);
+    ck_assert_int_eq(feed(d, b->enc.p, b->enc.n, sizes[k % 4], &t, NULL), RC_OK);
     ck_assert(rc__decoder_ended(d));
     assert_same(t.data, t.len, text.p, text.n);
     tsink_free(&t);
@@ -1717,8 +1686,7 @@ START_TEST(test_restart_after_failure)
     tsink_init(&t, mode == 1 ? 100 : NO_CAP);
     ck_assert_int_eq(start_body(d, b->coding), RC_OK);
     if (mode == 1) {
-      ck_assert_int_eq(feed(d, b->enc.p, b->enc.n, 7, &t, NULL),
-                       RC_TRUNCATED);
+      ck_assert_int_eq(feed(d, b->enc.p, b->enc.n, 7, &t, NULL), RC_TRUNCATED);
     } else if (mode == 2) {
       bytes bad = with_tail(&b->enc, "????", 4);
 

@@ -14,8 +14,11 @@
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-
-struct got { rc_code rc; CURLcode cc; curl_off_t wire; };
+struct got {
+  rc_code rc;
+  CURLcode cc;
+  curl_off_t wire;
+};
 
 static struct got fetch(rc_response *resp, const char *path)
 {
@@ -36,15 +39,17 @@ static const char *const framings[] = {"", "&te=chunked", "&te=chunked&write=7",
                                        "&write=1&te=chunked", "&te=close"};
 
 /* The server's br and zstd codings (see server.h), alone and stacked. */
-static const char *const brz_codings[] = {"br", "BR", "zstd", "ZSTD", "br-gzip", "gzip-br",
-                                          "zstd-gzip", "gzip-zstd", "br-zstd", "zstd-br"};
+static const char *const brz_codings[] = {"br",      "BR",      "zstd",      "ZSTD",
+                                          "br-gzip", "gzip-br", "zstd-gzip", "gzip-zstd",
+                                          "br-zstd", "zstd-br"};
 
 /* Whether the library decodes every coding that the server's coding name
  * c involves; with needs_server, whether the server can also send it. */
 static int decodes(const char *c)
 {
-  return (!strstr(c, "br") && !strstr(c, "BR")) || RC_HAVE_BROTLI ?
-         (!strstr(c, "zstd") && !strstr(c, "ZSTD")) || RC_HAVE_ZSTD : 0;
+  return (!strstr(c, "br") && !strstr(c, "BR")) || RC_HAVE_BROTLI
+             ? (!strstr(c, "zstd") && !strstr(c, "ZSTD")) || RC_HAVE_ZSTD
+             : 0;
 }
 
 static int server_sends(const char *c)
@@ -54,11 +59,10 @@ static int server_sends(const char *c)
 }
 
 /* Decoded when the library decodes it, else kept exactly as received. */
-static void check_coded(rc_response *r, const char *path, const char *c, size_t n,
-                        struct got g)
+static void check_coded(rc_response *r, const char *path, const char *c, size_t n, struct got g)
 {
   ck_assert_msg(g.rc == RC_OK, "%s: %s", path, rc_strerror(g.rc));
-  ck_assert_int_lt(g.wire, (curl_off_t)n);  /* it was compressed on the wire */
+  ck_assert_int_lt(g.wire, (curl_off_t)n); /* it was compressed on the wire */
   if (decodes(c)) {
     ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
     assert_pattern(rc_body(r), n);
@@ -107,14 +111,14 @@ START_TEST(every_coding_every_framing)
   rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   for (size_t c = 0; c < sizeof codings / sizeof codings[0]; c++) {
     for (size_t f = 0; f < sizeof framings / sizeof framings[0]; f++) {
-      size_t n = f == 3 ? 3000 : 300000;  /* byte-at-a-time only for a small one */
+      size_t n = f == 3 ? 3000 : 300000; /* byte-at-a-time only for a small one */
       char path[160];
       snprintf(path, sizeof path, "/gzip?n=%zu&coding=%s%s", n, codings[c], framings[f]);
       struct got g = fetch(r, path);
       ck_assert_msg(g.rc == RC_OK, "%s: %s", path, rc_strerror(g.rc));
       ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
       assert_pattern(rc_body(r), n);
-      ck_assert_int_lt(g.wire, (curl_off_t)n);  /* it was compressed on the wire */
+      ck_assert_int_lt(g.wire, (curl_off_t)n); /* it was compressed on the wire */
       rc_response_reset(r);
     }
   }
@@ -136,7 +140,7 @@ START_TEST(members_identity_and_unknown)
 
   ck_assert_int_eq(fetch(r, "/encoding?value=compress&n=1000").rc, RC_OK);
   ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
-  assert_pattern(rc_body(r), 1000);  /* kept as received */
+  assert_pattern(rc_body(r), 1000); /* kept as received */
   rc_response_reset(r);
 
   ck_assert_int_eq(fetch(r, "/encoding?value=gzip%2C%20x-unknown&n=1000").rc, RC_OK);
@@ -192,7 +196,7 @@ START_TEST(bombs_stop_at_cap)
     rc_view b = rc_body(r);
     ck_assert_uint_eq(b.len, 8 * MiB);
     ck_assert(memcmp(b.ptr, zeros, b.len) == 0);
-    ck_assert_int_lt(g.wire, 512 * 1024);  /* a prefix of about 1 MiB */
+    ck_assert_int_lt(g.wire, 512 * 1024); /* a prefix of about 1 MiB */
     rc_pool_stats st;
     rc_pool_stats_get(p, &st);
     /* The cap, the header block, and for a moment the small block whose
@@ -216,11 +220,14 @@ END_TEST
  * both exist. */
 START_TEST(br_zstd_bombs_stop_at_cap)
 {
-  static const struct { const char *path; size_t window; } bombs[] = {
-    {"/bomb?coding=br", 24 * MiB}, {"/bomb?coding=br&te=chunked", 24 * MiB},
-    {"/bomb?coding=br&nest=2", 24 * MiB}, {"/bomb?coding=gzip&nest=2&wrap=br", 6 * MiB},
-    {"/bomb?coding=zstd", 8 * MiB}, {"/bomb?coding=zstd&te=chunked", 8 * MiB},
-    {"/bomb?coding=zstd&nest=2", 8 * MiB}, {"/bomb?coding=gzip&nest=2&wrap=zstd", 3 * MiB},
+  static const struct {
+    const char *path;
+    size_t window;
+  } bombs[] = {
+      {"/bomb?coding=br", 24 * MiB},         {"/bomb?coding=br&te=chunked", 24 * MiB},
+      {"/bomb?coding=br&nest=2", 24 * MiB},  {"/bomb?coding=gzip&nest=2&wrap=br", 6 * MiB},
+      {"/bomb?coding=zstd", 8 * MiB},        {"/bomb?coding=zstd&te=chunked", 8 * MiB},
+      {"/bomb?coding=zstd&nest=2", 8 * MiB}, {"/bomb?coding=gzip&nest=2&wrap=zstd", 3 * MiB},
   };
   counting_alloc ca;
   counting_alloc_init(&ca);
@@ -237,14 +244,14 @@ START_TEST(br_zstd_bombs_stop_at_cap)
     rc_view b = rc_body(r);
     if (!decodes(path)) {
       ck_assert_int_eq(rc_body_encoding(r), RC_ENC_UNSUPPORTED);
-      ck_assert_int_lt(b.len, 8 * MiB);  /* a few hundred KiB, kept raw */
+      ck_assert_int_lt(b.len, 8 * MiB); /* a few hundred KiB, kept raw */
       rc_response_free(r);
       continue;
     }
     ck_assert_msg(g.rc == RC_TRUNCATED, "%s: %s", path, rc_strerror(g.rc));
     ck_assert_uint_eq(b.len, 8 * MiB);
     ck_assert(memcmp(b.ptr, zeros, b.len) == 0);
-    ck_assert_int_lt(g.wire, 128 * 1024);  /* of 64-210 KiB */
+    ck_assert_int_lt(g.wire, 128 * 1024); /* of 64-210 KiB */
     /* What the decoders may hold (see the comment above). */
     ck_assert_uint_le(ca.peak_bytes, 8 * MiB + bombs[i].window + 1 * MiB);
     rc_response_free(r);
@@ -283,7 +290,7 @@ START_TEST(br_zstd_bombs_are_zeros)
     CURLcode cc = curl_easy_perform(e);
     curl_easy_cleanup(e);
     if (cc == CURLE_BAD_CONTENT_ENCODING)
-      continue;  /* this libcurl cannot decode it */
+      continue; /* this libcurl cannot decode it */
     ck_assert_msg(cc == CURLE_OK, "%s: %s", paths[i], curl_easy_strerror(cc));
     ck_assert_uint_eq(count, 64 * MiB);
   }
@@ -295,7 +302,7 @@ START_TEST(bomb_drained)
   rc_response *r = new_response(NULL, 1 * MiB, RC_CAP_DRAIN);
   struct got g = fetch(r, "/bomb?size=64M");
   ck_assert_int_eq(g.rc, RC_TRUNCATED);
-  ck_assert_int_eq(g.cc, CURLE_OK);  /* the rest was read, not inflated */
+  ck_assert_int_eq(g.cc, CURLE_OK); /* the rest was read, not inflated */
   ck_assert_uint_eq(rc_body(r).len, 1 * MiB);
   rc_response_free(r);
 }
@@ -323,7 +330,7 @@ START_TEST(corrupt_streams)
   }
   /* br and zstd: cut short, junk after the end, a window over the limits;
    * zstd also a spoiled checksum (found before the last block is out). */
-  const char *brz[] = {"br&kind=truncated", "br&kind=junk", "br&kind=window",
+  const char *brz[] = {"br&kind=truncated",   "br&kind=junk",   "br&kind=window",
                        "zstd&kind=truncated", "zstd&kind=junk", "zstd&kind=window",
                        "zstd&kind=crc"};
   for (size_t i = 0; i < sizeof brz / sizeof brz[0]; i++) {

@@ -8,7 +8,6 @@
 
 #include "net.h"
 
-
 static int run_with_failure(const char *path, size_t n, long fail_after)
 {
   counting_alloc ca;
@@ -16,7 +15,7 @@ static int run_with_failure(const char *path, size_t n, long fail_after)
   rc_pool_config cfg;
   rc_pool_config_init(&cfg);
   cfg.allocator = &ca.a;
-  cfg.chunk_size = 16 * 1024;  /* more growth steps, more places to fail */
+  cfg.chunk_size = 16 * 1024; /* more growth steps, more places to fail */
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
   ca.fail_at = ca.calls + fail_after;
@@ -68,7 +67,7 @@ static void fail_each(const char *path, size_t n)
   while (!run_with_failure(path, n, k))
     ck_assert_int_lt(++k, 2000);
   fprintf(stderr, "%s: succeeded at k=%ld\n", path, k);
-  ck_assert_int_gt(k, 3);  /* the transfer did allocate, and failures were met */
+  ck_assert_int_gt(k, 3); /* the transfer did allocate, and failures were met */
 }
 
 START_TEST(identity_with_redirects)
@@ -77,10 +76,7 @@ START_TEST(identity_with_redirects)
 }
 END_TEST
 
-START_TEST(stacked_gzip)
-{
-  fail_each("/gzip?n=200000&coding=gzip2&te=chunked", 200000);
-}
+START_TEST(stacked_gzip) { fail_each("/gzip?n=200000&coding=gzip2&te=chunked", 200000); }
 END_TEST
 
 START_TEST(deflate_with_trailers)

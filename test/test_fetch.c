@@ -21,8 +21,12 @@
 
 extern char **environ;
 
-
-struct out { int status; char *out; size_t out_len; char *err; };
+struct out {
+  int status;
+  char *out;
+  size_t out_len;
+  char *err;
+};
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -70,9 +74,9 @@ static struct out run_bin(const char *bin, const char *const *args)
   char url[256];
   int argc = 0;
   argv[argc++] = (char *)bin;
-  for (; *args; args++)  /* the last argument, a path, is the URL */
-    argv[argc++] = (*args)[0] == '/' && !args[1] ? ts_url(srv, *args, url, sizeof url)
-                                                 : (char *)*args;
+  for (; *args; args++) /* the last argument, a path, is the URL */
+    argv[argc++] =
+        (*args)[0] == '/' && !args[1] ? ts_url(srv, *args, url, sizeof url) : (char *)*args;
   argv[argc] = NULL;
   char out_path[] = "/tmp/rc-fetch-out-XXXXXX", err_path[] = "/tmp/rc-fetch-err-XXXXXX";
   int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
@@ -117,7 +121,7 @@ START_TEST(body_to_stdout)
   ck_assert_int_eq(o.status, 0);
   ck_assert_uint_eq(o.out_len, 5000);
   ck_assert(is_pattern(o.out, 5000));
-  ck_assert_str_eq(o.err, "");  /* quiet without -v */
+  ck_assert_str_eq(o.err, ""); /* quiet without -v */
   drop(&o);
 
   const char *verbose[] = {"-v", "/bytes?n=5000", NULL};
@@ -188,8 +192,8 @@ END_TEST
 /* What the server saw, from /echo's copy of the request head. */
 START_TEST(request_options)
 {
-  const char *put[] = {"-X", "PUT", "-H", "X-Rc-Test: yes", "-H", "Accept: text/x-rc",
-                       "-d", "hello", "/echo", NULL};
+  const char *put[] = {"-X",    "PUT",   "-H", "X-Rc-Test: yes", "-H", "Accept: text/x-rc", "-d",
+                       "hello", "/echo", NULL};
   struct out o = run(put);
   ck_assert_int_eq(o.status, 0);
   ck_assert_msg(strncmp(o.out, "PUT /echo HTTP/1.1\r\n", 20) == 0, "%s", o.out);
@@ -278,14 +282,15 @@ static pid_t tls_server(const char *dir, int *port)
   snprintf(cmd, sizeof cmd,
            "cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem "
            "-out cert.pem -days 2 -subj /CN=127.0.0.1 "
-           "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1", dir);
+           "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+           dir);
   ck_assert_msg(system(cmd) == 0, "openssl cannot make a certificate (sh .ci/deps)");
   char cert[512], key[512], log[512];
   snprintf(cert, sizeof cert, "%s/cert.pem", dir);
   snprintf(key, sizeof key, "%s/key.pem", dir);
   snprintf(log, sizeof log, "%s/server.log", dir);
-  char *argv[] = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", cert,
-                  "-key", key, "-www", NULL};
+  char *argv[] = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert",
+                  cert,      "-key",     key,       "-www",        NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -319,7 +324,7 @@ START_TEST(tls_options)
   snprintf(url, sizeof url, "https://127.0.0.1:%d/", port);
   snprintf(cert, sizeof cert, "%s/cert.pem", dir);
 
-  const char *verify[] = {url, NULL};  /* not trusted: fails */
+  const char *verify[] = {url, NULL}; /* not trusted: fails */
   struct out o = run(verify);
   ck_assert_int_eq(o.status, 1);
   ck_assert_ptr_nonnull(strstr(o.err, "fetch: transfer failed: SSL certificate problem"));
@@ -349,14 +354,13 @@ START_TEST(tls_options)
   const char *scan_verify[] = {"-s", "-u", url, NULL};
   o = run_bin(scan, scan_verify);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_msg(strstr(o.out, "\"status\":0,") && strstr(o.out, "SSL certificate problem"),
-                "%s", o.out);
+  ck_assert_msg(strstr(o.out, "\"status\":0,") && strstr(o.out, "SSL certificate problem"), "%s",
+                o.out);
   drop(&o);
   const char *scan_insecure[] = {"-s", "-k", "-u", url, NULL};
   o = run_bin(scan, scan_insecure);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_msg(strstr(o.out, "\"status\":200,") && strstr(o.out, "\"error\":null"),
-                "%s", o.out);
+  ck_assert_msg(strstr(o.out, "\"status\":200,") && strstr(o.out, "\"error\":null"), "%s", o.out);
   drop(&o);
 
   kill(pid, SIGTERM);
@@ -375,8 +379,8 @@ static void check_conventions(const char *name)
   const char *help[] = {"--help", NULL};
   struct out o = run_bin(bin, help);
   ck_assert_msg(o.status == 0, "%s --help: %d", name, o.status);
-  ck_assert_msg(strstr(o.out, "usage: ") && strstr(o.out, "Exit status"),
-                "%s --help: %s", name, o.out);
+  ck_assert_msg(strstr(o.out, "usage: ") && strstr(o.out, "Exit status"), "%s --help: %s", name,
+                o.out);
   ck_assert_str_eq(o.err, "");
   drop(&o);
 
@@ -409,8 +413,7 @@ END_TEST
 START_TEST(version_macros)
 {
   char text[32];
-  snprintf(text, sizeof text, "%d.%d.%d", RC_VERSION_MAJOR, RC_VERSION_MINOR,
-           RC_VERSION_PATCH);
+  snprintf(text, sizeof text, "%d.%d.%d", RC_VERSION_MAJOR, RC_VERSION_MINOR, RC_VERSION_PATCH);
   ck_assert_str_eq(text, RC_VERSION);
   ck_assert_str_eq(rc_version(), RC_VERSION);
   ck_assert_int_eq(RC_VERSION_NUM,

@@ -7,8 +7,8 @@
 #include "h2.h"
 #include "net.h"
 
-#define KiB ((size_t)1024)
-#define MiB (1024 * KiB)
+#define KiB     ((size_t)1024)
+#define MiB     (1024 * KiB)
 #define MULTI_N 20
 
 static h2_server *h2;
@@ -37,7 +37,7 @@ static CURL *h2_easy(rc_response *resp, const char *path)
   h2_easy_setup(h2, e);
   h2_url(h2, path, url, sizeof url);
   curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);  /* a hang fails, not waits */
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L); /* a hang fails, not waits */
   return e;
 }
 
@@ -72,9 +72,11 @@ END_TEST
  * the connection is reused (keepalive_requests, no GOAWAY in between). */
 START_TEST(every_size_on_one_connection)
 {
-  static const struct { const char *path; size_t n; } files[] = {
-    {"/p/0", 0}, {"/p/1k", KiB}, {"/p/100k", 100 * KiB}, {"/p/1m", MiB},
-    {"/p/8m", 8 * MiB},
+  static const struct {
+    const char *path;
+    size_t n;
+  } files[] = {
+      {"/p/0", 0}, {"/p/1k", KiB}, {"/p/100k", 100 * KiB}, {"/p/1m", MiB}, {"/p/8m", 8 * MiB},
   };
   rc_response *r;
   ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);

@@ -10,11 +10,10 @@
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-
 struct run {
   rc_code rc;
   CURLcode cc;
-  size_t peak;  /* the pool's peak bytes in use */
+  size_t peak; /* the pool's peak bytes in use */
   rc_response *r;
   rc_pool *p;
 };
@@ -81,7 +80,7 @@ START_TEST(cut_mid_body)
   struct run x = fetch("/cut?n=1M&at=300000", NULL, 0);
   ck_assert_int_eq(x.rc, RC_E_TRANSFER);
   ck_assert_int_eq(x.cc, CURLE_PARTIAL_FILE);
-  assert_prefix(rc_body(x.r), 300000);  /* what was read is kept */
+  assert_prefix(rc_body(x.r), 300000); /* what was read is kept */
   done(&x);
 }
 END_TEST
@@ -115,7 +114,7 @@ START_TEST(countless_headers)
   ck_assert_int_eq(h.status, 200);
   ck_assert_uint_le(h.raw.len, 64 * KiB);
   rc_view v;
-  ck_assert_int_eq(rc_header(x.r, 0, "X-H1", 0, &v), RC_OK);  /* kept */
+  ck_assert_int_eq(rc_header(x.r, 0, "X-H1", 0, &v), RC_OK); /* kept */
   ck_assert_uint_le(x.peak, 64 * KiB + 4 * KiB);
   done(&x);
   /* Within a larger cap (and curl's own total limit) they are all there. */
@@ -149,7 +148,7 @@ START_TEST(bogus_chunk_size)
   struct run x = fetch("/badchunk", NULL, 0);
   ck_assert_int_eq(x.rc, RC_E_TRANSFER);
   ck_assert_int_ne(x.cc, CURLE_OK);
-  assert_prefix(rc_body(x.r), 10);  /* the valid chunk before it */
+  assert_prefix(rc_body(x.r), 10); /* the valid chunk before it */
   done(&x);
 }
 END_TEST

@@ -103,7 +103,7 @@ static void meter_start(meter *m)
 #else
   FILE *f = fopen("/proc/self/clear_refs", "w");
   ck_assert_ptr_nonnull(f);
-  fputs("5", f);  /* resets VmHWM to the current resident set */
+  fputs("5", f); /* resets VmHWM to the current resident set */
   fclose(f);
   m->base = status_kib("VmRSS:");
 #endif
@@ -136,8 +136,8 @@ static rc_pool *budget_pool(size_t budget, rc_overflow mode, long max_wait_ms)
 
 /* ---- Multiplexed burst. */
 
-#define H2_TOTAL 48
-#define H2_CONC 24
+#define H2_TOTAL  48
+#define H2_CONC   24
 #define H2_BUDGET (32 * MiB)
 
 static size_t h2_burst(rc_pool *p)
@@ -166,7 +166,8 @@ START_TEST(h2_burst_under_budget)
   rc_pool *free_pool = budget_pool(0, RC_OVERFLOW_AUTO, 0);
   size_t unbudgeted = h2_burst(free_pool);
   rc_pool_free(free_pool);
-  fprintf(stderr, "h2 burst: process peak +%zu MiB budgeted, +%zu MiB without; "
+  fprintf(stderr,
+          "h2 burst: process peak +%zu MiB budgeted, +%zu MiB without; "
           "spills %llu, pauses %llu, pool peak %zu MiB\n",
           budgeted / MiB, unbudgeted / MiB, (unsigned long long)st.spills,
           (unsigned long long)st.pauses, st.peak_in_use / MiB);
@@ -223,7 +224,7 @@ typedef struct loop {
   rc_pool *pool;
   struct pollfd fds[MAX_SOCKS];
   int nfds;
-  long curl_timeout;  /* ms, -1: none */
+  long curl_timeout; /* ms, -1: none */
   int pipe[2];
   int wakes;
 } loop;
@@ -246,8 +247,8 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
     l->nfds++;
   }
   l->fds[i].fd = s;
-  l->fds[i].events = (short)(((what & CURL_POLL_IN) ? POLLIN : 0) |
-                             ((what & CURL_POLL_OUT) ? POLLOUT : 0));
+  l->fds[i].events =
+      (short)(((what & CURL_POLL_IN) ? POLLIN : 0) | ((what & CURL_POLL_OUT) ? POLLOUT : 0));
   return 0;
 }
 
@@ -304,7 +305,7 @@ static void loop_once(loop *l, int *running)
   }
   if (ready == 0 || l->curl_timeout == 0)
     curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, running);
-  rc_pool_resume(l->pool);  /* after every action, as the header says */
+  rc_pool_resume(l->pool); /* after every action, as the header says */
 }
 
 static void socket_loop(int over_h2)
@@ -355,15 +356,15 @@ static void socket_loop(int over_h2)
   }
   rc_pool_stats st = pool_stats(l.pool);
   fprintf(stderr, "socket loop (%s): pauses %llu, wakeups %llu, spills %llu, wake calls %d\n",
-          over_h2 ? "h2" : "h1", (unsigned long long)st.pauses,
-          (unsigned long long)st.wakeups, (unsigned long long)st.spills, l.wakes);
+          over_h2 ? "h2" : "h1", (unsigned long long)st.pauses, (unsigned long long)st.wakeups,
+          (unsigned long long)st.spills, l.wakes);
   ck_assert_uint_le(st.peak_in_use, 4 * MiB + 1 * MiB + 1 + 64 * KiB);
   if (over_h2) {
     ck_assert_uint_eq(st.pauses, 0);
     ck_assert_uint_gt(st.spills, 0);
   } else {
     ck_assert_uint_gt(st.pauses, 0);
-    ck_assert_int_gt(l.wakes, 0);  /* the callback is how the loop learnt */
+    ck_assert_int_gt(l.wakes, 0); /* the callback is how the loop learnt */
     /* No storms: a release wakes only what it can carry, so waking is
      * about once per wait, not once per wait and release. */
     ck_assert_uint_le(st.wakeups, 2 * st.pauses + 4);

@@ -76,7 +76,7 @@ START_TEST(growth_in_steps)
   }
   ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, ceiling, ceiling, 0}, NULL), RC_OK);
   ck_assert_uint_eq(b->cap, ceiling);
-  ck_assert_uint_le(resizes, 45);  /* not 256 one-chunk steps */
+  ck_assert_uint_le(resizes, 45); /* not 256 one-chunk steps */
   ck_assert_uint_eq(pool_stats(p).bytes_in_use, ceiling);
   ck_assert_uint_eq(pool_stats(p).peak_in_use, ceiling);
   rc__pool_put(p, b);
@@ -93,7 +93,7 @@ START_TEST(reuse_prefers_fitting_large)
   rc__blk *fits = grab(p, 8 * MiB + 1, 8 * MiB + 1, 0);
   rc__blk *small = grab(p, 1 * MiB, 1 * MiB, 0);
   rc__pool_put(p, fits);
-  rc__pool_put(p, small);  /* the most recent */
+  rc__pool_put(p, small); /* the most recent */
   ck_assert_ptr_eq(grab(p, 8 * MiB + 1, 8 * MiB + 1, 8 * MiB + 1), fits);
   ck_assert_ptr_eq(grab(p, 700 * KiB, 1 * MiB, 1 * MiB), small);
   ck_assert_uint_eq(pool_stats(p).reuses, 2);
@@ -129,19 +129,19 @@ START_TEST(growth_keeps_bytes)
 {
   rc_pool *p;
   p = exact_pool();
-  rc__pool_put(p, grab(p, 1 * MiB, 1 * MiB, 0));  /* one idle large block */
+  rc__pool_put(p, grab(p, 1 * MiB, 1 * MiB, 0)); /* one idle large block */
   rc__blk *b = grab(p, 100, 100 * MiB, 0);
   ck_assert_uint_lt(b->cap, 512 * KiB);
   fill_pattern((char *)b->data, 100, 7);
   char want[100];
   fill_pattern(want, 100, 7);
   ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){100, 600 * KiB, 100 * MiB, 0}, NULL), RC_OK);
-  ck_assert_uint_ge(b->cap, 1 * MiB);  /* the idle large block, reused */
+  ck_assert_uint_ge(b->cap, 1 * MiB); /* the idle large block, reused */
   ck_assert_mem_eq(b->data, want, 100);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.reuses, 1);
   ck_assert_uint_eq(st.idle_large, 0);
-  ck_assert_uint_eq(st.idle_small, 1);  /* the small one went back */
+  ck_assert_uint_eq(st.idle_small, 1); /* the small one went back */
   rc__pool_put(p, b);
   rc_pool_free(p);
 }
@@ -159,11 +159,11 @@ START_TEST(small_retention_bound)
   for (int i = 0; i < 5; i++)
     rc__pool_put(p, b[i]);
   rc_pool_stats st = pool_stats(p);
-  ck_assert_uint_eq(st.idle_small, 3);  /* 3 x 32 KiB <= 100 KiB */
+  ck_assert_uint_eq(st.idle_small, 3); /* 3 x 32 KiB <= 100 KiB */
   ck_assert_uint_eq(st.bytes_idle, 96 * KiB);
   ck_assert_uint_eq(st.discards, 2);
   ck_assert_uint_eq(st.bytes_in_use, 0);
-  ck_assert_int_eq(ca.live, 3 + 1);  /* three blocks and the pool */
+  ck_assert_int_eq(ca.live, 3 + 1); /* three blocks and the pool */
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
 }
@@ -186,11 +186,11 @@ START_TEST(retention_follows_demand)
   }
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.fresh, 30);
-  ck_assert_uint_eq(st.reuses, 30);  /* the second wave: all resident */
+  ck_assert_uint_eq(st.reuses, 30); /* the second wave: all resident */
   ck_assert_uint_eq(st.discards, 0);
   struct timespec quiet = {2, 200000000};
   nanosleep(&quiet, NULL);
-  st = pool_stats(p);  /* a call a program makes anyway drives the decay */
+  st = pool_stats(p); /* a call a program makes anyway drives the decay */
   ck_assert_uint_eq(st.idle_large, 2);
   ck_assert_uint_eq(st.discards, 28);
   ck_assert_uint_eq(st.bytes_idle, 2 * 608 * KiB);
@@ -284,7 +284,7 @@ START_TEST(lifo_reuse)
   rc__blk *a = grab(p, 1000, 1000, 0), *b = grab(p, 1000, 1000, 0);
   rc__pool_put(p, a);
   rc__pool_put(p, b);
-  ck_assert_ptr_eq(grab(p, 10, 1000, 0), b);  /* a ceiling that keeps them whole */
+  ck_assert_ptr_eq(grab(p, 10, 1000, 0), b); /* a ceiling that keeps them whole */
   ck_assert_ptr_eq(grab(p, 10, 1000, 0), a);
   rc__pool_put(p, a);
   rc__pool_put(p, b);
@@ -319,7 +319,7 @@ START_TEST(trim_frees_idle_only)
   ck_assert_uint_eq(st.idle_small + st.idle_large, 0);
   ck_assert_uint_eq(st.bytes_in_use, 1 * MiB);
   ck_assert_int_eq(ca.live, 2);
-  held->data[held->cap - 1] = 1;  /* still ours */
+  held->data[held->cap - 1] = 1; /* still ours */
   rc__pool_put(p, held);
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
@@ -403,7 +403,7 @@ START_TEST(default_pool)
 {
   rc_pool *d = rc_pool_default();
   ck_assert_ptr_eq(d, rc_pool_default());
-  rc_pool_free(d);  /* a no-op */
+  rc_pool_free(d); /* a no-op */
   rc_response *r;
   ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
   const char *lines[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
@@ -437,7 +437,7 @@ START_TEST(allocation_failure)
       rc = rc__pool_grow(p, &b, &(rc__grow){0, need, 1 * MiB, 0}, NULL);
       if (rc != RC_OK) {
         ck_assert_int_eq(rc, RC_E_NOMEM);
-        ck_assert_uint_eq(b ? b->cap : 0, got);  /* unchanged */
+        ck_assert_uint_eq(b ? b->cap : 0, got); /* unchanged */
         break;
       }
       got = b->cap;
@@ -451,7 +451,10 @@ START_TEST(allocation_failure)
 }
 END_TEST
 
-struct churn { rc_pool *p; unsigned seed; };
+struct churn {
+  rc_pool *p;
+  unsigned seed;
+};
 
 static void *churn_thread(void *arg)
 {

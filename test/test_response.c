@@ -15,23 +15,22 @@
 static const size_t chunkings[] = {1, 7, 16384, 0};
 #define NCHUNKINGS (sizeof chunkings / sizeof chunkings[0])
 
-static const char *const redirect_then_ok[] = {
-  "HTTP/1.1 301 Moved Permanently\r\n",
-  "Location: /next\r\n",
-  "Content-Length: 0\r\n",
-  "\r\n",
-  "HTTP/1.1 100 Continue\r\n",
-  "\r\n",
-  "HTTP/1.1 200 OK\r\n",
-  "Content-Type: text/plain\r\n",
-  "Set-Cookie: a=1\r\n",
-  "set-cookie: b=2\r\n",
-  "X-Empty:\r\n",
-  "X-Spaces: \t padded value \t\r\n",
-  "X-Folded: first\r\n",
-  " second\r\n",
-  "\r\n",
-  NULL};
+static const char *const redirect_then_ok[] = {"HTTP/1.1 301 Moved Permanently\r\n",
+                                               "Location: /next\r\n",
+                                               "Content-Length: 0\r\n",
+                                               "\r\n",
+                                               "HTTP/1.1 100 Continue\r\n",
+                                               "\r\n",
+                                               "HTTP/1.1 200 OK\r\n",
+                                               "Content-Type: text/plain\r\n",
+                                               "Set-Cookie: a=1\r\n",
+                                               "set-cookie: b=2\r\n",
+                                               "X-Empty:\r\n",
+                                               "X-Spaces: \t padded value \t\r\n",
+                                               "X-Folded: first\r\n",
+                                               " second\r\n",
+                                               "\r\n",
+                                               NULL};
 
 static const char *header_block(void)
 {
@@ -65,7 +64,7 @@ START_TEST(accessors_every_chunking)
     rc_view b = rc_body(r);
     assert_view(b, body, n);
     ck_assert_int_eq(b.ptr[n], '\0');
-    ck_assert_ptr_eq(rc_body(r).ptr, b.ptr);  /* the same storage each time */
+    ck_assert_ptr_eq(rc_body(r).ptr, b.ptr); /* the same storage each time */
 
     ck_assert_uint_eq(rc_hop_count(r), 3);
     ck_assert_int_eq(rc_status(r), 200);
@@ -127,7 +126,7 @@ START_TEST(accessors_every_chunking)
     ck_assert_mem_eq(fd, f1.ptr, dl);
     ck_assert_ptr_ne(fd, f1.ptr);
     rc_response_free(r);
-    ck_assert_mem_eq(d, body, n);  /* copies outlive the response */
+    ck_assert_mem_eq(d, body, n); /* copies outlive the response */
     ck_assert_int_eq(d[n], '\0');
     free(d);
     free(fd);
@@ -162,7 +161,7 @@ START_TEST(cap_policies)
     lim.max_body = cap;
     lim.on_cap = RC_CAP_DRAIN;
     ck_assert_int_eq(rc_response_set_limits(r, &lim), RC_OK);
-    ck_assert_uint_eq(feed(r, lines, body, n, chunkings[c]), 0);  /* all accepted */
+    ck_assert_uint_eq(feed(r, lines, body, n, chunkings[c]), 0); /* all accepted */
     assert_view(rc_body(r), body, cap);
     ck_assert(rc_truncated(r));
     ck_assert_int_eq(rc_result(r, CURLE_OK), RC_TRUNCATED);
@@ -216,20 +215,25 @@ START_TEST(header_and_hop_caps)
   memset(line, 'a', sizeof line);
   memcpy(line, "X-Big: ", 7);
   memcpy(line + 60, "\r\n", 3);
-  const char *const ok[] = {"HTTP/1.1 200 OK\r\n", line, NULL};  /* 17 + 62 */
+  const char *const ok[] = {"HTTP/1.1 200 OK\r\n", line, NULL}; /* 17 + 62 */
   ck_assert_uint_eq(feed(r, ok, NULL, 0, 0), 0);
   ck_assert_uint_eq(rc_header_cb(line, 1, 62, r), CURL_WRITEFUNC_ERROR);
   ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_HEADER_CAP);
   ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_HEADER_CAP);
   rc_hop_info h;
-  ck_assert_int_eq(rc_hop(r, 0, &h), RC_OK);  /* what was read is kept */
+  ck_assert_int_eq(rc_hop(r, 0, &h), RC_OK); /* what was read is kept */
   ck_assert_uint_eq(h.raw.len, 17 + 62);
   /* Later callbacks keep refusing. */
   ck_assert_uint_eq(rc_write_cb("x", 1, 1, r), CURL_WRITEFUNC_ERROR);
 
   rc_response_reset(r);
-  const char *const hops[] = {"HTTP/1.1 302 Found\r\n", "\r\n", "HTTP/1.1 302 Found\r\n",
-                              "\r\n", "HTTP/1.1 200 OK\r\n", "\r\n", NULL};
+  const char *const hops[] = {"HTTP/1.1 302 Found\r\n",
+                              "\r\n",
+                              "HTTP/1.1 302 Found\r\n",
+                              "\r\n",
+                              "HTTP/1.1 200 OK\r\n",
+                              "\r\n",
+                              NULL};
   ck_assert_uint_eq(feed(r, hops, NULL, 0, 0), CURL_WRITEFUNC_ERROR);
   ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_HOP_CAP);
   ck_assert_uint_eq(rc_hop_count(r), 2);
@@ -260,7 +264,7 @@ START_TEST(trailers)
     assert_view(rc_body(r), "hello world", 11);
     rc_view f;
     ck_assert_int_eq(rc_full_response(r, &f), RC_OK);
-    ck_assert_uint_eq(f.len, h.raw.len + 11);  /* trailers are not in it */
+    ck_assert_uint_eq(f.len, h.raw.len + 11); /* trailers are not in it */
     rc_response_free(r);
   }
 }
@@ -269,8 +273,8 @@ END_TEST
 START_TEST(status_lines)
 {
   rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
-  const char *const lines[] = {"HTTP/2 204 \r\n", "\r\n", "HTTP/1.0 404\r\n", "\r\n",
-                               "HTTP/3 200\r\n", "\r\n", NULL};
+  const char *const lines[] = {
+      "HTTP/2 204 \r\n", "\r\n", "HTTP/1.0 404\r\n", "\r\n", "HTTP/3 200\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
   rc_hop_info h;
   rc_hop(r, 0, &h);
@@ -305,9 +309,9 @@ START_TEST(empty_allocates_nothing)
 
   const char *const lines[] = {"HTTP/1.1 204 No Content\r\n", "\r\n", NULL};
   ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
-  ck_assert_uint_eq(rc_write_cb("", 1, 0, r), 0);  /* curl's empty write */
+  ck_assert_uint_eq(rc_write_cb("", 1, 0, r), 0); /* curl's empty write */
   size_t after_headers = pool_stats(p).bytes_in_use;
-  ck_assert_uint_eq(pool_stats(p).acquisitions, 1);  /* the header block only */
+  ck_assert_uint_eq(pool_stats(p).acquisitions, 1); /* the header block only */
   b = rc_body(r);
   ck_assert_str_eq(b.ptr, "");
   ck_assert_uint_eq(pool_stats(p).bytes_in_use, after_headers);
@@ -345,12 +349,13 @@ START_TEST(content_length_bounds_growth)
   long calls = ca.calls;
   ck_assert_uint_eq(feed(r, NULL, body, n, 16384), 0);
   ck_assert_uint_eq(pool_stats(p).bytes_in_use - headers, n + 1);
-  ck_assert_int_eq(ca.calls - calls, 1);  /* one allocation, no resize */
+  ck_assert_int_eq(ca.calls - calls, 1); /* one allocation, no resize */
   assert_view(rc_body(r), body, n);
   rc_response_reset(r);
   rc_pool_trim(p);
 
-  const char *const liar[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 4294967296\r\n", "\r\n", NULL};
+  const char *const liar[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 4294967296\r\n", "\r\n",
+                              NULL};
   size_t before = ca.bytes_requested;
   ck_assert_uint_eq(feed(r, liar, "0123456789", 10, 0), 0);
   ck_assert_uint_le(ca.bytes_requested - before, 2 * 32 * KiB + 1024);
@@ -378,7 +383,13 @@ START_TEST(body_follows_last_hop)
 }
 END_TEST
 
-struct reader { rc_response *r; rc_view full; const char *body; size_t n; int ok; };
+struct reader {
+  rc_response *r;
+  rc_view full;
+  const char *body;
+  size_t n;
+  int ok;
+};
 
 static void *read_all(void *arg)
 {
@@ -420,7 +431,7 @@ START_TEST(concurrent_readers)
     ck_assert(rd[i].ok);
     ck_assert_ptr_eq(rd[i].full.ptr, rd[0].full.ptr);
   }
-  ck_assert_uint_eq(pool_stats(p).acquisitions, acq + 1);  /* assembled once */
+  ck_assert_uint_eq(pool_stats(p).acquisitions, acq + 1); /* assembled once */
   rc_response_free(r);
   ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
   rc_pool_free(p);
@@ -448,7 +459,7 @@ START_TEST(full_response_no_leak)
   }
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.acquisitions, st.releases);
-  ck_assert_uint_eq(st.acquisitions, 50 * 3);  /* headers, body, full */
+  ck_assert_uint_eq(st.acquisitions, 50 * 3); /* headers, body, full */
   rc_response_free(r);
   rc_pool_free(p);
 }
@@ -524,7 +535,7 @@ START_TEST(allocation_failure)
     } else {
       ck_assert_int_eq(rc, RC_E_NOMEM);
       rc_view b = rc_body(r);
-      ck_assert_mem_eq(b.ptr, body, b.len);  /* what was read is kept */
+      ck_assert_mem_eq(b.ptr, body, b.len); /* what was read is kept */
     }
     rc_response_free(r);
     rc_pool_free(p);
@@ -562,7 +573,7 @@ static void small_chunk_refused(rc_overflow mode)
 {
   rc_pool_config cfg;
   rc_pool_config_init(&cfg);
-  cfg.budget = 1;  /* nothing fits */
+  cfg.budget = 1; /* nothing fits */
   cfg.overflow = mode;
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
@@ -583,7 +594,7 @@ static void small_chunk_refused(rc_overflow mode)
     ck_assert_uint_eq(feed(r, gz, "\x1f", 1, 0), 0);
     ck_assert(rc_body_spilled(r));
     ck_assert_uint_eq(pool_stats(p).spills, 1);
-    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_DECODE);  /* the gzip ended early */
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_DECODE); /* the gzip ended early */
   }
   rc_response_free(r);
   rc_response_free(holder);
@@ -646,8 +657,8 @@ END_TEST
  * starts on the continuation line starts at its first character. */
 START_TEST(folded_values)
 {
-  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "X-Sum: 42\r\n", " \r\n",
-                               "X-Long:\r\n", "\tvalue\r\n", "\r\n", NULL};
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "X-Sum: 42\r\n", " \r\n", "X-Long:\r\n",
+                               "\tvalue\r\n",         "\r\n",          NULL};
   rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   ck_assert_uint_eq(feed(r, lines, NULL, 0, 0), 0);
   rc_view v;

@@ -26,8 +26,8 @@
 
 extern char **environ;
 
-#define KiB ((size_t)1024)
-#define MiB (1024 * KiB)
+#define KiB      ((size_t)1024)
+#define MiB      (1024 * KiB)
 #define MAX_BODY (4 * MiB) /* --max-body of every run but the demo */
 
 /* ---- The targets -------------------------------------------------------- */
@@ -35,11 +35,11 @@ extern char **environ;
 typedef enum { BODY_PATTERN, BODY_ZEROS, BODY_HELLO, BODY_NONE } body_kind;
 
 typedef struct target {
-  const char *path;     /* NULL: the unreachable port */
-  int status;           /* final status; 0 for no response */
+  const char *path; /* NULL: the unreachable port */
+  int status;       /* final status; 0 for no response */
   int hops;
-  size_t body;          /* body_bytes */
-  body_kind kind;       /* what the body holds */
+  size_t body;    /* body_bytes */
+  body_kind kind; /* what the body holds */
   const char *encoding;
   int truncated;
 } target;
@@ -63,7 +63,7 @@ static const target TARGETS[] = {
 #define NTARGETS (sizeof TARGETS / sizeof TARGETS[0])
 #define REDIRECT 5 /* the index of the redirect chain */
 
-static int down_fd = -1;       /* bound but not listening: connections fail */
+static int down_fd = -1; /* bound but not listening: connections fail */
 static char down_url[64];
 static char urls[NTARGETS][160];
 static char targets_path[256], out_path[256];
@@ -100,7 +100,7 @@ static void setup(void)
       ts_url(srv, TARGETS[i].path, urls[i], sizeof urls[i]);
     else
       snprintf(urls[i], sizeof urls[i], "%s", down_url);
-    fprintf(f, "%s%s\n", i % 2 ? "  " : "", urls[i]);  /* white space is dropped */
+    fprintf(f, "%s%s\n", i % 2 ? "  " : "", urls[i]); /* white space is dropped */
   }
   ck_assert_int_eq(fclose(f), 0);
   fd = mkstemp(out_path);
@@ -173,12 +173,12 @@ static int run_example(const char *name, const char *const *args, const char *in
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path,
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, in ? in : "/dev/null", O_RDONLY, 0);
   if (err_path)
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path,
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
   pid_t pid;
   int err = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -190,10 +190,7 @@ static int run_example(const char *name, const char *const *args, const char *in
 }
 
 /* Runs scan with args; stdin empty, stderr ours. */
-static int run_scan(const char *const *args)
-{
-  return run_example("scan", args, NULL, NULL);
-}
+static int run_scan(const char *const *args) { return run_example("scan", args, NULL, NULL); }
 
 /* ---- A JSON line -------------------------------------------------------- */
 
@@ -218,9 +215,12 @@ static const char *skip_ws(const char *p)
 
 static int hex(char c)
 {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
   return -1;
 }
 
@@ -239,7 +239,9 @@ static const char *json_str(const char *p, char *out, size_t cap)
     if (c == '\\') {
       char e = *p++;
       switch (e) {
-      case '"': case '\\': case '/': c = (unsigned char)e; break;
+      case '"':
+      case '\\':
+      case '/': c = (unsigned char)e; break;
       case 'n': c = '\n'; break;
       case 'r': c = '\r'; break;
       case 't': c = '\t'; break;
@@ -276,9 +278,9 @@ static int set_str(char *dst, size_t cap, const char *src)
  * Returns 0, or -1 when the line is not such an object. */
 static int parse_record(const char *line, record *r)
 {
-  static const char *const keys[] = {
-      "url", "final_url", "status", "hops", "body_bytes", "truncated",
-      "encoding", "matched", "error", "time_ms", "http_version", "attempts"};
+  static const char *const keys[] = {"url",        "final_url", "status",       "hops",
+                                     "body_bytes", "truncated", "encoding",     "matched",
+                                     "error",      "time_ms",   "http_version", "attempts"};
   memset(r, 0, sizeof *r);
   const char *p = skip_ws(line);
   if (*p++ != '{')
@@ -315,37 +317,74 @@ static int parse_record(const char *line, record *r)
     while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k], key) != 0)
       k++;
     if (k == sizeof keys / sizeof keys[0] || (r->seen & (1u << k)))
-      return -1;  /* unknown or repeated key */
+      return -1; /* unknown or repeated key */
     r->seen |= 1u << k;
     int num_ok = !is_str && !is_null && !is_bool;
     switch (k) {
-    case 0: if (!is_str || set_str(r->url, sizeof r->url, str)) return -1; break;
+    case 0:
+      if (!is_str || set_str(r->url, sizeof r->url, str))
+        return -1;
+      break;
     case 1:
-      if (!is_str && !is_null) return -1;
+      if (!is_str && !is_null)
+        return -1;
       r->final_url_null = is_null;
       if (set_str(r->final_url, sizeof r->final_url, is_str ? str : ""))
         return -1;
       break;
-    case 2: if (!num_ok) return -1; r->status = (long)num; break;
-    case 3: if (!num_ok) return -1; r->hops = (long)num; break;
-    case 4: if (!num_ok) return -1; r->body_bytes = (size_t)num; break;
-    case 5: if (!is_bool) return -1; r->truncated = boolean; break;
-    case 6: if (!is_str || set_str(r->encoding, sizeof r->encoding, str)) return -1; break;
-    case 7: if (!is_bool) return -1; r->matched = boolean; break;
+    case 2:
+      if (!num_ok)
+        return -1;
+      r->status = (long)num;
+      break;
+    case 3:
+      if (!num_ok)
+        return -1;
+      r->hops = (long)num;
+      break;
+    case 4:
+      if (!num_ok)
+        return -1;
+      r->body_bytes = (size_t)num;
+      break;
+    case 5:
+      if (!is_bool)
+        return -1;
+      r->truncated = boolean;
+      break;
+    case 6:
+      if (!is_str || set_str(r->encoding, sizeof r->encoding, str))
+        return -1;
+      break;
+    case 7:
+      if (!is_bool)
+        return -1;
+      r->matched = boolean;
+      break;
     case 8:
-      if (!is_str && !is_null) return -1;
+      if (!is_str && !is_null)
+        return -1;
       r->error_null = is_null;
       if (set_str(r->error, sizeof r->error, is_str ? str : ""))
         return -1;
       break;
-    case 9: if (!num_ok) return -1; r->time_ms = num; break;
+    case 9:
+      if (!num_ok)
+        return -1;
+      r->time_ms = num;
+      break;
     case 10:
-      if (!is_str && !is_null) return -1;
+      if (!is_str && !is_null)
+        return -1;
       r->http_version_null = is_null;
       if (set_str(r->http_version, sizeof r->http_version, is_str ? str : ""))
         return -1;
       break;
-    default: if (!num_ok) return -1; r->attempts = (long)num; break;
+    default:
+      if (!num_ok)
+        return -1;
+      r->attempts = (long)num;
+      break;
     }
     p = skip_ws(p);
     if (*p == '}')
@@ -366,11 +405,17 @@ static int valid_utf8(const char *s)
   while (*p) {
     unsigned cp;
     int n;
-    if (*p < 0x80) { p++; continue; }
-    else if ((*p & 0xE0) == 0xC0) n = 1, cp = *p & 0x1F;
-    else if ((*p & 0xF0) == 0xE0) n = 2, cp = *p & 0x0F;
-    else if ((*p & 0xF8) == 0xF0) n = 3, cp = *p & 0x07;
-    else return 0;
+    if (*p < 0x80) {
+      p++;
+      continue;
+    } else if ((*p & 0xE0) == 0xC0)
+      n = 1, cp = *p & 0x1F;
+    else if ((*p & 0xF0) == 0xE0)
+      n = 2, cp = *p & 0x0F;
+    else if ((*p & 0xF8) == 0xF0)
+      n = 3, cp = *p & 0x07;
+    else
+      return 0;
     for (int i = 1; i <= n; i++) {
       if ((p[i] & 0xC0) != 0x80)
         return 0;
@@ -443,8 +488,8 @@ static void scan_targets(const char *const *opts, record *by_target)
 static void check_matched(const record *r, int (*want)(const target *), const char *what)
 {
   for (size_t i = 0; i < NTARGETS; i++)
-    ck_assert_msg(r[i].matched == want(&TARGETS[i]), "%s: %s matched %d", what,
-                  urls[i], r[i].matched);
+    ck_assert_msg(r[i].matched == want(&TARGETS[i]), "%s: %s matched %d", what, urls[i],
+                  r[i].matched);
 }
 
 /* ---- Tests -------------------------------------------------------------- */
@@ -474,8 +519,8 @@ START_TEST(fields)
       ck_assert_msg(g->error_null, "%s: error %s", urls[i], g->error);
       ck_assert_msg(g->matched, "%s: a response without matchers matches", urls[i]);
     } else {
-      ck_assert_msg(!g->error_null && strstr(g->error, "transfer failed"),
-                    "unreachable: error %s", g->error);
+      ck_assert_msg(!g->error_null && strstr(g->error, "transfer failed"), "unreachable: error %s",
+                    g->error);
       ck_assert(!g->matched);
     }
   }
@@ -552,7 +597,7 @@ START_TEST(regex_body)
   const char *const bin[] = {"--regex", "\x01\x7f\x80", NULL};
   scan_targets(bin, r);
   check_matched(r, has_binary, "--regex binary");
-  ck_assert(r[1].matched);  /* 100 KiB of pattern: it is in there */
+  ck_assert(r[1].matched); /* 100 KiB of pattern: it is in there */
 
   const char *const anchored[] = {"--regex", "^hel+o$", "--regex", "^zzz", NULL};
   scan_targets(anchored, r);
@@ -597,14 +642,14 @@ static int is_hello_or_compress(const target *t)
 START_TEST(all_part)
 {
   record r[NTARGETS];
-  const char *const opts[] = {
-      "--part", "all", "--regex", "^HTTP/1\\.1 200 OK\r\n.*\r\n\r\nhello$",
-      "--regex", "Content-Encoding: compress", NULL};
+  const char *const opts[] = {"--part",  "all",
+                              "--regex", "^HTTP/1\\.1 200 OK\r\n.*\r\n\r\nhello$",
+                              "--regex", "Content-Encoding: compress",
+                              NULL};
   scan_targets(opts, r);
   check_matched(r, is_hello_or_compress, "--part all");
 }
 END_TEST
-
 
 /* ---- The command line ----------------------------------------------------- */
 
@@ -682,8 +727,11 @@ START_TEST(conventions)
     ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s", out);
     free(out);
   }
-  const char *bad[][3] = {{"--no-such", NULL}, {"--rate", "fast", NULL},
-                          {"--overflow", "sometimes", NULL}, {"-u", NULL}, {"stray", NULL}};
+  const char *bad[][3] = {{"--no-such", NULL},
+                          {"--rate", "fast", NULL},
+                          {"--overflow", "sometimes", NULL},
+                          {"-u", NULL},
+                          {"stray", NULL}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(run_example("scan", bad[i], NULL, err_path), 2);
     char *err = slurp(err_path);
@@ -726,11 +774,11 @@ START_TEST(targets_and_output)
   temp_path(file, sizeof file, "o");
   const char *out[] = {"-u", a, "-o", file, NULL};
   ck_assert_int_eq(run_scan(out), 0);
-  ck_assert_uint_eq(read_records(&recs), 0);  /* stdout stays empty */
+  ck_assert_uint_eq(read_records(&recs), 0); /* stdout stays empty */
   free(recs);
   char *got = slurp(file);
-  ck_assert_msg(strncmp(got, "{\"url\":\"", 8) == 0 && strstr(got, "\"body_bytes\":11,"),
-                "%s", got);
+  ck_assert_msg(strncmp(got, "{\"url\":\"", 8) == 0 && strstr(got, "\"body_bytes\":11,"), "%s",
+                got);
   free(got);
   unlink(file);
 }
@@ -748,7 +796,7 @@ START_TEST(matched_only_and_silent)
   ck_assert_int_eq(recs[0].status, 404);
   free(recs);
   char *err = slurp(err_path);
-  ck_assert_ptr_nonnull(strstr(err, "scan: 12 requests"));  /* the summary */
+  ck_assert_ptr_nonnull(strstr(err, "scan: 12 requests")); /* the summary */
   free(err);
 
   const char *silent[] = {"-l", targets_path, "-s", NULL};
@@ -763,9 +811,19 @@ END_TEST
 /* -X, -H, -d and --user-agent, as /echo saw them. */
 START_TEST(request_options)
 {
-  const char *put[] = {"-X", "PUT", "-H", "X-Scan-Test: yes", "-d", "hello",
-                       "--user-agent", "rc-test/1", "--regex", "^PUT /echo HTTP/1\\.1\r\n",
-                       "--regex", "\r\nX-Scan-Test: yes\r\n", NULL};
+  const char *put[] = {"-X",
+                       "PUT",
+                       "-H",
+                       "X-Scan-Test: yes",
+                       "-d",
+                       "hello",
+                       "--user-agent",
+                       "rc-test/1",
+                       "--regex",
+                       "^PUT /echo HTTP/1\\.1\r\n",
+                       "--regex",
+                       "\r\nX-Scan-Test: yes\r\n",
+                       NULL};
   /* Regexes of one kind are alternatives: check each alone. */
   const char *checks[] = {"^PUT /echo HTTP/1\\.1\r\n", "\r\nX-Scan-Test: yes\r\n",
                           "\r\nContent-Length: 5\r\n", "\r\nUser-Agent: rc-test/1\r\n"};
@@ -845,7 +903,7 @@ START_TEST(rate)
   ck_assert_uint_eq(ts_requests(srv) - before, 10);
   ck_assert_msg(took >= 0.42 && took < 10, "10 requests at 20/s took %.3f s", took);
 
-  args[4] = "1000";  /* the same without a real limit: fast */
+  args[4] = "1000"; /* the same without a real limit: fast */
   t0 = now_s();
   ck_assert_int_eq(run_scan(args), 0);
   ck_assert_msg(now_s() - t0 < 0.42, "unlimited took %.3f s", now_s() - t0);
@@ -911,7 +969,7 @@ START_TEST(memory_options)
   ck_assert_int_eq(run_example("scan", spilling, NULL, err_path), 0);
   unsigned long pauses, spills;
   pool_counts(err_path, &pauses, &spills);
-  ck_assert_uint_ge(spills, 3);  /* 100k, 3M, 200k, the bomb at least */
+  ck_assert_uint_ge(spills, 3); /* 100k, 3M, 200k, the bomb at least */
 
   char big[160];
   ts_url(srv, "/bytes?n=2M&write=16384&delay_us=200", big, sizeof big);
@@ -947,13 +1005,13 @@ END_TEST
 START_TEST(utf8_output)
 {
   static const char *const odd[] = {
-      "/bytes?n=1&x=\xff",             /* a byte that never starts UTF-8 */
-      "/bytes?n=2&x=caf\xc3\xa9",      /* valid UTF-8: kept as it is */
-      "/bytes?n=3&x=\xe9t\xe9",        /* Latin-1 */
-      "/bytes?n=4&x=\xed\xa0\x80",     /* a surrogate */
-      "/bytes?n=5&x=\xc0\xaf",         /* an overlong '/' */
-      "/bytes?n=6&x=\xf0\x9f\x98",     /* a sequence cut short */
-      "/bytes?n=7&x=\x7f\x01",         /* DEL and a control byte */
+      "/bytes?n=1&x=\xff",         /* a byte that never starts UTF-8 */
+      "/bytes?n=2&x=caf\xc3\xa9",  /* valid UTF-8: kept as it is */
+      "/bytes?n=3&x=\xe9t\xe9",    /* Latin-1 */
+      "/bytes?n=4&x=\xed\xa0\x80", /* a surrogate */
+      "/bytes?n=5&x=\xc0\xaf",     /* an overlong '/' */
+      "/bytes?n=6&x=\xf0\x9f\x98", /* a sequence cut short */
+      "/bytes?n=7&x=\x7f\x01",     /* DEL and a control byte */
   };
   enum { N = sizeof odd / sizeof odd[0] };
   char list[256], want[N][192];
@@ -966,7 +1024,7 @@ START_TEST(utf8_output)
   ck_assert_int_eq(run_scan(args), 0);
   record *recs;
   ck_assert_uint_eq(read_records(&recs), N);
-  int seen[N] = {0};  /* each URL comes back byte for byte, once */
+  int seen[N] = {0}; /* each URL comes back byte for byte, once */
   for (size_t i = 0; i < N; i++) {
     size_t k = 0;
     while (k < N && strcmp(recs[i].url, want[k]) != 0)

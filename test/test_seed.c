@@ -14,7 +14,6 @@
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-
 /* After a burst of large bodies, the idle memory the pool keeps is within
  * its bounds, nothing is in use, it decays once the pool is quiet, and trim
  * gives it all back. */
@@ -81,13 +80,18 @@ START_TEST(rapid_create_destroy)
   ck_assert_uint_eq(ca.live_bytes, bytes_after_first);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_eq(st.acquisitions, st.releases);
-  ck_assert_uint_eq(st.fresh, 2);  /* the first body and header blocks, reused since */
+  ck_assert_uint_eq(st.fresh, 2); /* the first body and header blocks, reused since */
   rc_pool_free(p);
   ck_assert_int_eq(ca.live, 0);
 }
 END_TEST
 
-struct reader { rc_response *r; const char *full; size_t full_len; int ok; };
+struct reader {
+  rc_response *r;
+  const char *full;
+  size_t full_len;
+  int ok;
+};
 
 static void *read_it(void *arg)
 {
@@ -152,7 +156,7 @@ START_TEST(more_in_flight_than_pooled)
     ck_assert_uint_le(st.idle_large, 10);
   }
   rc_pool_stats st = pool_stats(p);
-  ck_assert_uint_ge(st.reuses, 99 * 10);  /* every round reused the kept ones */
+  ck_assert_uint_ge(st.reuses, 99 * 10); /* every round reused the kept ones */
   ck_assert_uint_gt(st.discards, 0);
   rc_pool_free(p);
 }

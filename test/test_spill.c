@@ -14,7 +14,7 @@
 
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
-#define MEM (64 * KiB)  /* max_memory in these tests */
+#define MEM (64 * KiB) /* max_memory in these tests */
 
 static const size_t chunkings[] = {1, 7, 16384, 0};
 #define NCHUNKINGS (sizeof chunkings / sizeof chunkings[0])
@@ -99,8 +99,7 @@ START_TEST(declared_over_memory_takes_no_memory)
 {
   size_t n = 1 * MiB;
   char *body = pattern(n, 3);
-  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 1048576\r\n", "\r\n",
-                               NULL};
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Length: 1048576\r\n", "\r\n", NULL};
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
   rc_response *r = spilling_response(p, MEM, 0);
@@ -125,7 +124,7 @@ START_TEST(cap_inside_the_file)
   for (size_t c = 0; c < NCHUNKINGS; c++) {
     rc_response *r = spilling_response(NULL, MEM, cap);
     size_t ret = feed(r, plain, body, n, chunkings[c]);
-    ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);  /* RC_CAP_STOP */
+    ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR); /* RC_CAP_STOP */
     ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_TRUNCATED);
     ck_assert(rc_body_spilled(r));
     assert_body(r, body, cap);
@@ -158,8 +157,7 @@ START_TEST(decoded_body_spills)
   size_t n = 1 * MiB + 17, gz_len;
   char *body = pattern(n, 5);
   char *gz = gzip_of(body, n, &gz_len);
-  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n",
-                               NULL};
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
   for (size_t c = 0; c < NCHUNKINGS; c++) {
     rc_response *r = spilling_response(NULL, MEM, 0);
     ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
@@ -193,7 +191,7 @@ START_TEST(no_spill_directory)
   rc_pool_config got;
   rc_pool_config_get(p, &got);
   ck_assert_str_eq(got.spill_dir, "/nonexistent/respchain-test");
-  ck_assert_ptr_ne(got.spill_dir, cfg.spill_dir);  /* the pool's own copy */
+  ck_assert_ptr_ne(got.spill_dir, cfg.spill_dir); /* the pool's own copy */
   size_t n = 3 * MEM;
   char *body = pattern(n, 6);
   rc_response *r = spilling_response(p, MEM, 0);
@@ -217,7 +215,7 @@ START_TEST(no_space_left)
   struct rlimit old, small = {200 * KiB, 200 * KiB};
   ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
   small.rlim_max = old.rlim_max;
-  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);  /* EFBIG instead */
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead */
   ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
   size_t n = 1 * MiB;
   char *body = pattern(n, 7);
@@ -229,7 +227,7 @@ START_TEST(no_space_left)
   ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_SPILL);
   ck_assert(rc_body_spilled(r));
   rc_view v = rc_body(r);
-  ck_assert_uint_le(v.len, 200 * KiB - 1);  /* one byte is kept for the NUL */
+  ck_assert_uint_le(v.len, 200 * KiB - 1); /* one byte is kept for the NUL */
   ck_assert_uint_ge(v.len, 200 * KiB - 16384);
   ck_assert(memcmp(v.ptr, body, v.len) == 0);
   ck_assert_int_eq(v.ptr[v.len], '\0');
@@ -349,8 +347,7 @@ START_TEST(allocation_failure)
   size_t n = 300 * KiB, gz_len;
   char *body = pattern(n, 11);
   char *gz = gzip_of(body, n, &gz_len);
-  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n",
-                               NULL};
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
   int completed = 0;
   for (long fail = 1; !completed && fail < 200; fail++) {
     counting_alloc ca;
@@ -400,7 +397,7 @@ START_TEST(budget_spill_mode)
     ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
     rc_response *r = new_response(p, 0, RC_CAP_STOP);
     if (attached)
-      ck_assert_int_eq(rc_attach(r, easy), RC_OK);  /* never performed */
+      ck_assert_int_eq(rc_attach(r, easy), RC_OK); /* never performed */
     ck_assert_uint_eq(feed(r, plain, body, n, 16384), 0);
     ck_assert(rc_body_spilled(r));
     /* Within the budget (the full response below is exempt, so look now). */

@@ -85,7 +85,7 @@ static char *dies_with(stale_read fn)
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
     fn();
-    _exit(0);  /* no report: the test fails below */
+    _exit(0); /* no report: the test fails below */
   }
   close(fds[1]);
   size_t cap = 1 << 16, len = 0;

@@ -9,18 +9,21 @@
 
 #include "net.h"
 
-#define THREADS 8
+#define THREADS   8
 #define TRANSFERS 10000
 
 static rc_pool *pool;
 
-static const struct { const char *path; size_t n; } mix[] = {
-  {"/bytes?n=1024", 1024},
-  {"/bytes?n=100", 100},
-  {"/gzip?n=20000&coding=gzip", 20000},
-  {"/bytes?n=70000&te=chunked", 70000},
-  {"/status?code=204", 0},
-  {"/bytes?n=600000", 600000},  /* large: goes through the large stack */
+static const struct {
+  const char *path;
+  size_t n;
+} mix[] = {
+    {"/bytes?n=1024", 1024},
+    {"/bytes?n=100", 100},
+    {"/gzip?n=20000&coding=gzip", 20000},
+    {"/bytes?n=70000&te=chunked", 70000},
+    {"/status?code=204", 0},
+    {"/bytes?n=600000", 600000}, /* large: goes through the large stack */
 };
 
 static void *worker(void *arg)

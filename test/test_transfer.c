@@ -11,7 +11,6 @@
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
-
 /* One transfer of path into resp; returns rc_result. */
 static rc_code fetch(rc_response *resp, const char *path, long follow, CURLcode *ccp)
 {
@@ -29,14 +28,17 @@ static rc_code fetch(rc_response *resp, const char *path, long follow, CURLcode 
   return rc_result(resp, cc);
 }
 
-static const struct { const char *path; size_t n; } bodies[] = {
-  {"/bytes?n=0", 0},
-  {"/bytes?n=1", 1},
-  {"/bytes?n=100000", 100000},
-  {"/bytes?n=100000&te=chunked&write=7", 100000},
-  {"/bytes?n=300000&te=close", 300000},
-  {"/bytes?n=5000&write=1&te=chunked", 5000},
-  {"/bytes?n=8M", 8 * MiB},
+static const struct {
+  const char *path;
+  size_t n;
+} bodies[] = {
+    {"/bytes?n=0", 0},
+    {"/bytes?n=1", 1},
+    {"/bytes?n=100000", 100000},
+    {"/bytes?n=100000&te=chunked&write=7", 100000},
+    {"/bytes?n=300000&te=close", 300000},
+    {"/bytes?n=5000&write=1&te=chunked", 5000},
+    {"/bytes?n=8M", 8 * MiB},
 };
 
 START_TEST(fixed_chunked_close)
@@ -58,12 +60,15 @@ END_TEST
  * same through gzip, where the limit counts decoded bytes. */
 START_TEST(large_bodies_spill)
 {
-  static const struct { const char *path; size_t n; } big[] = {
-    {"/bytes?n=32M", 32 * MiB},
-    {"/bytes?n=32M&te=chunked", 32 * MiB},
-    {"/bytes?n=32M&te=close", 32 * MiB},
-    {"/gzip?n=12M&coding=gzip", 12 * MiB},
-    {"/gzip?n=12M&coding=deflate&te=chunked&write=7000", 12 * MiB},
+  static const struct {
+    const char *path;
+    size_t n;
+  } big[] = {
+      {"/bytes?n=32M", 32 * MiB},
+      {"/bytes?n=32M&te=chunked", 32 * MiB},
+      {"/bytes?n=32M&te=close", 32 * MiB},
+      {"/gzip?n=12M&coding=gzip", 12 * MiB},
+      {"/gzip?n=12M&coding=deflate&te=chunked&write=7000", 12 * MiB},
   };
   rc_pool *p;
   ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
@@ -91,7 +96,7 @@ START_TEST(redirects_keep_every_hop)
 {
   rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
   ck_assert_int_eq(fetch(r, "/redirect?n=3&code=301&to=%2Fbytes%3Fn%3D1000", 1, NULL), RC_OK);
-  ck_assert_uint_eq(rc_hop_count(r), 5);  /* 301 x3, the 302 to the target, 200 */
+  ck_assert_uint_eq(rc_hop_count(r), 5); /* 301 x3, the 302 to the target, 200 */
   rc_hop_info h;
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(rc_hop(r, i, &h), RC_OK);
@@ -103,7 +108,7 @@ START_TEST(redirects_keep_every_hop)
   ck_assert_int_eq(rc_hop(r, 3, &h), RC_OK);
   ck_assert_int_eq(h.status, 302);
   ck_assert_int_eq(rc_status(r), 200);
-  assert_pattern(rc_body(r), 1000);  /* redirect bodies are not kept */
+  assert_pattern(rc_body(r), 1000); /* redirect bodies are not kept */
 
   /* Not following: the redirect is the last hop, its body the body. */
   rc_response_reset(r);
@@ -193,7 +198,7 @@ START_TEST(empty_204_head)
     ck_assert_str_eq(rc_body(r).ptr, "");
     rc_pool_stats st;
     rc_pool_stats_get(p, &st);
-    ck_assert_uint_eq(st.acquisitions - st.releases, 1);  /* headers only */
+    ck_assert_uint_eq(st.acquisitions - st.releases, 1); /* headers only */
     rc_response_reset(r);
   }
   char url[256];

@@ -42,7 +42,7 @@ START_TEST(h1_waits_and_resumes)
   char url[256], want[300];
   ts_url(srv, "/bytes?n=4M", url, sizeof url);
   char *argv[] = {getenv("UVSCAN_BIN"), "--budget", "8M", "--parallel", "16",
-                  "--repeat", "48", url, NULL};
+                  "--repeat",           "48",       url,  NULL};
   ck_assert_ptr_nonnull(argv[0]);
   prog_out o = run_program(argv);
   fprintf(stderr, "%s", o.err);
@@ -63,8 +63,9 @@ START_TEST(h2_streams_spill)
   ck_assert_ptr_nonnull(h2);
   char url[256], want[300];
   h2_url(h2, "/p/8m", url, sizeof url);
-  char *argv[] = {getenv("UVSCAN_BIN"), "--budget", "16M", "--parallel", "16",
-                  "--repeat", "48", "--cacert", (char *)h2_cafile(h2), url, NULL};
+  char *argv[] = {
+      getenv("UVSCAN_BIN"),  "--budget", "16M", "--parallel", "16", "--repeat", "48", "--cacert",
+      (char *)h2_cafile(h2), url,        NULL};
   prog_out o = run_program(argv);
   fprintf(stderr, "%s", o.err);
   ck_assert_int_eq(o.status, 0);

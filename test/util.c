@@ -6,7 +6,10 @@
 #include <string.h>
 
 /* Each block carries its size in front, so that frees can be counted. */
-typedef union { size_t size; max_align_t align; } head;
+typedef union {
+  size_t size;
+  max_align_t align;
+} head;
 
 static int should_fail(counting_alloc *ca)
 {
@@ -28,9 +31,8 @@ static void *ca_realloc(void *p, size_t n, void *ud)
   __atomic_add_fetch(&ca->bytes_requested, n, __ATOMIC_SEQ_CST);
   size_t live = __atomic_add_fetch(&ca->live_bytes, n - old, __ATOMIC_SEQ_CST);
   size_t peak = __atomic_load_n(&ca->peak_bytes, __ATOMIC_SEQ_CST);
-  while (live > peak &&
-         !__atomic_compare_exchange_n(&ca->peak_bytes, &peak, live, 0, __ATOMIC_SEQ_CST,
-                                      __ATOMIC_SEQ_CST))
+  while (live > peak && !__atomic_compare_exchange_n(&ca->peak_bytes, &peak, live, 0,
+                                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
     ;
   if (!p) {
     __atomic_add_fetch(&ca->live, 1, __ATOMIC_SEQ_CST);
@@ -81,8 +83,8 @@ rc_pool *exact_pool(void)
   return p;
 }
 
-size_t feed(rc_response *resp, const char *const *lines, const char *body,
-            size_t body_len, size_t chunk)
+size_t feed(rc_response *resp, const char *const *lines, const char *body, size_t body_len,
+            size_t chunk)
 {
   for (; lines && *lines; lines++) {
     size_t n = strlen(*lines);

@@ -8,14 +8,14 @@
 #include "respchain.h"
 
 typedef struct counting_alloc {
-  rc_allocator a;            /* pass &ca.a as rc_pool_config.allocator */
-  long live;                 /* blocks not yet freed */
-  long total;                /* successful malloc/realloc(NULL) calls */
-  long calls;                /* allocation attempts, failed ones included */
-  long fail_at;              /* fail the attempt with this number (1-based); 0 never */
-  size_t bytes_requested;    /* sum of sizes asked for */
-  size_t live_bytes;         /* bytes in blocks not yet freed */
-  size_t peak_bytes;         /* highest live_bytes (may be reset by a test) */
+  rc_allocator a;         /* pass &ca.a as rc_pool_config.allocator */
+  long live;              /* blocks not yet freed */
+  long total;             /* successful malloc/realloc(NULL) calls */
+  long calls;             /* allocation attempts, failed ones included */
+  long fail_at;           /* fail the attempt with this number (1-based); 0 never */
+  size_t bytes_requested; /* sum of sizes asked for */
+  size_t live_bytes;      /* bytes in blocks not yet freed */
+  size_t peak_bytes;      /* highest live_bytes (may be reset by a test) */
 } counting_alloc;
 
 void counting_alloc_init(counting_alloc *ca);
@@ -32,8 +32,8 @@ rc_pool *exact_pool(void);
  * bytes (0: one piece), through rc_header_cb / rc_write_cb, as curl would.
  * Returns the first callback return value that was not the piece length,
  * or 0 when every callback accepted its bytes. */
-size_t feed(rc_response *resp, const char *const *lines, const char *body,
-            size_t body_len, size_t chunk);
+size_t feed(rc_response *resp, const char *const *lines, const char *body, size_t body_len,
+            size_t chunk);
 
 /* Deterministic test bytes. */
 void fill_pattern(char *dst, size_t n, unsigned seed);

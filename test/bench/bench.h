@@ -31,8 +31,8 @@
 
 double mib(double bytes);
 double now_s(void);
-long faults(int who);   /* minor page faults so far */
-double cpu_s(int who);  /* user + system seconds */
+long faults(int who);  /* minor page faults so far */
+double cpu_s(int who); /* user + system seconds */
 
 /* memcpy bytes and calls made by statically linked code on this thread. */
 extern _Thread_local uint64_t t_copy_bytes, t_copy_calls;
@@ -95,7 +95,7 @@ struct scenario {
   bool gzip;         /* encoded bodies: the baselines let curl decode */
   bool per_transfer; /* respchain creates and frees a response per transfer */
   void (*request)(const scenario *sc, size_t i, request *out);
-  size_t distinct;   /* requests 0..distinct-1 name every URL used */
+  size_t distinct; /* requests 0..distinct-1 name every URL used */
 };
 
 #define NSCEN 8
@@ -117,16 +117,16 @@ const unsigned char *expected_body(size_t n);
 
 typedef struct slot {
   CURL *easy;
-  bool busy;           /* a transfer is in flight */
-  size_t index;        /* request number */
+  bool busy;    /* a transfer is in flight */
+  size_t index; /* request number */
   request rq;
-  size_t cap;          /* body cap of this contender (SIZE_MAX: none) */
-  size_t want;         /* body bytes expected: rq.n, capped */
-  size_t probe[4];     /* offsets checked */
+  size_t cap;            /* body cap of this contender (SIZE_MAX: none) */
+  size_t want;           /* body bytes expected: rq.n, capped */
+  size_t probe[4];       /* offsets checked */
   unsigned char seen[4]; /* discard: the bytes seen at the probes */
-  unsigned char *buf;  /* baselines' buffer */
+  unsigned char *buf;    /* baselines' buffer */
   size_t len, capacity;
-  rc_response *resp;   /* respchain */
+  rc_response *resp; /* respchain */
 } slot;
 
 typedef struct contender contender;
@@ -153,13 +153,13 @@ struct contender {
   const char *name;
   const char *what;
   bool capped;
-  bool (*setup)(run *r);                /* before the clock starts */
-  void (*begin)(run *r, slot *s);       /* a transfer is about to start */
+  bool (*setup)(run *r);                                   /* before the clock starts */
+  void (*begin)(run *r, slot *s);                          /* a transfer is about to start */
   outcome (*end)(run *r, slot *s, CURLcode cc, body *out); /* it finished */
-  void (*finish)(run *r, slot *s);      /* after the check */
+  void (*finish)(run *r, slot *s);                         /* after the check */
   CURLMcode (*poll)(run *r, CURLM *multi, int timeout_ms);
-  size_t (*idle)(run *r);               /* memory kept for reuse */
-  void (*trim)(run *r);                 /* give it back */
+  size_t (*idle)(run *r); /* memory kept for reuse */
+  void (*trim)(run *r);   /* give it back */
   void (*teardown)(run *r);
 };
 
@@ -175,24 +175,24 @@ extern const char *opt_spill_dir;
 typedef struct tally {
   bool ran;
   size_t done, failed;
-  size_t verified_full;       /* bodies compared byte for byte */
-  uint64_t body_bytes;        /* verified body bytes the contender delivered */
-  double wall, cpu, cpu_drv;  /* seconds */
-  long faults_drv;            /* minor page faults of the driving thread */
+  size_t verified_full;      /* bodies compared byte for byte */
+  uint64_t body_bytes;       /* verified body bytes the contender delivered */
+  double wall, cpu, cpu_drv; /* seconds */
+  long faults_drv;           /* minor page faults of the driving thread */
   size_t rss0, peak, rss_end, rss_idle, rss_trim, idle;
-  size_t anon0, peak_anon;    /* the anonymous part of rss0 and of the peak */
+  size_t anon0, peak_anon; /* the anonymous part of rss0 and of the peak */
   counters cnt;
-  uint64_t copy_bytes;        /* memcpy bytes on the driving thread */
+  uint64_t copy_bytes; /* memcpy bytes on the driving thread */
   bool warm_marked;
   uint64_t warm_alloc0, warm_body0; /* counters at the end of the first wave */
-  bool stopped;               /* hit the time limit; in-flight transfers dropped */
+  bool stopped;                     /* hit the time limit; in-flight transfers dropped */
   size_t dropped;
   bool has_pool;
   rc_pool_stats ps;
   sample *series;
   size_t nseries;
-  double setup_s;             /* from the baseline sample to the clock start */
-  double wall_runs[8];        /* wall per request of every run */
+  double setup_s;      /* from the baseline sample to the clock start */
+  double wall_runs[8]; /* wall per request of every run */
   int runs;
 } tally;
 

@@ -5,9 +5,8 @@
 #include <math.h>
 
 static const char *const COLORS[NCONT] = {
-    [K_DISCARD] = "#7f7f7f", [K_ONECOPY] = "#2ca02c", [K_RC] = "#1f77b4",
-    [K_RCB] = "#17becf",     [K_RCS] = "#9467bd",     [K_GIM] = "#d62728",
-    [K_DOUBLING] = "#ff7f0e"};
+    [K_DISCARD] = "#7f7f7f", [K_ONECOPY] = "#2ca02c", [K_RC] = "#1f77b4",      [K_RCB] = "#17becf",
+    [K_RCS] = "#9467bd",     [K_GIM] = "#d62728",     [K_DOUBLING] = "#ff7f0e"};
 
 /* Page geometry, and the plotted ranges (RSS below the start is drawn at
  * 0). */
@@ -55,11 +54,14 @@ static bool frame_fit(frame *g, size_t si)
 /* Title, grid, axes and their labels. */
 static void svg_axes(FILE *f, const frame *g, const scenario *sc)
 {
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-             "font-family=\"sans-serif\" font-size=\"12\">\n", g->W, g->H);
+  fprintf(f,
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+          "font-family=\"sans-serif\" font-size=\"12\">\n",
+          g->W, g->H);
   fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  fprintf(f, "<text x=\"%.0f\" y=\"24\" font-size=\"15\">%s: %zu x %.3g MiB at %ld "
-             "concurrent: resident memory above each contender's start</text>\n",
+  fprintf(f,
+          "<text x=\"%.0f\" y=\"24\" font-size=\"15\">%s: %zu x %.3g MiB at %ld "
+          "concurrent: resident memory above each contender's start</text>\n",
           g->L, sc->name, sc->count, mib((double)sc->size), sc->conc);
   for (double v = 0; v <= g->tmax + g->xs / 2; v += g->xs) {
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
@@ -68,27 +70,29 @@ static void svg_axes(FILE *f, const frame *g, const scenario *sc)
             g->T + g->ph + 18, v);
   }
   for (double v = g->ymin; v <= g->ymax + g->ys / 2; v += g->ys) {
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
-            g->L, py(g, v), g->L + g->pw, py(g, v));
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", g->L,
+            py(g, v), g->L + g->pw, py(g, v));
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", g->L - 6,
             py(g, v) + 4, v);
   }
-  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n",
-          g->L, g->T + g->ph, g->L + g->pw, g->T + g->ph);
-  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n",
-          g->L, g->T, g->L, g->T + g->ph);
-  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds since the "
-             "contender's clock started (after its setup; sampled every 10 ms)</text>\n",
+  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", g->L,
+          g->T + g->ph, g->L + g->pw, g->T + g->ph);
+  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", g->L,
+          g->T, g->L, g->T + g->ph);
+  fprintf(f,
+          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds since the "
+          "contender's clock started (after its setup; sampled every 10 ms)</text>\n",
           g->L + g->pw / 2, g->H - 15);
-  fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">"
-             "resident memory above start (MiB)</text>\n", g->T + g->ph / 2);
+  fprintf(f,
+          "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">"
+          "resident memory above start (MiB)</text>\n",
+          g->T + g->ph / 2);
 }
 
 /* One contender's line, and its legend entry (the li-th). */
 static void svg_series(FILE *f, const frame *g, int k, const tally *t, int li)
 {
-  fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-          COLORS[k]);
+  fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", COLORS[k]);
   /* The clock starts after setup: one-copy's buffers are resident at 0. */
   bool first = true;
   for (size_t i = 0; i < t->nseries; i++) {
@@ -101,10 +105,12 @@ static void svg_series(FILE *f, const frame *g, int k, const tally *t, int li)
   }
   fprintf(f, "\"/>\n");
   double ly = g->T + 10 + 22 * li, lx = g->L + g->pw;
-  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-             "stroke-width=\"3\"/>\n", lx + 15, ly, lx + 40, ly, COLORS[k]);
-  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s: peak +%.0f MiB, %.2f s</text>\n",
-          lx + 46, ly + 4, CONTENDERS[k].name, signed_mib(t->peak, t->rss0), t->wall);
+  fprintf(f,
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+          "stroke-width=\"3\"/>\n",
+          lx + 15, ly, lx + 40, ly, COLORS[k]);
+  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s: peak +%.0f MiB, %.2f s</text>\n", lx + 46, ly + 4,
+          CONTENDERS[k].name, signed_mib(t->peak, t->rss0), t->wall);
 }
 
 bool write_svg(const char *path, size_t si)

@@ -23,10 +23,22 @@ static outcome baseline_outcome(const slot *s, CURLcode cc)
   return OUT_FAILED;
 }
 
-static bool no_setup(run *r) { (void)r; return true; }
+static bool no_setup(run *r)
+{
+  (void)r;
+  return true;
+}
 static void no_op(run *r) { (void)r; }
-static size_t no_idle(run *r) { (void)r; return 0; }
-static void no_finish(run *r, slot *s) { (void)r; (void)s; }
+static size_t no_idle(run *r)
+{
+  (void)r;
+  return 0;
+}
+static void no_finish(run *r, slot *s)
+{
+  (void)r;
+  (void)s;
+}
 
 static CURLMcode plain_poll(run *r, CURLM *multi, int timeout_ms)
 {
@@ -275,25 +287,19 @@ static void rc_teardown(run *r)
 }
 
 const contender CONTENDERS[NCONT] = {
-    [K_DISCARD] = {"discard", "floor: counts bytes, keeps nothing", true,
-                   no_setup, discard_begin, discard_end, no_finish, plain_poll,
-                   no_idle, no_op, no_op},
-    [K_ONECOPY] = {"one-copy", "limit: pre-touched max-body buffer per slot",
-                   true, onecopy_setup, onecopy_begin, onecopy_end, no_finish,
-                   plain_poll, onecopy_idle, onecopy_trim, onecopy_trim},
-    [K_RC] = {"respchain", "defaults, rc_attach + rc_multi_poll", true,
-              rc_setup, rc_begin, rc_end, rc_finish, rc_poll, rc_idle, rc_trim,
-              rc_teardown},
-    [K_RCB] = {"rc-budget", "respchain with a memory budget", true, rcb_setup,
-               rc_begin, rc_end, rc_finish, rc_poll, rc_idle, rc_trim,
-               rc_teardown},
-    [K_RCS] = {"rc-spill", "respchain with max_memory: bodies past it spill",
-               true, rcs_setup, rc_begin, rcs_end, rc_finish, rc_poll, rc_idle,
-               rc_trim, rc_teardown},
-    [K_GIM] = {"getinmemory", "realloc to the exact size per callback, no cap",
-               false, no_setup, gim_begin, gim_end, free_buf, plain_poll,
-               no_idle, no_op, no_op},
-    [K_DOUBLING] = {"doubling", "doubling from 16 KiB, capped at the max body",
-                    true, no_setup, doubling_begin, gim_end, free_buf,
-                    plain_poll, no_idle, no_op, no_op},
+    [K_DISCARD] = {"discard", "floor: counts bytes, keeps nothing", true, no_setup, discard_begin,
+                   discard_end, no_finish, plain_poll, no_idle, no_op, no_op},
+    [K_ONECOPY] = {"one-copy", "limit: pre-touched max-body buffer per slot", true, onecopy_setup,
+                   onecopy_begin, onecopy_end, no_finish, plain_poll, onecopy_idle, onecopy_trim,
+                   onecopy_trim},
+    [K_RC] = {"respchain", "defaults, rc_attach + rc_multi_poll", true, rc_setup, rc_begin, rc_end,
+              rc_finish, rc_poll, rc_idle, rc_trim, rc_teardown},
+    [K_RCB] = {"rc-budget", "respchain with a memory budget", true, rcb_setup, rc_begin, rc_end,
+               rc_finish, rc_poll, rc_idle, rc_trim, rc_teardown},
+    [K_RCS] = {"rc-spill", "respchain with max_memory: bodies past it spill", true, rcs_setup,
+               rc_begin, rcs_end, rc_finish, rc_poll, rc_idle, rc_trim, rc_teardown},
+    [K_GIM] = {"getinmemory", "realloc to the exact size per callback, no cap", false, no_setup,
+               gim_begin, gim_end, free_buf, plain_poll, no_idle, no_op, no_op},
+    [K_DOUBLING] = {"doubling", "doubling from 16 KiB, capped at the max body", true, no_setup,
+                    doubling_begin, gim_end, free_buf, plain_poll, no_idle, no_op, no_op},
 };

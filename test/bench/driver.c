@@ -97,8 +97,8 @@ static void drop_inflight(run *r, CURLM *multi, tally *t)
 /* Progress callback on every handle of every contender: aborts transfers
  * once the run is past its limit, even inside one long curl_multi_perform
  * (a bomb decoded by curl delivers gigabytes in one call). */
-static int past_limit(void *deadline, curl_off_t dltotal, curl_off_t dlnow,
-                      curl_off_t ultotal, curl_off_t ulnow)
+static int past_limit(void *deadline, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                      curl_off_t ulnow)
 {
   (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
   return now_s() > *(const double *)deadline;
@@ -126,8 +126,8 @@ static void tally_transfer(run *r, slot *s, CURLcode cc, tally *t)
   const char *bad = check_transfer(r, s, cc, &b, &full);
   if (bad) {
     if (t->failed++ < 5)
-      fprintf(stderr, "  %s: %s wrong: %s (len %zu, want %zu, %s)\n",
-              r->k->name, s->rq.url, bad, b.len, s->want, curl_easy_strerror(cc));
+      fprintf(stderr, "  %s: %s wrong: %s (len %zu, want %zu, %s)\n", r->k->name, s->rq.url, bad,
+              b.len, s->want, curl_easy_strerror(cc));
   } else {
     t->done++;
     t->body_bytes += b.len;
@@ -229,8 +229,11 @@ void run_once(const scenario *sc, int k, tally *t, bool keep_series)
   memset(t, 0, sizeof *t);
   malloc_trim(0);
   g_cnt = (counters){0, 0, 0, 0};
-  run r = {.sc = sc, .k = &CONTENDERS[k], .cap = scenario_cap(sc),
-           .budget = opt_budget, .nslots = sc->conc};
+  run r = {.sc = sc,
+           .k = &CONTENDERS[k],
+           .cap = scenario_cap(sc),
+           .budget = opt_budget,
+           .nslots = sc->conc};
   rss base, peak;
   double t0;
   mon_begin(&base, &t0);

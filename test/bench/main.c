@@ -120,15 +120,14 @@ static void loadavg(char *out, size_t n)
 /* The usage, on out (stdout for --help). */
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: bench [--scenario NAME]... [--contender NAME]... [--quick] [--csv]\n"
-          "             [--svg FILE] [--runs N] [--cap SIZE] [--budget SIZE]\n"
-          "             [--SCENARIO-count N] [--SCENARIO-size SIZE] [--SCENARIO-conc N]\n"
-          "             [--SCENARIO-cap SIZE] [--sustained-seconds S] [--pressure-large N]\n"
-          "             [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]\n"
-          "             [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]\n"
-          "             [--no-warmup] [--help] [--version]\n"
-          "scenarios:");
+  fprintf(out, "usage: bench [--scenario NAME]... [--contender NAME]... [--quick] [--csv]\n"
+               "             [--svg FILE] [--runs N] [--cap SIZE] [--budget SIZE]\n"
+               "             [--SCENARIO-count N] [--SCENARIO-size SIZE] [--SCENARIO-conc N]\n"
+               "             [--SCENARIO-cap SIZE] [--sustained-seconds S] [--pressure-large N]\n"
+               "             [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]\n"
+               "             [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]\n"
+               "             [--no-warmup] [--help] [--version]\n"
+               "scenarios:");
   for (size_t i = 0; i < NSCEN; i++)
     fprintf(out, " %s", SCENARIOS[i].name);
   fprintf(out, "\ncontenders:");
@@ -148,9 +147,21 @@ bool parse_size(const char *s, size_t *out)
   double v = strtod(s, &end);
   double mul = 1;
   switch (*end) {
-  case 'k': case 'K': mul = (double)KiB; end++; break;
-  case 'm': case 'M': mul = (double)MiB; end++; break;
-  case 'g': case 'G': mul = (double)GiB; end++; break;
+  case 'k':
+  case 'K':
+    mul = (double)KiB;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = (double)MiB;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = (double)GiB;
+    end++;
+    break;
   default: break;
   }
   if (end == s || *end || v < 0)
@@ -295,8 +306,8 @@ static void keep_best(size_t si, int k, tally *t)
   int runs = best->runs;
   double walls[8];
   memcpy(walls, best->wall_runs, sizeof walls);
-  if (!best->ran || (!isnan(w) && (isnan(per_req(best->wall, best)) ||
-                                   w < per_req(best->wall, best)))) {
+  if (!best->ran ||
+      (!isnan(w) && (isnan(per_req(best->wall, best)) || w < per_req(best->wall, best)))) {
     free(best->series);
     *best = *t;
   } else {
@@ -327,12 +338,11 @@ static void run_scenario(size_t si)
       int k = pass % 2 ? NCONT - 1 - j : j;
       if (!cont_on[k] || !scenario_runs(sc, k))
         continue;
-      fprintf(stderr, "%s: %-12s run %d/%d ... ", sc->name, CONTENDERS[k].name,
-              pass + 1, opt_runs);
+      fprintf(stderr, "%s: %-12s run %d/%d ... ", sc->name, CONTENDERS[k].name, pass + 1, opt_runs);
       fflush(stderr);
       run_once(sc, k, &t, chart);
-      fprintf(stderr, "%.2f s, %zu ok, %zu failed, peak +%.0f MiB, after %g s +%.0f MiB\n",
-              t.wall, t.done, t.failed, signed_mib(t.peak, t.rss0), opt_idle,
+      fprintf(stderr, "%.2f s, %zu ok, %zu failed, peak +%.0f MiB, after %g s +%.0f MiB\n", t.wall,
+              t.done, t.failed, signed_mib(t.peak, t.rss0), opt_idle,
               signed_mib(t.rss_idle, t.rss0));
       keep_best(si, k, &t);
     }
@@ -346,8 +356,8 @@ static void print_machine(FILE *f, const char *load_start)
   char load_end[64];
   loadavg(load_end, sizeof load_end);
   fprintf(f, "\nMachine: %ld cores, curl %s; /proc/loadavg at start: %s; at end: %s\n",
-          sysconf(_SC_NPROCESSORS_ONLN), curl_version_info(CURLVERSION_NOW)->version,
-          load_start, load_end);
+          sysconf(_SC_NPROCESSORS_ONLN), curl_version_info(CURLVERSION_NOW)->version, load_start,
+          load_end);
 }
 
 static void print_legend(bool lib_counted)
@@ -409,7 +419,7 @@ static size_t release_results(void)
 int main(int argc, char **argv)
 {
   if (!parse_args(argc, argv))
-    return 2;  /* parse_args said why, on one line */
+    return 2; /* parse_args said why, on one line */
   if (opt_help || opt_version) {
     if (opt_help)
       usage(stdout);
@@ -431,8 +441,9 @@ int main(int argc, char **argv)
   if (!lib_counted)
     fprintf(stderr, "bench: warning: respchain's memcpy calls are not counted "
                     "(link librespchain.a statically with -Wl,--wrap=memcpy)\n");
-  fprintf(stderr, "bench: %ld cores, curl %s, cap %.3g MiB, budget %.3g MiB, "
-                  "%d run(s) per contender\n",
+  fprintf(stderr,
+          "bench: %ld cores, curl %s, cap %.3g MiB, budget %.3g MiB, "
+          "%d run(s) per contender\n",
           sysconf(_SC_NPROCESSORS_ONLN), curl_version_info(CURLVERSION_NOW)->version,
           mib((double)opt_cap), mib((double)opt_budget), opt_runs);
   run_all();

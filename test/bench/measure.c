@@ -97,16 +97,28 @@ void *cnt_realloc(void *p, size_t n)
   return q;
 }
 
-static void *rc_cnt_malloc(size_t n, void *ud) { (void)ud; return cnt_malloc(n); }
-static void *rc_cnt_realloc(void *p, size_t n, void *ud) { (void)ud; return cnt_realloc(p, n); }
-static void rc_cnt_free(void *p, void *ud) { (void)ud; free(p); }
+static void *rc_cnt_malloc(size_t n, void *ud)
+{
+  (void)ud;
+  return cnt_malloc(n);
+}
+static void *rc_cnt_realloc(void *p, size_t n, void *ud)
+{
+  (void)ud;
+  return cnt_realloc(p, n);
+}
+static void rc_cnt_free(void *p, void *ud)
+{
+  (void)ud;
+  free(p);
+}
 
 const rc_allocator counting_allocator = {rc_cnt_malloc, rc_cnt_realloc, rc_cnt_free, NULL};
 
 /* ---- Resident memory sampler -------------------------------------------- */
 
 #define SAMPLE_PERIOD_NS 10000000L
-#define SAMPLE_CAP ((size_t)1 << 17) /* about 20 minutes of samples */
+#define SAMPLE_CAP       ((size_t)1 << 17) /* about 20 minutes of samples */
 
 static struct {
   pthread_mutex_t lock;
@@ -150,8 +162,8 @@ static void mon_record(rss now)
   if (now.anon > mon.peak.anon)
     mon.peak.anon = now.anon;
   if (mon.n < SAMPLE_CAP)
-    mon.buf[mon.n++] = (sample){(float)(now_s() - mon.t0),
-                                (float)mib((double)now.total - (double)mon.base.total)};
+    mon.buf[mon.n++] =
+        (sample){(float)(now_s() - mon.t0), (float)mib((double)now.total - (double)mon.base.total)};
 }
 
 static void *sampler_main(void *arg)

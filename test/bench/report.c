@@ -30,22 +30,50 @@ static void num(char *out, size_t n, double v, int prec, const char *suffix)
 #define NCOL 22
 #define CELL 160
 static const char *const COLS[NCOL] = {
-    "contender", "reqs", "MiB", "wall s", NULL /* idle N s MiB */, "/floor",
-    "/1copy", "cpu s", "/floor", "/1copy", "drv cpu", "faults/MiB", "peakΔ MiB",
-    "peak MiB", "alloc/B", "warm/B", "copy/B", "pooled MiB", "keptΔ MiB",
-    "trimΔ MiB", "spread", "notes"};
-static const char *const CSV_COLS[] = {
-    "scenario", "contender", "requests", "failed", "body_bytes", "wall_s",
-    "wall_vs_floor", "wall_vs_onecopy", "cpu_s", "cpu_vs_floor",
-    "cpu_vs_onecopy", "driver_cpu_s", "driver_faults", "rss_start_mib",
-    "peak_delta_mib",
-    "peak_mib", "alloc_per_byte", "alloc_per_byte_warm", "copy_per_byte",
-    "memcpy_bytes", "realloc_moved_bytes", "realloc_remaps", "alloc_calls",
-    "idle_mib", "retained_delta_mib", "trimmed_delta_mib", "wall_spread",
-    "pool_fresh", "pool_reuses", "pool_discards", "pool_pauses",
-    "pool_peak_in_use_mib", "idle_wait_s", "idle_wait_delta_mib",
-    "peak_anon_delta_mib", "pool_spills", "pool_wakeups", "verified_full",
-    "notes"};
+    "contender", "reqs",       "MiB",        "wall s",    NULL /* idle N s MiB */,
+    "/floor",    "/1copy",     "cpu s",      "/floor",    "/1copy",
+    "drv cpu",   "faults/MiB", "peakΔ MiB",  "peak MiB",  "alloc/B",
+    "warm/B",    "copy/B",     "pooled MiB", "keptΔ MiB", "trimΔ MiB",
+    "spread",    "notes"};
+static const char *const CSV_COLS[] = {"scenario",
+                                       "contender",
+                                       "requests",
+                                       "failed",
+                                       "body_bytes",
+                                       "wall_s",
+                                       "wall_vs_floor",
+                                       "wall_vs_onecopy",
+                                       "cpu_s",
+                                       "cpu_vs_floor",
+                                       "cpu_vs_onecopy",
+                                       "driver_cpu_s",
+                                       "driver_faults",
+                                       "rss_start_mib",
+                                       "peak_delta_mib",
+                                       "peak_mib",
+                                       "alloc_per_byte",
+                                       "alloc_per_byte_warm",
+                                       "copy_per_byte",
+                                       "memcpy_bytes",
+                                       "realloc_moved_bytes",
+                                       "realloc_remaps",
+                                       "alloc_calls",
+                                       "idle_mib",
+                                       "retained_delta_mib",
+                                       "trimmed_delta_mib",
+                                       "wall_spread",
+                                       "pool_fresh",
+                                       "pool_reuses",
+                                       "pool_discards",
+                                       "pool_pauses",
+                                       "pool_peak_in_use_mib",
+                                       "idle_wait_s",
+                                       "idle_wait_delta_mib",
+                                       "peak_anon_delta_mib",
+                                       "pool_spills",
+                                       "pool_wakeups",
+                                       "verified_full",
+                                       "notes"};
 
 static void notes_of(const tally *t, char *out, size_t n)
 {
@@ -58,13 +86,13 @@ static void notes_of(const tally *t, char *out, size_t n)
                            opt_limit, t->dropped);
   if (t->has_pool)
     at += (size_t)snprintf(out + at, n - at,
-                           "fresh %" PRIu64 " reuse %" PRIu64 " discard %" PRIu64
-                           " pause %" PRIu64 " inuse-peak %.0fM; ",
+                           "fresh %" PRIu64 " reuse %" PRIu64 " discard %" PRIu64 " pause %" PRIu64
+                           " inuse-peak %.0fM; ",
                            t->ps.fresh, t->ps.reuses, t->ps.discards, t->ps.pauses,
                            mib((double)t->ps.peak_in_use));
   if (t->ps.spills || t->ps.wakeups)
-    at += (size_t)snprintf(out + at, n - at, "spill %" PRIu64 " wake %" PRIu64 "; ",
-                           t->ps.spills, t->ps.wakeups);
+    at += (size_t)snprintf(out + at, n - at, "spill %" PRIu64 " wake %" PRIu64 "; ", t->ps.spills,
+                           t->ps.wakeups);
   if (t->verified_full)
     at += (size_t)snprintf(out + at, n - at, "%zu byte-exact; ", t->verified_full);
   if (t->cnt.moved_bytes || t->cnt.remaps)
@@ -84,10 +112,7 @@ static double spread_of(const tally *t)
   return t->runs > 1 ? (hi - lo) / lo : NAN;
 }
 
-static const tally *ran(size_t si, int k)
-{
-  return results[si][k].ran ? &results[si][k] : NULL;
-}
+static const tally *ran(size_t si, int k) { return results[si][k].ran ? &results[si][k] : NULL; }
 
 static double warm_per_byte(const tally *t)
 {
@@ -131,14 +156,14 @@ static void print_title(const scenario *sc)
 {
   char title[256];
   if (sc->seconds > 0)
-    snprintf(title, sizeof title, "%s: %s; %.1f s at %ld concurrent", sc->name,
-             sc->what, sc->seconds, sc->conc);
+    snprintf(title, sizeof title, "%s: %s; %.1f s at %ld concurrent", sc->name, sc->what,
+             sc->seconds, sc->conc);
   else if (sc->size)
-    snprintf(title, sizeof title, "%s: %s; %zu x %.3g MiB at %ld concurrent",
-             sc->name, sc->what, sc->count, mib((double)sc->size), sc->conc);
+    snprintf(title, sizeof title, "%s: %s; %zu x %.3g MiB at %ld concurrent", sc->name, sc->what,
+             sc->count, mib((double)sc->size), sc->conc);
   else
-    snprintf(title, sizeof title, "%s: %s; %zu requests at %ld concurrent",
-             sc->name, sc->what, sc->count, sc->conc);
+    snprintf(title, sizeof title, "%s: %s; %zu requests at %ld concurrent", sc->name, sc->what,
+             sc->count, sc->conc);
   printf("\n== %s%s", title,
          sc->max_large ? " (respchain pools keep that many large buffers)" : "");
   if (sc->cap)
@@ -205,9 +230,8 @@ void print_csv_header(void)
 /* The columns added with retention and spilling, before the notes. */
 static void print_csv_tail(const tally *t)
 {
-  printf(",%.2f,%.1f,%.1f,%" PRIu64 ",%" PRIu64 ",%zu", opt_idle,
-         signed_mib(t->rss_idle, t->rss0), signed_mib(t->peak_anon, t->anon0),
-         t->ps.spills, t->ps.wakeups, t->verified_full);
+  printf(",%.2f,%.1f,%.1f,%" PRIu64 ",%" PRIu64 ",%zu", opt_idle, signed_mib(t->rss_idle, t->rss0),
+         signed_mib(t->peak_anon, t->anon0), t->ps.spills, t->ps.wakeups, t->verified_full);
 }
 
 void print_csv(size_t si)
@@ -224,21 +248,18 @@ void print_csv(size_t si)
       if (*p == ',')
         *p = ';';
     printf("%s,%s,%zu,%zu,%" PRIu64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%ld,"
-           "%.1f,%.1f,%.1f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-           ",%" PRIu64 ",%.1f,%.1f,%.1f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-           ",%" PRIu64 ",%.1f",
-           SCENARIOS[si].name, CONTENDERS[k].name, t->done, t->failed, t->body_bytes,
-           t->wall, fl ? ratio(wr, per_req(fl->wall, fl)) : NAN,
-           oc ? ratio(wr, per_req(oc->wall, oc)) : NAN, t->cpu,
-           fl ? ratio(cr, per_req(fl->cpu, fl)) : NAN,
+           "%.1f,%.1f,%.1f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+           ",%.1f,%.1f,%.1f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f",
+           SCENARIOS[si].name, CONTENDERS[k].name, t->done, t->failed, t->body_bytes, t->wall,
+           fl ? ratio(wr, per_req(fl->wall, fl)) : NAN, oc ? ratio(wr, per_req(oc->wall, oc)) : NAN,
+           t->cpu, fl ? ratio(cr, per_req(fl->cpu, fl)) : NAN,
            oc ? ratio(cr, per_req(oc->cpu, oc)) : NAN, t->cpu_drv, t->faults_drv,
            mib((double)t->rss0), signed_mib(t->peak, t->rss0), mib((double)t->peak),
            ratio((double)t->cnt.alloc_bytes, bb), warm_per_byte(t),
            ratio((double)(t->copy_bytes + t->cnt.moved_bytes), bb), t->copy_bytes,
            t->cnt.moved_bytes, t->cnt.remaps, t->cnt.alloc_calls, mib((double)t->idle),
-           signed_mib(t->rss_end, t->rss0), signed_mib(t->rss_trim, t->rss0),
-           spread_of(t), t->ps.fresh, t->ps.reuses, t->ps.discards, t->ps.pauses,
-           mib((double)t->ps.peak_in_use));
+           signed_mib(t->rss_end, t->rss0), signed_mib(t->rss_trim, t->rss0), spread_of(t),
+           t->ps.fresh, t->ps.reuses, t->ps.discards, t->ps.pauses, mib((double)t->ps.peak_in_use));
     print_csv_tail(t);
     printf(",%s\n", notes);
   }
@@ -271,8 +292,7 @@ static void report_burst_idle(FILE *f)
       continue;
     if (!any)
       fprintf(f, "  burst: RSS above start %g s after it, contender alive, MiB:", opt_idle);
-    fprintf(f, "%s %s %.0f", any ? "," : "", CONTENDERS[k].name,
-            signed_mib(t->rss_idle, t->rss0));
+    fprintf(f, "%s %s %.0f", any ? "," : "", CONTENDERS[k].name, signed_mib(t->rss_idle, t->rss0));
     any = true;
   }
   if (any)
@@ -295,11 +315,9 @@ static void report_burst(FILE *f)
     size_t cap = scenario_cap(b);
     double held = (double)b->conc * (double)(b->size < cap ? b->size : cap);
     char what[96];
-    snprintf(what, sizeof what, "burst: peak RSS above start, MiB (1.05 x %.0f + 32)",
-             mib(held));
+    snprintf(what, sizeof what, "burst: peak RSS above start, MiB (1.05 x %.0f + 32)", mib(held));
     target(f, what, signed_mib(rc->peak, rc->rss0), mib(1.05 * held) + 32, "");
-    target(f, "burst: bytes allocated per body byte, pool warm", warm_per_byte(rc),
-           0.10, "");
+    target(f, "burst: bytes allocated per body byte, pool warm", warm_per_byte(rc), 0.10, "");
     target(f, "burst: bytes allocated per body byte, whole burst (info)",
            ratio((double)rc->cnt.alloc_bytes, (double)rc->body_bytes), 0.10, "");
   }
@@ -361,8 +379,9 @@ static void report_large(FILE *f)
   snprintf(what, sizeof what, "large: rc-spill pool peak in use, MiB (%ld x (%.3g MiB + 4 KiB))",
            sc->conc, mib((double)opt_spill_memory));
   target(f, what, mib((double)rs->ps.peak_in_use), mib(bound), "");
-  fprintf(f, "  large: rc-spill: %" PRIu64 " spills for %zu bodies, %zu compared byte for "
-             "byte; peak RSS above start %.0f MiB (anonymous %.0f)",
+  fprintf(f,
+          "  large: rc-spill: %" PRIu64 " spills for %zu bodies, %zu compared byte for "
+          "byte; peak RSS above start %.0f MiB (anonymous %.0f)",
           rs->ps.spills, rs->done, rs->verified_full, signed_mib(rs->peak, rs->rss0),
           signed_mib(rs->peak_anon, rs->anon0));
   if (rc)

@@ -10,10 +10,7 @@ ts_server *srv;
 static const size_t MIX[] = {1 * KiB, 100 * KiB, 1 * MiB, 4 * MiB, 8 * MiB};
 #define NMIX (sizeof MIX / sizeof MIX[0])
 
-static void set_url(request *rq, const char *path)
-{
-  ts_url(srv, path, rq->url, sizeof rq->url);
-}
+static void set_url(request *rq, const char *path) { ts_url(srv, path, rq->url, sizeof rq->url); }
 
 static void req_bytes(const scenario *sc, size_t i, request *rq)
 {
@@ -40,9 +37,8 @@ static void req_mix(const scenario *sc, size_t i, request *rq)
  * zstd in turn. */
 static void req_mix_gzip(const scenario *sc, size_t i, request *rq)
 {
-  static const char *const rounds[] = {"bytes?", "gzip?coding=gzip&",
-                                       "gzip?coding=br&", "bytes?",
-                                       "gzip?coding=gzip&", "gzip?coding=zstd&"};
+  static const char *const rounds[] = {"bytes?", "gzip?coding=gzip&", "gzip?coding=br&",
+                                       "bytes?", "gzip?coding=gzip&", "gzip?coding=zstd&"};
   (void)sc;
   char path[64];
   rq->n = MIX[i % NMIX];
@@ -65,32 +61,71 @@ static void req_bomb(const scenario *sc, size_t i, request *rq)
 #define BIT(k) (1u << (k))
 
 scenario SCENARIOS[NSCEN] = {
-    {.name = "burst", .what = "large bodies, many at once", .count = 500,
-     .size = 8 * MiB, .conc = 50, .request = req_bytes, .distinct = 1},
-    {.name = "sustained", .what = "1K/100K/1M/4M/8M in turn for a time",
-     .seconds = 5, .conc = 50, .request = req_mix, .distinct = NMIX},
-    {.name = "pressure", .what = "more large bodies at once than the pool keeps",
-     .count = 30, .size = 8 * MiB, .conc = 30, .max_large = 10,
-     .request = req_bytes, .distinct = 1},
-    {.name = "mixed", .what = "1K..8M, half plain, then gzip, br, zstd",
-     .count = 600, .conc = 50, .gzip = true, .request = req_mix_gzip,
+    {.name = "burst",
+     .what = "large bodies, many at once",
+     .count = 500,
+     .size = 8 * MiB,
+     .conc = 50,
+     .request = req_bytes,
+     .distinct = 1},
+    {.name = "sustained",
+     .what = "1K/100K/1M/4M/8M in turn for a time",
+     .seconds = 5,
+     .conc = 50,
+     .request = req_mix,
+     .distinct = NMIX},
+    {.name = "pressure",
+     .what = "more large bodies at once than the pool keeps",
+     .count = 30,
+     .size = 8 * MiB,
+     .conc = 30,
+     .max_large = 10,
+     .request = req_bytes,
+     .distinct = 1},
+    {.name = "mixed",
+     .what = "1K..8M, half plain, then gzip, br, zstd",
+     .count = 600,
+     .conc = 50,
+     .gzip = true,
+     .request = req_mix_gzip,
      .distinct = 6 * NMIX},
-    {.name = "rapid", .what = "create/destroy a response per transfer",
-     .count = 1000, .size = 10 * KiB, .conc = 1, .per_transfer = true,
-     .request = req_bytes, .distinct = 1},
-    {.name = "small", .what = "many small bodies", .count = 20000,
-     .size = 1 * KiB, .conc = 50, .request = req_bytes, .distinct = 1},
+    {.name = "rapid",
+     .what = "create/destroy a response per transfer",
+     .count = 1000,
+     .size = 10 * KiB,
+     .conc = 1,
+     .per_transfer = true,
+     .request = req_bytes,
+     .distinct = 1},
+    {.name = "small",
+     .what = "many small bodies",
+     .count = 20000,
+     .size = 1 * KiB,
+     .conc = 50,
+     .request = req_bytes,
+     .distinct = 1},
     /* Two at a time: getinmemory holds each decoded GiB in full. */
-    {.name = "bombs", .what = "gzip, br, zstd bombs stopped at the cap",
-     .count = 12, .size = 1 * GiB, .conc = 2, .gzip = true, .request = req_bomb,
+    {.name = "bombs",
+     .what = "gzip, br, zstd bombs stopped at the cap",
+     .count = 12,
+     .size = 1 * GiB,
+     .conc = 2,
+     .gzip = true,
+     .request = req_bomb,
      .distinct = 3},
     /* Bodies over max_memory: kept in memory, or spilled to a file (the
      * body cap raised so that they fit). One-copy's slots take the cap
      * each: 4 x 64 MiB. */
-    {.name = "large", .what = "bodies larger than max_memory, in memory or spilled",
-     .count = 24, .size = 32 * MiB, .conc = 4, .cap = 64 * MiB,
+    {.name = "large",
+     .what = "bodies larger than max_memory, in memory or spilled",
+     .count = 24,
+     .size = 32 * MiB,
+     .conc = 4,
+     .cap = 64 * MiB,
      .kinds = BIT(K_DISCARD) | BIT(K_ONECOPY) | BIT(K_RC) | BIT(K_RCS),
-     .verify_all = true, .request = req_bytes, .distinct = 1},
+     .verify_all = true,
+     .request = req_bytes,
+     .distinct = 1},
 };
 
 int scen_index(const char *name)
@@ -131,19 +166,20 @@ bool expected_prepare(const scenario *sc)
   return true;
 }
 
-const unsigned char *expected_body(size_t n)
-{
-  return n <= expect_len ? expect_buf : NULL;
-}
+const unsigned char *expected_body(size_t n) { return n <= expect_len ? expect_buf : NULL; }
 
 /* ---- Quick runs and per-scenario options ------------------------------- */
 
 /* Small sizes for a smoke run of a few seconds. */
 void apply_quick(void)
 {
-  static const struct { const char *name; size_t count, size; long conc; } q[] = {
-      {"burst", 40, 2 * MiB, 10}, {"sustained", 0, 0, 10}, {"pressure", 12, 2 * MiB, 12},
-      {"mixed", 30, 0, 10},       {"rapid", 100, 0, 1},    {"small", 1000, 0, 10},
+  static const struct {
+    const char *name;
+    size_t count, size;
+    long conc;
+  } q[] = {
+      {"burst", 40, 2 * MiB, 10}, {"sustained", 0, 0, 10},  {"pressure", 12, 2 * MiB, 12},
+      {"mixed", 30, 0, 10},       {"rapid", 100, 0, 1},     {"small", 1000, 0, 10},
       {"bombs", 3, 16 * MiB, 2},  {"large", 4, 2 * MiB, 2},
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {

@@ -17,7 +17,7 @@
 #define FZ_JUNK 0xA5
 
 typedef struct fz_fill_alloc {
-  rc_allocator a;          /* pass &f.a as rc_pool_config.allocator */
+  rc_allocator a; /* pass &f.a as rc_pool_config.allocator */
   const rc_allocator *under;
 } fz_fill_alloc;
 
@@ -35,7 +35,7 @@ static inline void *fz_fill_realloc(void *p, size_t n, void *ud)
     return NULL;
   fz_fill_head *h = f->under->malloc(sizeof *h + n, f->under->ud);
   if (!h)
-    return NULL;  /* the old block stays as it was */
+    return NULL; /* the old block stays as it was */
   h->size = n;
   size_t kept = 0;
   if (p) {
@@ -49,10 +49,7 @@ static inline void *fz_fill_realloc(void *p, size_t n, void *ud)
   return h + 1;
 }
 
-static inline void *fz_fill_malloc(size_t n, void *ud)
-{
-  return fz_fill_realloc(NULL, n, ud);
-}
+static inline void *fz_fill_malloc(size_t n, void *ud) { return fz_fill_realloc(NULL, n, ud); }
 
 static inline void fz_fill_free(void *p, void *ud)
 {
@@ -80,8 +77,7 @@ static inline void fz_std_free(void *p, void *ud)
 }
 
 /* The malloc family as an rc_allocator. */
-static const rc_allocator fz_std_allocator = {fz_std_malloc, fz_std_realloc, fz_std_free,
-                                              NULL};
+static const rc_allocator fz_std_allocator = {fz_std_malloc, fz_std_realloc, fz_std_free, NULL};
 
 /* f on top of under (NULL: the malloc family). */
 static inline void fz_fill_init(fz_fill_alloc *f, const rc_allocator *under)

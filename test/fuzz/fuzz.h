@@ -15,10 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* An invariant violation: say where, then abort so that libFuzzer (or the
  * replay test) reports the input. */
-#define FZ_CHECK(cond)                                                        \
-  do {                                                                        \
-    if (!(cond))                                                              \
-      fz_fail(__FILE__, __LINE__, #cond);                                     \
+#define FZ_CHECK(cond)                                                                             \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      fz_fail(__FILE__, __LINE__, #cond);                                                          \
   } while (0)
 
 static inline _Noreturn void fz_fail(const char *file, int line, const char *what)

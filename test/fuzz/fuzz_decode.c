@@ -56,8 +56,8 @@ static void tsink_commit(void *ctx, size_t n)
 }
 
 /* The whole body through dec into t; the result of the write. */
-static rc_code decode_all(rc__decoder *dec, const rc__coding *chain, size_t n,
-                          const uint8_t *body, size_t len, tsink *t)
+static rc_code decode_all(rc__decoder *dec, const rc__coding *chain, size_t n, const uint8_t *body,
+                          size_t len, tsink *t)
 {
   rc__sink sink = {tsink_reserve, tsink_commit, t};
   FZ_CHECK(rc__decoder_start(dec, chain, n) == RC_OK);
@@ -93,8 +93,7 @@ static int steps_out(const rc__coding *chain, size_t n)
 
 /* rc__coding_parse's contract, for several maxima. Returns the result for
  * max (and the chain in chain[0..*n)). */
-static rc_code check_parse(const char *value, size_t len, size_t max, rc__coding *chain,
-                           size_t *n)
+static rc_code check_parse(const char *value, size_t len, size_t max, rc__coding *chain, size_t *n)
 {
   rc__coding big[40];
   size_t count = 0;

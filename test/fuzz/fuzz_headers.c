@@ -24,10 +24,10 @@
 #define MAX_NAME 64
 
 typedef struct mhop {
-  size_t off;   /* header block within the raw bytes */
-  size_t hlen;  /* header block bytes (status line through blank line) */
-  size_t tlen;  /* trailer bytes after it */
-  int ended;    /* the blank line was seen */
+  size_t off;  /* header block within the raw bytes */
+  size_t hlen; /* header block bytes (status line through blank line) */
+  size_t tlen; /* trailer bytes after it */
+  int ended;   /* the blank line was seen */
 } mhop;
 
 typedef struct mline {
@@ -39,16 +39,16 @@ typedef struct mline {
 /* What the response should hold, built from the callbacks' answers. */
 typedef struct model {
   rc_limits lim;
-  uint8_t *acc;     /* every accepted header line, in order */
+  uint8_t *acc; /* every accepted header line, in order */
   size_t acc_len;
   mhop *hops;
   size_t nhops;
   mline *lines;
   size_t nlines;
-  uint8_t *body;    /* the last hop's body, while it is kept as received */
+  uint8_t *body; /* the last hop's body, while it is kept as received */
   size_t body_len;
-  int body_known;   /* body holds the expected bytes (not decoded) */
-  rc_code failed;   /* result after a refused callback, else RC_OK */
+  int body_known; /* body holds the expected bytes (not decoded) */
+  rc_code failed; /* result after a refused callback, else RC_OK */
 } model;
 
 static int is_blank_line(const uint8_t *s, size_t n)
@@ -84,8 +84,8 @@ static void check_value(rc_view v, const char *lo, size_t lo_len)
 }
 
 static const char *const fixed_names[] = {
-  "Content-Length", "content-encoding", "Location", "Set-Cookie",
-  "X", "", "HTTP/1.1 200 OK", "Transfer-Encoding", "Trailer",
+    "Content-Length",  "content-encoding",  "Location", "Set-Cookie", "X", "",
+    "HTTP/1.1 200 OK", "Transfer-Encoding", "Trailer",
 };
 #define N_FIXED (sizeof fixed_names / sizeof fixed_names[0])
 
@@ -94,10 +94,10 @@ static const char *const fixed_names[] = {
 static int line_name(const uint8_t *s, size_t n, char name[MAX_NAME + 1])
 {
   if (n == 0 || s[0] == ' ' || s[0] == '\t')
-    return 0;  /* a continuation line */
+    return 0; /* a continuation line */
   size_t end = n;
-  while (end > 0 && (s[end - 1] == '\r' || s[end - 1] == '\n' || s[end - 1] == ' ' ||
-                     s[end - 1] == '\t'))
+  while (end > 0 &&
+         (s[end - 1] == '\r' || s[end - 1] == '\n' || s[end - 1] == ' ' || s[end - 1] == '\t'))
     end--;
   const uint8_t *colon = memchr(s, ':', end);
   if (!colon || (size_t)(colon - s) > MAX_NAME || memchr(s, '\0', (size_t)(colon - s)))
@@ -110,15 +110,15 @@ static int line_name(const uint8_t *s, size_t n, char name[MAX_NAME + 1])
 /* Looks up every name of lines [from, to) of a block and checks that it is
  * found, until a line that may end the block for the lookup (one starting
  * with CR: garbage such as a lone CR before the CRLF). */
-static void check_names_from_lines(const rc_response *r, const model *m, size_t hop,
-                                   int trailers, const rc_hop_info *hi)
+static void check_names_from_lines(const rc_response *r, const model *m, size_t hop, int trailers,
+                                   const rc_hop_info *hi)
 {
   for (size_t i = 0; i < m->nlines; i++) {
     const mline *l = &m->lines[i];
     if (l->hop != hop || l->trailer != trailers)
       continue;
     if (!trailers && l->off == m->hops[hop].off)
-      continue;  /* the hop's first line */
+      continue; /* the hop's first line */
     const uint8_t *s = m->acc + l->off;
     if (l->len > 0 && (s[0] == '\r' || s[0] == '\n'))
       break;
@@ -171,8 +171,8 @@ static void check_readers(rc_response *r, const model *m)
     if (hi->trailers.len)
       FZ_CHECK(hi->trailers.ptr == base + mh->off + mh->hlen);
     FZ_CHECK(in_range(hi->raw.ptr, hi->raw.len, base, m->acc_len) || hi->raw.len == 0);
-    FZ_CHECK(hi->reason.len == 0 || in_range(hi->reason.ptr, hi->reason.len, hi->raw.ptr,
-                                             hi->raw.len));
+    FZ_CHECK(hi->reason.len == 0 ||
+             in_range(hi->reason.ptr, hi->reason.len, hi->raw.ptr, hi->raw.len));
     FZ_CHECK((hi->is_final != 0) == (idx == count - 1));
     FZ_CHECK(hi->status >= 0 && hi->status <= 999);
     FZ_CHECK(hi->version >= 0 && hi->version <= 99);
@@ -246,7 +246,7 @@ static void check_readers(rc_response *r, const model *m)
   FZ_CHECK(memcmp(dup, body.ptr, dlen) == 0);
   free(dup);
   rc_view raw = rc_raw_body(r);
-  FZ_CHECK(raw.ptr != NULL && raw.len == 0);  /* max_raw is 0 here */
+  FZ_CHECK(raw.ptr != NULL && raw.len == 0); /* max_raw is 0 here */
 
   /* The full response: the last hop's header block, then the body. */
   rc_view full;
@@ -363,7 +363,7 @@ static int body_write(rc_response *r, model *m, const uint8_t *s, size_t n)
     m->failed = res;
   }
   if (was_truncated) {
-    FZ_CHECK(body.len == before);  /* draining */
+    FZ_CHECK(body.len == before); /* draining */
     FZ_CHECK(ret == n);
   }
   FZ_CHECK(body.len >= before);
@@ -392,7 +392,7 @@ static void run_pass(rc_response *r, model *m, const uint8_t *data, size_t size)
     size_t len;
     const uint8_t *line = fz_line(&in, &len);
     if (line + len < data + size)
-      len++;  /* the LF stays part of the line */
+      len++; /* the LF stays part of the line */
     int go;
     if (len > 0 && line[0] == 0xFF) {
       go = body_write(r, m, line + 1, len - 1);

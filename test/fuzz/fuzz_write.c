@@ -58,11 +58,11 @@
 #include "respchain.h"
 #include "util.h"
 
-#define MIB (1024u * 1024u)
+#define MIB            (1024u * 1024u)
 #define MAX_BODY_BYTES (256u * 1024u)
 
 enum kind {
-  K_NONE,         /* no Content-Encoding */
+  K_NONE, /* no Content-Encoding */
   K_GZIP,
   K_XGZIP,
   K_ZLIB,         /* deflate, zlib-wrapped */
@@ -70,22 +70,22 @@ enum kind {
   K_GZIP_DEFLATE, /* gzip, then deflate */
   K_TWO_LINES,    /* the same as two header lines */
   K_IDENTITY,
-  K_UNKNOWN,      /* a coding the response keeps as sent */
-  K_MEMBERS,      /* gzip in two members */
+  K_UNKNOWN, /* a coding the response keeps as sent */
+  K_MEMBERS, /* gzip in two members */
   K_GZIP_GZIP,
   N_KINDS
 };
 
 static const char *const kind_header[N_KINDS][2] = {
-  {NULL, NULL}, {"gzip", NULL}, {"X-GZip", NULL}, {"deflate", NULL},
-  {"Deflate", NULL}, {"gzip, deflate", NULL}, {"gzip", " deflate "},
-  {"identity", NULL}, {"compress", NULL}, {"gzip", NULL}, {" gzip ,gzip", NULL},
+    {NULL, NULL},       {"gzip", NULL},          {"X-GZip", NULL},      {"deflate", NULL},
+    {"Deflate", NULL},  {"gzip, deflate", NULL}, {"gzip", " deflate "}, {"identity", NULL},
+    {"compress", NULL}, {"gzip", NULL},          {" gzip ,gzip", NULL},
 };
 static const size_t kind_codings[N_KINDS] = {0, 1, 1, 1, 1, 2, 2, 0, 0, 1, 2};
 
 #define W_GZIP (16 + 15)
 #define W_ZLIB 15
-#define W_RAW (-15)
+#define W_RAW  (-15)
 
 typedef struct bytes {
   uint8_t *p;
@@ -124,18 +124,14 @@ static bytes concat(bytes a, bytes b)
 }
 
 /* The body as sent for kind. */
-static bytes encode(enum kind k, const bytes *body, int level, int strategy,
-                    unsigned split)
+static bytes encode(enum kind k, const bytes *body, int level, int strategy, unsigned split)
 {
   bytes w;
   switch (k) {
   case K_GZIP:
-  case K_XGZIP:
-    return zwrap(body->p, body->n, W_GZIP, level, strategy);
-  case K_ZLIB:
-    return zwrap(body->p, body->n, W_ZLIB, level, strategy);
-  case K_RAW:
-    return zwrap(body->p, body->n, W_RAW, level, strategy);
+  case K_XGZIP: return zwrap(body->p, body->n, W_GZIP, level, strategy);
+  case K_ZLIB: return zwrap(body->p, body->n, W_ZLIB, level, strategy);
+  case K_RAW: return zwrap(body->p, body->n, W_RAW, level, strategy);
   case K_GZIP_DEFLATE:
   case K_TWO_LINES:
     w = zwrap(body->p, body->n, W_GZIP, level, strategy);
@@ -165,7 +161,7 @@ static bytes encode(enum kind k, const bytes *body, int level, int strategy,
 typedef struct expect {
   const uint8_t *src; /* the body kept is a prefix of this */
   size_t src_len;
-  size_t len;         /* bytes of it kept */
+  size_t len; /* bytes of it kept */
   rc_code res;
   rc_encoding enc;
   int truncated;
@@ -173,25 +169,25 @@ typedef struct expect {
 } expect;
 
 typedef struct setup {
-  rc_limits lim;           /* as given */
-  size_t max_codings;      /* as honoured */
+  rc_limits lim;      /* as given */
+  size_t max_codings; /* as honoured */
   int decode;
   enum kind kind;
   unsigned prelude;
-  int prelude_body;        /* the prelude hop's body is sent */
-  char cl_line[64];        /* Content-Length line, or "" */
+  int prelude_body; /* the prelude hop's body is sent */
+  char cl_line[64]; /* Content-Length line, or "" */
   bytes body, wire;
   fz_chunks chunks;
   /* Contention for the budget. */
   rc_pool *pool;
-  rc_response *hog;        /* NULL: none */
+  rc_response *hog; /* NULL: none */
   size_t hog_bytes;
-  int hog_holds;           /* the hog holds its memory, and the holder place */
-  size_t limit;            /* the budget while the response runs */
-  CURL *easy;              /* the response is attached to it; NULL: not */
-  rc_overflow overflow;    /* the pool's mode */
-  int raw_copy;            /* a raw copy is kept: it grows past the budget */
-  int timed_out;           /* a write was refused with RC_E_TIMEOUT */
+  int hog_holds;        /* the hog holds its memory, and the holder place */
+  size_t limit;         /* the budget while the response runs */
+  CURL *easy;           /* the response is attached to it; NULL: not */
+  rc_overflow overflow; /* the pool's mode */
+  int raw_copy;         /* a raw copy is kept: it grows past the budget */
+  int timed_out;        /* a write was refused with RC_E_TIMEOUT */
 } setup;
 
 static int header(rc_response *r, const char *s)
@@ -248,7 +244,7 @@ static int body_write(rc_response *r, setup *s, const void *p, size_t n)
     FZ_CHECK(s->easy != NULL && s->hog != NULL && s->overflow != RC_OVERFLOW_SPILL);
     rc_response_reset(s->hog);
     s->hog_holds = 0;
-    rc_pool_resume(s->pool);  /* curl_easy_pause on an idle handle: refused */
+    rc_pool_resume(s->pool); /* curl_easy_pause on an idle handle: refused */
     ret = rc_write_cb((char *)p, 1, n, r);
     FZ_CHECK(ret != CURL_WRITEFUNC_PAUSE);
   }
@@ -401,7 +397,7 @@ static void expected(const setup *s, expect *e)
   e->truncated = 0;
   e->len = 0;
   if (s->wire.n == 0)
-    return;  /* no body byte: the write path never starts */
+    return; /* no body byte: the write path never starts */
   size_t declared = SIZE_MAX;
   if (s->cl_line[0]) {
     const char *p = strchr(s->cl_line, ':') + 1;
@@ -437,16 +433,15 @@ static void expected(const setup *s, expect *e)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  static const int strategies[5] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY,
-                                    Z_RLE, Z_FIXED};
+  static const int strategies[5] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
   static const size_t threshold_v[4] = {RC_DEFAULT_LARGE_THRESHOLD, 1, 4096, 65536};
   static const size_t max_large_v[4] = {RC_DEFAULT_MAX_LARGE, 0, 1, 2};
   static const size_t idle_small_v[4] = {RC_DEFAULT_MAX_IDLE_SMALL, 0, 4096, 65536};
   static const size_t budget_v[4] = {0, 1, 4096, 65536};
   static const size_t codings_v[4] = {5, 0, 1, 2};
   static const size_t max_memory_v[4] = {0, 1, 100, 4096};
-  static const rc_overflow overflow_v[4] = {RC_OVERFLOW_AUTO, RC_OVERFLOW_WAIT,
-                                            RC_OVERFLOW_SPILL, RC_OVERFLOW_AUTO};
+  static const rc_overflow overflow_v[4] = {RC_OVERFLOW_AUTO, RC_OVERFLOW_WAIT, RC_OVERFLOW_SPILL,
+                                            RC_OVERFLOW_AUTO};
 
   fz_in in = {data, size};
   setup s;
@@ -467,10 +462,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   s.lim.on_cap = (rc_cap_policy)((lopts & 3) % 3);
   unsigned cap_mode = (lopts >> 2) & 3;
   unsigned cl_mode = (lopts >> 4) & 7;
-  unsigned long cap_value = cap_mode == 0 ? fz_u8(&in)
-                          : cap_mode == 1 ? fz_u16(&in)
-                          : cap_mode == 2 ? fz_u24(&in) % (MIB + 1)
-                                          : fz_u8(&in) % 5;
+  unsigned long cap_value = cap_mode == 0   ? fz_u8(&in)
+                            : cap_mode == 1 ? fz_u16(&in)
+                            : cap_mode == 2 ? fz_u24(&in) % (MIB + 1)
+                                            : fz_u8(&in) % 5;
   unsigned ropts = fz_u8(&in);
   switch (ropts & 3) {
   case 1: s.lim.max_raw = fz_u8(&in); break;
@@ -516,8 +511,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
   switch (cl_mode) {
   case 1: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n", s.wire.n); break;
-  case 2: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n",
-                   s.wire.n ? s.wire.n - 1 : 0); break;
+  case 2:
+    snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n", s.wire.n ? s.wire.n - 1 : 0);
+    break;
   case 3: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: %zu\r\n", s.wire.n + 1000); break;
   case 4: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: \t %zu  \r\n", s.wire.n); break;
   case 5: snprintf(s.cl_line, sizeof s.cl_line, "Content-Length: 12x\r\n"); break;

@@ -90,7 +90,7 @@ static int run_file(const char *path)
     return -1;
   }
   if (pid == 0)
-    exit(run_input(path) == 0 ? 0 : 1);  /* exit: leak checkers run */
+    exit(run_input(path) == 0 ? 0 : 1); /* exit: leak checkers run */
   int status;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {

@@ -33,7 +33,8 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail);
 /* n bytes were written at the region last offered by rc__body_tail. */
 void rc__body_commit(rc_response *r, size_t n);
 
-/* Writes out what commit staged for the spill file. RC_OK or RC_E_SPILL. */
+/* After a decoder step: writes out what commit staged for the spill file,
+ * and NUL-terminates the body in memory again. RC_OK or RC_E_SPILL. */
 rc_code rc__body_flush(rc_response *r);
 
 /* The body as one view (mapping a spilled body). */

@@ -1,6 +1,7 @@
 /* The memory budget: accounting, admission, the waiter queue and its
  * holder, blocking waits, the wait bound, wakers, and resuming. */
 #include "budget.h"
+#include "clock.h"
 #include "debug.h"
 #include "pool.h"
 
@@ -9,28 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 
-static struct timespec now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t;
-}
-
-static struct timespec after_ms(struct timespec t, long ms)
-{
-  t.tv_sec += ms / 1000;
-  t.tv_nsec += (ms % 1000) * 1000000L;
-  if (t.tv_nsec >= 1000000000L) {
-    t.tv_sec++;
-    t.tv_nsec -= 1000000000L;
-  }
-  return t;
-}
-
 /* Milliseconds from a to b, 0 if b is not later. */
 static long ms_until(struct timespec a, struct timespec b)
 {
-  long long ms = (long long)(b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+  long long ms = rc__ms_between(a, b);
   return ms > 0 ? (long)(ms < LONG_MAX ? ms : LONG_MAX) : 0;
 }
 
@@ -107,7 +90,7 @@ static void enqueue(rc__budget *b, rc__waiter *w)
   w->queued = 1;
   w->ready = w->cont = 0;
   w->thread = pthread_self();
-  w->since = now();
+  w->since = rc__now();
   b->pauses++;
 }
 
@@ -196,7 +179,7 @@ static int spills_at_once(const rc__budget *b, const rc__waiter *w)
  * again; otherwise what its refusal ends in. */
 static rc_code block(rc__budget *b, rc__waiter *w)
 {
-  struct timespec deadline = after_ms(w->since, w->wait_ms);
+  struct timespec deadline = rc__after_ms(w->since, w->wait_ms);
   while (!w->ready && !w->holder)
     if (pthread_cond_timedwait(&b->cond, &b->lock, &deadline) == ETIMEDOUT)
       break;
@@ -287,16 +270,23 @@ void rc__budget_spilled(rc__budget *b)
   pthread_mutex_unlock(&b->lock);
 }
 
+/* w leaves the queue and gives up the holder's place; whoever can go on
+ * now is woken. Lock held. */
+static void withdraw(rc__budget *b, rc__waiter *w)
+{
+  if (w->queued)
+    dequeue(b, w);
+  if (b->holder == w)
+    b->holder = NULL;
+  w->holder = 0;
+  changed(b);
+}
+
 void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms)
 {
   pthread_mutex_lock(&b->lock);
-  if (!easy && w->easy && w->queued) {
-    dequeue(b, w);
-    if (b->holder == w)
-      b->holder = NULL;
-    w->holder = 0;
-    changed(b);
-  }
+  if (!easy && w->easy && w->queued)
+    withdraw(b, w);
   w->easy = easy;
   w->wait_ms = wait_ms;
   pthread_mutex_unlock(&b->lock);
@@ -305,12 +295,8 @@ void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms)
 void rc__budget_leave(rc__budget *b, rc__waiter *w)
 {
   pthread_mutex_lock(&b->lock);
-  if (w->queued)
-    dequeue(b, w);
-  if (b->holder == w)
-    b->holder = NULL;
-  w->holder = w->spill = w->cont = 0;
-  changed(b);
+  withdraw(b, w);
+  w->spill = w->cont = 0;
   pthread_mutex_unlock(&b->lock);
 }
 
@@ -350,16 +336,30 @@ rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes)
   return RC_OK;
 }
 
+/* Milliseconds at t until w's wait bound passes (0: passed); -1 when no
+ * bound applies (RC_OVERFLOW_WAIT, or max_wait_ms <= 0). */
+static long wait_left(const rc__budget *b, const rc__waiter *w, struct timespec t)
+{
+  if (b->mode != RC_OVERFLOW_AUTO || b->max_wait_ms <= 0)
+    return -1;
+  return ms_until(t, rc__after_ms(w->since, b->max_wait_ms));
+}
+
+/* Is w paused by the calling thread (and not resumed yet)? */
+static int paused_here(const rc__waiter *w, pthread_t self)
+{
+  return w->easy && w->wait_ms <= 0 && !w->cont && pthread_equal(w->thread, self);
+}
+
 /* Is w, paused by the calling thread, to be resumed now? Marks one whose
  * wait bound passed for spilling. */
 static int due(rc__budget *b, rc__waiter *w, pthread_t self, struct timespec t)
 {
-  if (!w->easy || w->wait_ms > 0 || w->cont || !pthread_equal(w->thread, self))
+  if (!paused_here(w, self))
     return 0;
   if (w->ready)
     return 1;
-  if (b->mode != RC_OVERFLOW_AUTO || b->max_wait_ms <= 0 ||
-      ms_until(t, after_ms(w->since, b->max_wait_ms)) > 0)
+  if (wait_left(b, w, t) != 0)
     return 0;
   w->spill = 1;
   return 1;
@@ -373,7 +373,7 @@ int rc_pool_resume(rc_pool *pool)
   pthread_t self = pthread_self();
   int resumed = 0;
   pthread_mutex_lock(&b->lock);
-  struct timespec t = now();
+  struct timespec t = rc__now();
   for (;;) {
     rc__waiter *w = b->head;
     while (w && !due(b, w, self, t))
@@ -400,15 +400,11 @@ long rc_pool_timeout(rc_pool *pool)
   pthread_t self = pthread_self();
   long best = -1;
   pthread_mutex_lock(&b->lock);
-  struct timespec t = now();
+  struct timespec t = rc__now();
   for (rc__waiter *w = b->head; w; w = w->next) {
-    if (!w->easy || w->wait_ms > 0 || w->cont || !pthread_equal(w->thread, self))
+    if (!paused_here(w, self))
       continue;
-    long ms = -1;
-    if (w->ready)
-      ms = 0;
-    else if (b->mode == RC_OVERFLOW_AUTO && b->max_wait_ms > 0)
-      ms = ms_until(t, after_ms(w->since, b->max_wait_ms));
+    long ms = w->ready ? 0 : wait_left(b, w, t);
     if (ms >= 0 && (best < 0 || ms < best))
       best = ms;
   }

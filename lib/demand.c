@@ -1,24 +1,13 @@
 /* Demand for large blocks: a recent peak that halves its excess over the
  * floor every half-life once demand has fallen below it. */
 #include "demand.h"
-
-static struct timespec now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t;
-}
-
-static long long ms_between(struct timespec a, struct timespec b)
-{
-  return (long long)(b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
-}
+#include "clock.h"
 
 void rc__demand_init(rc__demand *d)
 {
   d->in_use = 0;
   d->recent = 0;
-  d->step = now();
+  d->step = rc__now();
 }
 
 void rc__demand_take(rc__demand *d)
@@ -26,7 +15,7 @@ void rc__demand_take(rc__demand *d)
   d->in_use++;
   if (d->in_use > d->recent) {
     d->recent = d->in_use;
-    d->step = now();
+    d->step = rc__now();
   }
 }
 
@@ -35,19 +24,19 @@ void rc__demand_give(rc__demand *d)
   if (!d->in_use)
     return;
   if (d->in_use == d->recent)
-    d->step = now(); /* demand falls below its peak from now on */
+    d->step = rc__now(); /* demand falls below its peak from now on */
   d->in_use--;
 }
 
 void rc__demand_tick(rc__demand *d)
 {
   size_t low = d->in_use > RC__DEMAND_FLOOR ? d->in_use : RC__DEMAND_FLOOR;
-  struct timespec t = now();
+  struct timespec t = rc__now();
   if (d->recent <= low) {
     d->step = t; /* nothing to decay: a later fall is timed from here */
     return;
   }
-  long long steps = ms_between(d->step, t) / RC__DEMAND_HALF_LIFE;
+  long long steps = rc__ms_between(d->step, t) / RC__DEMAND_HALF_LIFE;
   if (steps <= 0)
     return;
   while (steps-- > 0 && d->recent > low)
@@ -58,7 +47,7 @@ void rc__demand_tick(rc__demand *d)
 void rc__demand_forget(rc__demand *d)
 {
   d->recent = d->in_use;
-  d->step = now();
+  d->step = rc__now();
 }
 
 size_t rc__demand_keep(const rc__demand *d, size_t ceiling)

@@ -324,6 +324,16 @@ static rc__blk *shed_large(rc_pool *p)
   return gone;
 }
 
+/* Frees the blocks linked from b, outside the lock. */
+static void free_chain(rc_pool *p, rc__blk *b)
+{
+  while (b) {
+    rc__blk *next = b->next;
+    p->alloc.free(b, p->alloc.ud);
+    b = next;
+  }
+}
+
 /* Frees the blocks that demand shed. Under glibc, once no large block is in
  * use (quiet), the memory they leave inside the heap is handed back to the
  * system (malloc_trim), so that a burst's memory really returns. Not during
@@ -333,11 +343,7 @@ static void drop_shed(rc_pool *p, rc__blk *b, int quiet)
 {
   if (!b)
     return;
-  while (b) {
-    rc__blk *next = b->next;
-    p->alloc.free(b, p->alloc.ud);
-    b = next;
-  }
+  free_chain(p, b);
 #ifdef __GLIBC__
   if (quiet)
     malloc_trim(0); /* a replaced allocator on top of malloc gains too */
@@ -347,7 +353,7 @@ static void drop_shed(rc_pool *p, rc__blk *b, int quiet)
 }
 
 /* Demand decays with time; idle large blocks follow it. */
-static void tick(rc_pool *p)
+void rc__pool_tick(rc_pool *p)
 {
   pthread_mutex_lock(&p->lock);
   rc__demand_tick(&p->demand);
@@ -356,8 +362,6 @@ static void tick(rc_pool *p)
   pthread_mutex_unlock(&p->lock);
   drop_shed(p, gone, quiet);
 }
-
-void rc__pool_tick(rc_pool *p) { tick(p); }
 
 void rc_pool_trim(rc_pool *p)
 {
@@ -376,13 +380,8 @@ void rc_pool_trim(rc_pool *p)
   pthread_mutex_unlock(&p->lock);
   for (size_t i = 0; i < nheld; i++)
     p->alloc.free(held[i], p->alloc.ud);
-  for (int i = 0; i < 2; i++) {
-    while (lists[i]) {
-      rc__blk *b = lists[i];
-      lists[i] = b->next;
-      p->alloc.free(b, p->alloc.ud);
-    }
-  }
+  free_chain(p, lists[0]);
+  free_chain(p, lists[1]);
 }
 
 void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
@@ -393,7 +392,7 @@ void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
     memset(out, 0, sizeof *out);
     return;
   }
-  tick(p);
+  rc__pool_tick(p);
   pthread_mutex_lock(&p->lock);
   *out = p->st;
   pthread_mutex_unlock(&p->lock);

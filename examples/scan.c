@@ -15,17 +15,27 @@
  *    response, both made once and attached once (rc_attach); a target only
  *    changes CURLOPT_URL. CURLOPT_PRIVATE maps a finished easy handle back to
  *    its slot.
- *  - The multi loop of respchain.h: curl_multi_perform; then each finished
- *    transfer is reported and its response reset at once, so its memory goes
- *    back to the pool (and to the budget) before the slot takes the next
- *    target; then rc_multi_poll, which sleeps like curl_multi_poll and also
- *    resumes the transfers that the budget paused.
+ *  - The multi loop of respchain.h, which never waits while a target could
+ *    start: idle slots take their next targets and start; curl_multi_perform;
+ *    each finished transfer is reported and its response reset at once, so
+ *    its memory goes back to the pool (and to the budget), and its slot
+ *    starts the next target before the loop waits again; only then
+ *    rc_multi_poll, which sleeps like curl_multi_poll (until curl, the rate
+ *    limit, a retry's backoff or the budget has work) and resumes the
+ *    transfers that the budget paused.
  *  - Targets are read one at a time as slots free up, so a list of any length
  *    is scanned in constant memory. A slot waits, out of the multi handle,
  *    for its turn under --rate and for the backoff before a retry.
+ *  - Each result is written as one line with one write(2) as soon as its
+ *    target ends, so whatever stops the scan, every line written is whole.
+ *    SIGINT and SIGTERM stop it cleanly: a handler writes to a pipe that the
+ *    loop polls beside curl's sockets; the transfers in flight are reported
+ *    as interrupted with what they received.
  *
  * Exit status: 0 the scan ran (whatever the targets answered); 1 setup
- * failure (a file, curl, memory); 2 usage.
+ * failure (a file, curl, memory) or the results could not be written; 2
+ * usage; 130 or 143 stopped by SIGINT or SIGTERM; 141 the reader of the
+ * output went away (a broken pipe, as with "| head").
  *
  * Builds alone: cc scan.c $(pkg-config --cflags --libs respchain) */
 /* POSIX.1-2008 (getline, strdup, clock_gettime), also under -std=c11. */
@@ -34,13 +44,17 @@
 #endif
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,22 +71,25 @@
 
 #define MiB (1024.0 * 1024.0)
 
-enum { EXIT_RAN = 0, EXIT_SETUP = 1, EXIT_USAGE = 2 };
+enum { EXIT_RAN = 0, EXIT_SETUP = 1, EXIT_USAGE = 2, EXIT_BROKEN_PIPE = 128 + SIGPIPE };
 
 /* ---- Options ------------------------------------------------------------ */
 
 /* What --word and --regex look at. */
 typedef enum part {
   PART_BODY,   /* the final body, decoded */
-  PART_HEADER, /* the final response's raw header block */
-  PART_ALL     /* that header block followed by the body */
+  PART_HEADER, /* the final response's header lines, one by one */
+  PART_ALL     /* those header lines, and the body */
 } part;
+
+#define STATUS_MAX 999 /* --status codes are 100 to STATUS_MAX */
 
 typedef struct options {
   const char **urls; /* -u, in order; room for argc */
   size_t nurls;
   const char *list;   /* -l FILE; "-" or NULL without -u: stdin */
   const char *output; /* -o FILE; NULL: stdout */
+  unsigned long shard, shards; /* --shard K/N: targets K-1, K-1+N, ...; 1/1: all */
   long concurrency;
   size_t max_body, max_memory; /* max_memory 0: no limit */
   long max_redirs;
@@ -81,19 +98,22 @@ typedef struct options {
   rc_overflow overflow;
   /* The request. */
   struct curl_slist *headers; /* -H, in order */
-  const char *method, *data, *proxy, *user_agent;
+  const char *method;         /* the method sent (GET, POST with -d, or -X) */
+  const char *data, *proxy, *user_agent;
   long http_version; /* CURL_HTTP_VERSION_*; NONE: curl's */
   int insecure;
   double rate; /* requests per second; 0: no limit */
   long retries;
   /* Output. */
   int matched_only, silent;
-  /* Matchers. Each option may repeat; the arrays have room for argc. */
-  long *statuses;
+  /* Matchers. --word and --regex may repeat (the arrays have room for
+   * argc); --status codes are a set. */
+  unsigned char status_set[STATUS_MAX + 1];
   size_t nstatuses;
   const char **words;
   size_t nwords;
   regex_t *regexes;
+  const char **regex_texts; /* as given, for the output */
   size_t nregexes;
   part part;
 } options;
@@ -106,18 +126,22 @@ static void usage(FILE *out)
         "Fetches every target URL (given with -u, then read from FILE, or from\n"
         "stdin when neither is given; in a file, one per line, blank lines and\n"
         "lines starting with '#' skipped), runs the matchers over each response\n"
-        "and prints one JSON line per target, in the order the transfers finish.\n"
+        "and prints one JSON line per target as soon as it ends.\n"
         "\n"
         "Targets and output:\n"
         "  -u, --url URL           a target (repeatable)\n"
         "  -l, --list FILE         targets from FILE; \"-\" reads stdin\n"
+        "      --shard K/N         scan only targets K, K+N, K+2N, ... (counted\n"
+        "                          from 1 in the order given), so that N runs\n"
+        "                          with K = 1..N split one list between them\n"
         "  -o, --output FILE       write the JSON lines to FILE, not stdout\n"
         "      --matched-only      print only the targets that matched\n"
         "  -s, --silent            no progress line and no summary on stderr\n"
         "\n"
         "Requests:\n"
         "  -H, --header LINE       add a request header (repeatable)\n"
-        "  -X, --request METHOD    request method (default GET, or POST with -d)\n"
+        "  -X, --request METHOD    request method (default GET, or POST with -d);\n"
+        "                          HEAD asks for no body\n"
         "  -d, --data DATA         send DATA as the request body (POST)\n"
         "      --user-agent TEXT   the User-Agent (default respchain-scan/VERSION)\n"
         "      --proxy URL         send every request through this proxy\n"
@@ -141,7 +165,10 @@ static void usage(FILE *out)
         "                          the body goes to a temporary file (default: no\n"
         "                          limit)\n"
         "  -L, --max-redirs N      redirects followed per target (default 10;\n"
-        "                          0: none, a redirect is the final response)\n"
+        "                          0: none, a redirect is the final response).\n"
+        "                          Unlike curl's and fetch's -L, which only turn\n"
+        "                          following on, scan always follows and -L\n"
+        "                          takes the limit\n"
         "      --connect-timeout SEC   (default 10; 0: curl's default)\n"
         "      --timeout SEC       whole transfer, waits for the budget included\n"
         "                          (default 30; 0: none)\n"
@@ -154,39 +181,47 @@ static void usage(FILE *out)
         "\n",
         out);
   fputs("Matchers (each may be repeated):\n"
-        "      --status CODE       the final status is CODE\n"
+        "      --status CODES      the final status is one of CODES (e.g. 200 or\n"
+        "                          200,301,404)\n"
         "      --word WORD         WORD occurs (case-sensitive bytes)\n"
         "      --regex ERE         the POSIX extended regex matches somewhere\n"
         "      --part PART         what --word and --regex look at: body (the\n"
-        "                          decoded body, the default), header (the final\n"
-        "                          response's header block, status line to blank\n"
-        "                          line) or all (that header block and the body)\n"
+        "                          decoded body, the default), header (each line\n"
+        "                          of the final response's header block, status\n"
+        "                          line included, without its line break) or all\n"
+        "                          (those lines, and the body)\n"
         "A target matches when a response arrived and every kind of matcher given\n"
         "has a hit: its status is one of the --status codes, AND one of the --word\n"
         "words occurs, AND one of the --regex expressions matches. Without\n"
         "matchers every target that got a response matches. Matchers look at\n"
         "what was kept: a body cut at --max-body, or one whose transfer failed\n"
         "midway, is matched as far as it arrived. Regexes see the text as\n"
-        "bytes (C locale), NUL bytes included; ^ and $ anchor at its start and\n"
-        "end only, and '.' matches line breaks but not NUL.\n"
+        "bytes (C locale), NUL bytes included. In a header line ^ and $ anchor\n"
+        "at the line's start and end; in a body, at the body's start and end\n"
+        "only, and '.' matches line breaks but not NUL.\n"
         "\n"
         "  -h, --help              this text\n"
         "  -V, --version           the version of scan and of the libraries\n"
         "\n"
-        "Output, one JSON object per line:\n"
-        "  url, final_url (after redirects), status (0: no response),\n"
-        "  http_version (\"1.0\", \"1.1\", \"2\", \"3\"; null: no response), hops\n"
-        "  (responses received, redirects and 1xx included), body_bytes (kept),\n"
-        "  truncated, encoding (identity, decoded, unsupported, not-decoded),\n"
-        "  matched, error (null, or what went wrong; a truncated body is not an\n"
-        "  error), attempts (1 + retries made), time_ms (the last attempt, from\n"
-        "  its start to its end, waits for a connection or the budget included).\n"
+        "Output, one JSON object per line, named as httpx names them where the\n"
+        "meaning is the same (scan(1) describes each field):\n"
+        "  timestamp, input, url, final_url, method, status_code (0: no\n"
+        "  response), content_length (declared; null: none), content_type,\n"
+        "  webserver, title, chain_status_codes, http_version, hops, body_bytes,\n"
+        "  truncated, encoding, spilled, matched, matches (the matchers that\n"
+        "  hit), failed, error, attempts, time (e.g. \"12.3ms\"), time_ms.\n"
         "Every line is valid UTF-8: a byte of a URL or message that is not part\n"
         "of valid UTF-8 is written as \\u00XX, the code point of the byte's value.\n"
         "A progress line (on a terminal) and a summary go to stderr.\n"
         "\n"
+        "SIGINT or SIGTERM stops the scan: no new target starts, the transfers\n"
+        "in flight are reported with the error \"interrupted\" and what they\n"
+        "received, the summary is printed; a second signal ends scan at once.\n"
+        "\n"
         "Exit status: 0 the scan ran, whatever the targets answered; 1 setup\n"
-        "failure (a file, curl, memory); 2 usage.\n",
+        "failure (a file, curl, memory) or the results could not be written;\n"
+        "2 usage; 130 or 143 stopped by SIGINT or SIGTERM; 141 the output's\n"
+        "reader went away (a broken pipe).\n",
         out);
 }
 
@@ -257,6 +292,44 @@ static int parse_seconds(const char *s, long *ms)
   return 0;
 }
 
+/* --shard K/N: 1 <= K <= N. */
+static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
+{
+  char *end;
+  errno = 0;
+  unsigned long kv = strtoul(s, &end, 10);
+  if (end == s || *s == '-' || *end != '/' || errno)
+    return -1;
+  const char *ns = end + 1;
+  unsigned long nv = strtoul(ns, &end, 10);
+  if (end == ns || *ns == '-' || *end || errno || kv < 1 || kv > nv)
+    return -1;
+  *k = kv;
+  *n = nv;
+  return 0;
+}
+
+/* --status CODES: a comma-separated list of codes from 100 to STATUS_MAX,
+ * added to the set. */
+static int parse_statuses(const char *s, options *o)
+{
+  for (;;) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *s == '-' || *s == '+' || errno || v < 100 || v > STATUS_MAX ||
+        (*end && *end != ','))
+      return -1;
+    if (!o->status_set[v]) {
+      o->status_set[v] = 1;
+      o->nstatuses++;
+    }
+    if (!*end)
+      return 0;
+    s = end + 1;
+  }
+}
+
 static int parse_overflow(const char *s, rc_overflow *out)
 {
   if (!strcmp(s, "auto"))
@@ -301,12 +374,14 @@ enum {
   OPT_HTTP2,
   OPT_HTTP2_PRIOR,
   OPT_USER_AGENT,
-  OPT_MATCHED_ONLY
+  OPT_MATCHED_ONLY,
+  OPT_SHARD
 };
 
 static const struct option LONG_OPTIONS[] = {
     {"url", required_argument, NULL, 'u'},
     {"list", required_argument, NULL, 'l'},
+    {"shard", required_argument, NULL, OPT_SHARD},
     {"output", required_argument, NULL, 'o'},
     {"matched-only", no_argument, NULL, OPT_MATCHED_ONLY},
     {"silent", no_argument, NULL, 's'},
@@ -364,7 +439,7 @@ static int add_regex(options *o, const char *ere)
     fprintf(stderr, "scan: invalid regex '%s': %s; try 'scan --help'\n", ere, msg);
     return EXIT_USAGE;
   }
-  o->nregexes++;
+  o->regex_texts[o->nregexes++] = ere;
   return -1;
 }
 
@@ -388,6 +463,10 @@ static int take_request_option(options *o, int c)
   case 'u': o->urls[o->nurls++] = optarg; return -1;
   case 'l': o->list = optarg; return -1;
   case 'o': o->output = optarg; return -1;
+  case OPT_SHARD:
+    if (parse_shard(optarg, &o->shard, &o->shards))
+      return bad_usage("invalid shard (K/N with 1 <= K <= N)", optarg);
+    return -1;
   case OPT_MATCHED_ONLY: o->matched_only = 1; return -1;
   case 's': o->silent = 1; return -1;
   case 'H': return add_header(o, optarg);
@@ -422,10 +501,7 @@ static int take_transfer_option(options *o, int c)
   case OPT_BUDGET: return checked(parse_size(optarg, &o->budget), "invalid budget");
   case OPT_OVERFLOW: return checked(parse_overflow(optarg, &o->overflow), "invalid overflow mode");
   case OPT_STATUS:
-    if (parse_long(optarg, 100, 999, &o->statuses[o->nstatuses]))
-      return bad_usage("invalid status", optarg);
-    o->nstatuses++;
-    return -1;
+    return checked(parse_statuses(optarg, o), "invalid status (codes 100-999, comma-separated)");
   case OPT_WORD:
     if (!*optarg)
       return bad_usage("empty word", optarg);
@@ -451,11 +527,12 @@ static int parse_options(int argc, char **argv, options *o)
   o->http_version = CURL_HTTP_VERSION_NONE;
   o->user_agent = "respchain-scan/" RC_VERSION;
   o->part = PART_BODY;
+  o->shard = o->shards = 1;
   o->urls = calloc((size_t)argc, sizeof *o->urls);
-  o->statuses = calloc((size_t)argc, sizeof *o->statuses);
   o->words = calloc((size_t)argc, sizeof *o->words);
   o->regexes = calloc((size_t)argc, sizeof *o->regexes);
-  if (!o->urls || !o->statuses || !o->words || !o->regexes) {
+  o->regex_texts = calloc((size_t)argc, sizeof *o->regex_texts);
+  if (!o->urls || !o->words || !o->regexes || !o->regex_texts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -481,6 +558,8 @@ static int parse_options(int argc, char **argv, options *o)
   }
   if (optind != argc)
     return bad_usage("unexpected argument (targets go with -u or -l)", argv[optind]);
+  if (!o->method)
+    o->method = o->data ? "POST" : "GET";
   return -1;
 }
 
@@ -489,8 +568,8 @@ static void options_free(options *o)
   for (size_t i = 0; i < o->nregexes; i++)
     regfree(&o->regexes[i]);
   free(o->regexes);
+  free(o->regex_texts);
   free(o->words);
-  free(o->statuses);
   free(o->urls);
   curl_slist_free_all(o->headers);
 }
@@ -504,15 +583,17 @@ typedef struct targets {
   FILE *in;   /* NULL: none */
   char *line; /* getline's buffer */
   size_t cap;
+  unsigned long shard, shards; /* --shard K/N */
+  unsigned long seen;          /* targets read so far, kept or not */
 } targets;
 
-/* The next target as a new string (the caller frees it), or NULL at the
- * end. In a stream, surrounding white space is dropped; blank lines and #
- * comments are skipped. */
-static char *next_target(targets *t)
+/* The next target of the whole list, pointing into t (valid until the
+ * next call), or NULL at the end. In a stream, surrounding white space is
+ * dropped; blank lines and # comments are skipped. */
+static const char *next_in_list(targets *t)
 {
   if (t->next < t->count)
-    return strdup(t->urls[t->next++]); /* NULL on out of memory ends early */
+    return t->urls[t->next++];
   if (!t->in)
     return NULL;
   ssize_t n;
@@ -525,8 +606,21 @@ static char *next_target(targets *t)
     if (s == end || *s == '#')
       continue;
     *end = '\0';
-    return strdup(s);
+    return s;
   }
+  return NULL;
+}
+
+/* The next target of this shard as a new string (the caller frees it), or
+ * NULL at the end (or when out of memory, which ends the list early). The
+ * i-th target of the list (from 0) belongs to shard i mod N + 1: a rule of
+ * the list alone, so N runs split it with no coordination. */
+static char *next_target(targets *t)
+{
+  const char *url;
+  while ((url = next_in_list(t)) != NULL)
+    if (t->seen++ % t->shards == t->shard - 1)
+      return strdup(url);
   return NULL;
 }
 
@@ -569,67 +663,131 @@ static int regex_hit(const regex_t *re, rc_view text)
 #endif
 }
 
-/* The text --word and --regex look at. rc_full_response assembles (and
- * caches in the response) the header block followed by the body: it costs a
- * copy, so it is only asked for here, when a matcher needs it. */
-static rc_code part_text(part p, rc_response *resp, rc_view *out)
+/* Which matchers hit one response. */
+typedef struct verdict {
+  int status;             /* the final status is one of --status */
+  unsigned char *words;   /* per --word: it occurs */
+  unsigned char *regexes; /* per --regex: it matches */
+  size_t nwords, nregexes; /* hits */
+} verdict;
+
+/* Runs the --word and --regex matchers that have no hit yet over text. */
+static void match_text(const options *o, rc_view text, verdict *v)
 {
-  rc_hop_info last;
-  switch (p) {
-  case PART_HEADER:
-    if (rc_hop(resp, -1, &last) != RC_OK)
-      return RC_E_RANGE;
-    *out = last.raw;
-    return RC_OK;
-  case PART_ALL: return rc_full_response(resp, out);
-  default: *out = rc_body(resp); return RC_OK;
+  for (size_t i = 0; i < o->nwords; i++)
+    if (!v->words[i] && contains(text, o->words[i], strlen(o->words[i]))) {
+      v->words[i] = 1;
+      v->nwords++;
+    }
+  for (size_t i = 0; i < o->nregexes; i++)
+    if (!v->regexes[i] && regex_hit(&o->regexes[i], text)) {
+      v->regexes[i] = 1;
+      v->nregexes++;
+    }
+}
+
+/* Runs them over each line of a header block, without its line break (CR
+ * LF or LF); the blank line that ends the block is not a line. */
+static void match_lines(const options *o, rc_view block, verdict *v)
+{
+  const char *p = block.ptr, *end = block.ptr + block.len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    rc_view line = {p, (size_t)((nl ? nl : end) - p)};
+    if (line.len && line.ptr[line.len - 1] == '\r')
+      line.len--;
+    if (line.len)
+      match_text(o, line, v);
+    p = nl ? nl + 1 : end;
   }
 }
 
 /* The matching rule (see usage): every kind of matcher given needs a hit.
- * Cheap checks first: the text is only looked at when the status passed.
- * *err is set when the text to match could not be had. */
-static int matches(const options *o, rc_response *resp, rc_code *err)
+ * Fills v with what hit. The cheap check first: when the status misses, the
+ * target cannot match and its text is not looked at. */
+static int matches(const options *o, rc_response *resp, verdict *v)
 {
-  *err = RC_OK;
+  v->status = 0;
+  v->nwords = v->nregexes = 0;
+  memset(v->words, 0, o->nwords);
+  memset(v->regexes, 0, o->nregexes);
   if (rc_hop_count(resp) == 0)
     return 0; /* no response arrived */
-  if (o->nstatuses) {
-    size_t i = 0;
-    while (i < o->nstatuses && o->statuses[i] != rc_status(resp))
-      i++;
-    if (i == o->nstatuses)
-      return 0;
-  }
-  if (!o->nwords && !o->nregexes)
-    return 1;
-  rc_view text;
-  if ((*err = part_text(o->part, resp, &text)) != RC_OK)
+  int status = rc_status(resp);
+  v->status = o->nstatuses && status >= 0 && status <= STATUS_MAX && o->status_set[status];
+  if (o->nstatuses && !v->status)
     return 0;
-  if (o->nwords) {
-    size_t i = 0;
-    while (i < o->nwords && !contains(text, o->words[i], strlen(o->words[i])))
-      i++;
-    if (i == o->nwords)
-      return 0;
+  if (o->nwords || o->nregexes) {
+    rc_hop_info last;
+    if (o->part != PART_BODY && rc_hop(resp, -1, &last) == RC_OK)
+      match_lines(o, last.raw, v);
+    if (o->part != PART_HEADER)
+      match_text(o, rc_body(resp), v);
   }
-  if (o->nregexes) {
-    size_t i = 0;
-    while (i < o->nregexes && !regex_hit(&o->regexes[i], text))
-      i++;
-    if (i == o->nregexes)
-      return 0;
-  }
-  return 1;
+  return (!o->nwords || v->nwords) && (!o->nregexes || v->nregexes);
 }
 
 /* ---- Output ------------------------------------------------------------- */
 
-/* The length of the valid UTF-8 sequence at p (1 to 4), or 0 when the byte
- * at p does not start one: a stray continuation byte, an overlong form, a
- * surrogate, a code point past U+10FFFF, or a sequence cut short (the NUL
- * that ends the string is never a continuation byte). */
-static size_t utf8_sequence(const unsigned char *p)
+/* One output line, built whole before it is written. */
+typedef struct line {
+  char *p;
+  size_t len, cap;
+  int nomem; /* an append failed: the line is incomplete */
+} line;
+
+/* Room for n more bytes and a NUL. */
+static int reserve(line *l, size_t n)
+{
+  if (l->nomem)
+    return -1;
+  if (l->cap - l->len > n)
+    return 0;
+  size_t cap = l->cap ? l->cap : 1024;
+  while (cap - l->len <= n)
+    cap *= 2;
+  char *p = realloc(l->p, cap);
+  if (!p) {
+    l->nomem = 1;
+    return -1;
+  }
+  l->p = p;
+  l->cap = cap;
+  return 0;
+}
+
+static void put(line *l, const char *s, size_t n)
+{
+  if (reserve(l, n) == 0) {
+    memcpy(l->p + l->len, s, n);
+    l->len += n;
+    l->p[l->len] = '\0';
+  }
+}
+
+static void puts_line(line *l, const char *s) { put(l, s, strlen(s)); }
+
+static void printf_line(line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void printf_line(line *l, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || reserve(l, (size_t)n) != 0)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
+  va_end(ap);
+  l->len += (size_t)n;
+}
+
+/* The length of the valid UTF-8 sequence at p (1 to 4 of the n > 0 bytes
+ * there), or 0 when the byte at p does not start one: a stray continuation
+ * byte, an overlong form, a surrogate, a code point past U+10FFFF, or a
+ * sequence cut short. */
+static size_t utf8_sequence(const unsigned char *p, size_t avail)
 {
   unsigned char c = p[0];
   if (c < 0x80)
@@ -652,7 +810,7 @@ static size_t utf8_sequence(const unsigned char *p)
     n = 4;
   else
     return 0;
-  if (p[1] < lo || p[1] > hi)
+  if (avail < n || p[1] < lo || p[1] > hi)
     return 0;
   for (size_t i = 2; i < n; i++)
     if (p[i] < 0x80 || p[i] > 0xBF)
@@ -660,28 +818,42 @@ static size_t utf8_sequence(const unsigned char *p)
   return n;
 }
 
-/* s as a JSON string (null for NULL), always valid UTF-8: quote and
- * backslash escaped, control bytes and DEL as \u00XX, valid UTF-8 as it
- * is, and every other byte as \u00XX, the code point of its value. */
-static void json_string(FILE *out, const char *s)
+/* n bytes at s as a JSON string, always valid UTF-8: quote and backslash
+ * escaped, control bytes and DEL as \u00XX, valid UTF-8 as it is, and
+ * every other byte as \u00XX, the code point of its value. */
+static void json_bytes(line *l, const char *s, size_t n)
 {
-  if (!s) {
-    fputs("null", out);
-    return;
-  }
-  putc('"', out);
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    size_t n = utf8_sequence(p);
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  put(l, "\"", 1);
+  while (p < end) {
+    size_t k = utf8_sequence(p, (size_t)(end - p));
     if (*p == '"' || *p == '\\')
-      fprintf(out, "\\%c", *p);
-    else if (n == 0 || *p < 0x20 || *p == 0x7F)
-      fprintf(out, "\\u%04x", *p);
+      printf_line(l, "\\%c", *p);
+    else if (k == 0 || *p < 0x20 || *p == 0x7F)
+      printf_line(l, "\\u%04x", *p);
     else
-      fwrite(p, 1, n, out);
-    p += n ? n : 1;
+      put(l, (const char *)p, k);
+    p += k ? k : 1;
   }
-  putc('"', out);
+  put(l, "\"", 1);
+}
+
+/* s as a JSON string; null for NULL. */
+static void json_string(line *l, const char *s)
+{
+  if (s)
+    json_bytes(l, s, strlen(s));
+  else
+    puts_line(l, "null");
+}
+
+/* A view as a JSON string; null for NULL. */
+static void json_view(line *l, const rc_view *v)
+{
+  if (v)
+    json_bytes(l, v->ptr, v->len);
+  else
+    puts_line(l, "null");
 }
 
 static const char *encoding_name(rc_encoding e)
@@ -710,6 +882,187 @@ static const char *http_version_json(rc_response *r)
   }
 }
 
+/* A duration as httpx writes it (Go's time.Duration): "850µs", "12.3ms",
+ * "1.5s", "2m3.25s"; the number without trailing zeros. */
+static void json_duration(line *l, double seconds)
+{
+  char num[32];
+  const char *unit;
+  double v;
+  long minutes = 0;
+  if (seconds < 1e-3)
+    v = seconds * 1e6, unit = "\xC2\xB5s"; /* µs */
+  else if (seconds < 1.0)
+    v = seconds * 1e3, unit = "ms";
+  else {
+    minutes = (long)(seconds / 60.0);
+    v = seconds - 60.0 * (double)minutes, unit = "s";
+  }
+  snprintf(num, sizeof num, "%.6f", v);
+  char *end = num + strlen(num);
+  while (end[-1] == '0')
+    end--;
+  if (end[-1] == '.')
+    end--;
+  *end = '\0';
+  if (minutes)
+    printf_line(l, "\"%ldm%s%s\"", minutes, num, unit);
+  else
+    printf_line(l, "\"%s%s\"", num, unit);
+}
+
+/* The wall-clock time as RFC 3339, UTC, with microseconds. */
+static void json_timestamp(line *l)
+{
+  struct timespec now;
+  struct tm tm;
+  char text[40];
+  clock_gettime(CLOCK_REALTIME, &now);
+  gmtime_r(&now.tv_sec, &tm);
+  strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  printf_line(l, "\"%s.%06ldZ\"", text, now.tv_nsec / 1000);
+}
+
+/* ---- The page title ----------------------------------------------------- */
+
+#define TITLE_SCAN 8192 /* bytes of the title element looked at */
+#define TITLE_MAX  1024 /* bytes of the title written, at most */
+
+/* The first occurrence of needle (ASCII, lower case) in hay[0..n), in any
+ * case; NULL if none. */
+static const char *find_nocase(const char *hay, size_t n, const char *needle)
+{
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; i++)
+    if (strncasecmp(hay + i, needle, k) == 0)
+      return hay + i;
+  return NULL;
+}
+
+/* Appends code point cp as UTF-8 (U+FFFD for one that is not a character's). */
+static size_t put_utf8(char *out, unsigned long cp)
+{
+  if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    cp = 0xFFFD;
+  if (cp < 0x80) {
+    out[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = (char)(0xC0 | cp >> 6);
+    out[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = (char)(0xE0 | cp >> 12);
+    out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | cp >> 18);
+  out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+  out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+  out[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/* The character reference at p (after its '&', n bytes left) into out;
+ * returns the bytes of p it took (through ';'), or 0 when it is not one
+ * that is decoded: &amp; &lt; &gt; &quot; &apos; &nbsp; and numeric ones. */
+static size_t entity(const char *p, size_t n, char *out, size_t *outlen)
+{
+  static const struct {
+    const char *name, *text;
+  } named[] = {{"amp;", "&"},  {"lt;", "<"},   {"gt;", ">"},
+               {"quot;", "\""}, {"apos;", "'"}, {"nbsp;", " "}};
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+    size_t k = strlen(named[i].name);
+    if (n >= k && strncasecmp(p, named[i].name, k) == 0) {
+      *outlen = strlen(named[i].text);
+      memcpy(out, named[i].text, *outlen);
+      return k;
+    }
+  }
+  if (n < 3 || p[0] != '#')
+    return 0;
+  int hexa = p[1] == 'x' || p[1] == 'X';
+  size_t i = hexa ? 2 : 1, start = i;
+  unsigned long cp = 0;
+  for (; i < n && i < start + 8; i++) {
+    int d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0'
+            : hexa && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f' ? (p[i] | 0x20) - 'a' + 10
+                                                                     : -1;
+    if (d < 0)
+      break;
+    cp = cp * (hexa ? 16u : 10u) + (unsigned long)d;
+  }
+  if (i == start || i >= n || p[i] != ';')
+    return 0;
+  *outlen = put_utf8(out, cp);
+  return i + 1;
+}
+
+/* The text of the first <title> element of an HTML body into out (at most
+ * TITLE_MAX bytes, cut at a character's end): character references decoded,
+ * white space runs as one space, none at the ends. Returns 0, or -1 when
+ * the body has no title. */
+static int html_title(rc_view body, char *out, size_t *outlen)
+{
+  const char *open = find_nocase(body.ptr, body.len, "<title");
+  if (!open)
+    return -1;
+  const char *end = body.ptr + body.len;
+  const char *p = memchr(open, '>', (size_t)(end - open));
+  if (!p)
+    return -1;
+  p++;
+  size_t scan = (size_t)(end - p) < TITLE_SCAN ? (size_t)(end - p) : TITLE_SCAN;
+  const char *close = find_nocase(p, scan, "</title");
+  const char *stop = close ? close : p + scan;
+  size_t n = 0;
+  int space = 0;
+  while (p < stop) {
+    char buf[8];
+    size_t k = 1, blen = 1;
+    buf[0] = *p;
+    if (*p == '&') {
+      size_t taken = entity(p + 1, (size_t)(stop - p - 1), buf, &blen);
+      if (taken)
+        k = taken + 1;
+    }
+    p += k;
+    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r' || buf[0] == '\f') {
+      space = n > 0;
+      continue;
+    }
+    if (n + space + blen > TITLE_MAX)
+      break;
+    if (space)
+      out[n++] = ' ';
+    space = 0;
+    memcpy(out + n, buf, blen);
+    n += blen;
+  }
+  /* Not cut inside a UTF-8 sequence: drop a lead byte whose sequence did
+   * not fit (other invalid bytes are escaped by json_bytes). */
+  size_t back = 0;
+  while (back < 3 && back < n && ((unsigned char)out[n - 1 - back] & 0xC0) == 0x80)
+    back++;
+  if (back < n && utf8_sequence((const unsigned char *)out + n - 1 - back, back + 1) == 0 &&
+      (unsigned char)out[n - 1 - back] >= 0xC2)
+    n -= back + 1;
+  *outlen = n;
+  return 0;
+}
+
+/* Whether the final response says its body is HTML. */
+static int is_html(rc_response *r)
+{
+  rc_view type;
+  return rc_header(r, -1, "content-type", 0, &type) == RC_OK && type.len >= 9 &&
+         strncasecmp(type.ptr, "text/html", 9) == 0;
+}
+
 /* ---- The scan ----------------------------------------------------------- */
 
 typedef enum slot_state {
@@ -730,18 +1083,29 @@ typedef struct slot {
   char errbuf[CURL_ERROR_SIZE]; /* curl's detailed message for a failure */
 } slot;
 
+/* How a target's last transfer ended, for its report. */
+typedef enum ending {
+  ENDED,       /* curl finished it */
+  NOT_STARTED, /* curl refused to start it */
+  INTERRUPTED  /* the scan stopped while it ran or waited for a retry */
+} ending;
+
 typedef struct scan {
   const options *opt;
-  FILE *out; /* the JSON lines */
+  int out;   /* the JSON lines' file descriptor */
+  line line; /* the line being built; its memory is reused */
+  verdict verdict;
   rc_pool *pool;
   CURLM *multi;
   slot *slots;
   size_t nslots;
   targets src;
   int src_done;      /* next_target returned NULL */
-  size_t active;     /* transfers in the multi handle */
+  size_t active;     /* slots RUNNING: transfers in the multi handle */
+  size_t ready;      /* slots READY */
   double next_start; /* --rate: earliest next request */
-  unsigned long done, matched, errors, retried;
+  int write_error;   /* errno of a failed write of a result; 0: none */
+  unsigned long done, matched, errors, retried, interrupted;
   uint64_t body_bytes, wire_bytes;
   struct timespec start;
   double last_progress;
@@ -755,6 +1119,51 @@ static double seconds_since(const struct timespec *t0)
   return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* ---- Signals ------------------------------------------------------------ */
+
+/* The first SIGINT or SIGTERM; 0 while none came. The handler also writes
+ * a byte to the pipe, which the loop polls beside curl's sockets, so that a
+ * signal ends its wait at once. */
+static volatile sig_atomic_t caught;
+static int signal_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+  if (caught) { /* the second: end at once, by the signal */
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  caught = sig;
+  int saved = errno;
+  ssize_t ignored = write(signal_pipe[1], "", 1);
+  (void)ignored;
+  errno = saved;
+}
+
+/* Installs the handlers. SIGPIPE is ignored: a write to a reader that went
+ * away fails with EPIPE, and scan ends quietly. */
+static int catch_signals(void)
+{
+  if (pipe(signal_pipe) != 0)
+    return -1;
+  for (int i = 0; i < 2; i++)
+    if (fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(signal_pipe[i], F_SETFL, O_NONBLOCK) != 0)
+      return -1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
+  signal(SIGPIPE, SIG_IGN);
+  return sigaction(SIGINT, &sa, NULL) == 0 && sigaction(SIGTERM, &sa, NULL) == 0 ? 0 : -1;
+}
+
+/* ---- Transfers ---------------------------------------------------------- */
+
 /* The request options from the command line, the same for every target. */
 static int set_request(CURL *e, const options *o)
 {
@@ -765,7 +1174,11 @@ static int set_request(CURL *e, const options *o)
     ok =
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(o->data)) == CURLE_OK &&
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, o->data) == CURLE_OK;
-  if (ok && o->method)
+  /* HEAD is CURLOPT_NOBODY: as a custom method curl would wait for the
+   * body that the headers announce. */
+  if (ok && !strcmp(o->method, "HEAD"))
+    ok = curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
+  else if (ok && strcmp(o->method, o->data ? "POST" : "GET") != 0)
     ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, o->method) == CURLE_OK;
   if (ok && o->proxy)
     ok = curl_easy_setopt(e, CURLOPT_PROXY, o->proxy) == CURLE_OK;
@@ -800,66 +1213,188 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
   return ok && set_request(e, o) == 0 ? 0 : -1;
 }
 
+/* ---- Reports ------------------------------------------------------------ */
+
 /* The error field: NULL, or what went wrong. A body cut at the cap is
  * reported by "truncated", not as an error. */
-static const char *error_text(slot *sl, rc_code rc, CURLcode cc, rc_code match_err, char *buf,
-                              size_t cap)
+static const char *error_text(slot *sl, ending how, CURLcode cc, char *buf, size_t cap)
 {
+  if (how == INTERRUPTED)
+    return "interrupted";
+  rc_code rc = rc_result(sl->resp, cc);
   if (rc == RC_E_TRANSFER) {
     snprintf(buf, cap, "transfer failed: %s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(cc));
     return buf;
   }
-  if (rc != RC_OK && rc != RC_TRUNCATED)
-    return rc_strerror(rc);
-  if (match_err != RC_OK) {
-    snprintf(buf, cap, "matching: %s", rc_strerror(match_err));
-    return buf;
-  }
-  return NULL;
+  return rc != RC_OK && rc != RC_TRUNCATED ? rc_strerror(rc) : NULL;
 }
 
-/* Prints the slot's result as one JSON line (unless --matched-only leaves
- * it out) and counts it. performed is 0 when the transfer could not even be
- * started (cc says why). */
-static void report(scan *s, slot *sl, CURLcode cc, int performed)
+/* A header of the final response as a JSON string; null when absent. */
+static void json_header(line *l, rc_response *r, const char *name)
 {
-  rc_response *r = sl->resp;
-  rc_code rc = rc_result(r, cc);
-  rc_code match_err;
-  int matched = matches(s->opt, r, &match_err);
-  char buf[CURL_ERROR_SIZE + 128];
-  const char *err = error_text(sl, rc, cc, match_err, buf, sizeof buf);
+  rc_view v;
+  json_view(l, rc_header(r, -1, name, 0, &v) == RC_OK ? &v : NULL);
+}
 
+/* The final response's declared Content-Length; null when absent or not a
+ * number. */
+static void json_content_length(line *l, rc_response *r)
+{
+  rc_view v;
+  unsigned long long n = 0;
+  size_t i = 0;
+  if (rc_header(r, -1, "content-length", 0, &v) == RC_OK)
+    for (; i < v.len && v.ptr[i] >= '0' && v.ptr[i] <= '9' && n < 1000000000000000000ull; i++)
+      n = n * 10 + (unsigned long long)(v.ptr[i] - '0');
+  if (i > 0 && i == v.len)
+    printf_line(l, "%llu", n);
+  else
+    puts_line(l, "null");
+}
+
+/* The title of an HTML body; null for other bodies, or without one. */
+static void json_title(line *l, rc_response *r, rc_view body)
+{
+  char title[TITLE_MAX];
+  size_t n;
+  if (body.len && is_html(r) && html_title(body, title, &n) == 0)
+    json_bytes(l, title, n);
+  else
+    puts_line(l, "null");
+}
+
+/* Every hop's status, in order. */
+static void json_chain(line *l, rc_response *r)
+{
+  size_t hops = rc_hop_count(r);
+  puts_line(l, "[");
+  for (size_t i = 0; i < hops; i++) {
+    rc_hop_info hop;
+    rc_hop(r, (int)i, &hop);
+    printf_line(l, "%s%d", i ? "," : "", hop.status);
+  }
+  puts_line(l, "]");
+}
+
+/* One hit of the matches array. */
+static void json_hit(line *l, int *first, const char *kind, const char *value)
+{
+  printf_line(l, "%s{\"matcher\":\"%s\",\"value\":", *first ? "" : ",", kind);
+  json_string(l, value);
+  puts_line(l, "}");
+  *first = 0;
+}
+
+/* The matchers that hit: [{"matcher":"status","value":"200"}, ...]. */
+static void json_matches(line *l, const options *o, const verdict *v, int status)
+{
+  int first = 1;
+  puts_line(l, "[");
+  if (v->status) {
+    char code[8];
+    snprintf(code, sizeof code, "%d", status);
+    json_hit(l, &first, "status", code);
+  }
+  for (size_t i = 0; i < o->nwords; i++)
+    if (v->words[i])
+      json_hit(l, &first, "word", o->words[i]);
+  for (size_t i = 0; i < o->nregexes; i++)
+    if (v->regexes[i])
+      json_hit(l, &first, "regex", o->regex_texts[i]);
+  puts_line(l, "]");
+}
+
+/* Writes the line built in s->line with as few write(2) calls as the
+ * kernel allows (one, for a file or a pipe with room); a failure stops
+ * the scan (EPIPE: the reader went away). */
+static void write_line(scan *s)
+{
+  line *l = &s->line;
+  if (l->nomem) {
+    s->write_error = ENOMEM;
+    return;
+  }
+  const char *p = l->p;
+  size_t left = l->len;
+  while (left) {
+    ssize_t n = write(s->out, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      s->write_error = errno;
+      return;
+    }
+    p += n;
+    left -= (size_t)n;
+  }
+}
+
+/* Reports the slot's target as one JSON line (unless --matched-only
+ * leaves it out) and counts it. */
+static void report(scan *s, slot *sl, CURLcode cc, ending how)
+{
+  const options *o = s->opt;
+  rc_response *r = sl->resp;
+  verdict *v = &s->verdict;
+  int matched = matches(o, r, v);
+  char buf[CURL_ERROR_SIZE + 128];
+  const char *err = error_text(sl, how, cc, buf, sizeof buf);
   char *final_url = NULL;
   curl_off_t wire = 0;
-  if (performed) {
+  if (how != NOT_STARTED) {
     curl_easy_getinfo(sl->easy, CURLINFO_EFFECTIVE_URL, &final_url);
     curl_easy_getinfo(sl->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
   }
   rc_view body = rc_body(r);
+  double took = seconds_since(&sl->started);
 
-  if (matched || !s->opt->matched_only) {
-    FILE *out = s->out;
-    fputs("{\"url\":", out);
-    json_string(out, sl->url);
-    fputs(",\"final_url\":", out);
-    json_string(out, final_url);
-    fprintf(out,
-            ",\"status\":%d,\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,"
-            "\"truncated\":%s,\"encoding\":\"%s\",\"matched\":%s,\"error\":",
-            rc_status(r), http_version_json(r), rc_hop_count(r), body.len,
-            rc_truncated(r) ? "true" : "false", encoding_name(rc_body_encoding(r)),
-            matched ? "true" : "false");
-    json_string(out, err);
-    fprintf(out, ",\"attempts\":%ld,\"time_ms\":%.1f}\n", sl->attempts,
-            seconds_since(&sl->started) * 1000.0);
-  }
   s->done++;
   s->matched += matched != 0;
   s->errors += err != NULL;
+  s->interrupted += how == INTERRUPTED;
   s->body_bytes += body.len;
   s->wire_bytes += (uint64_t)wire;
+  if (!matched && o->matched_only)
+    return;
+
+  line *l = &s->line;
+  l->len = 0;
+  puts_line(l, "{\"timestamp\":");
+  json_timestamp(l);
+  puts_line(l, ",\"input\":");
+  json_string(l, sl->url);
+  puts_line(l, ",\"url\":");
+  json_string(l, sl->url);
+  puts_line(l, ",\"final_url\":");
+  json_string(l, final_url);
+  puts_line(l, ",\"method\":");
+  json_string(l, o->method);
+  printf_line(l, ",\"status_code\":%d,\"content_length\":", rc_status(r));
+  json_content_length(l, r);
+  puts_line(l, ",\"content_type\":");
+  json_header(l, r, "content-type");
+  puts_line(l, ",\"webserver\":");
+  json_header(l, r, "server");
+  puts_line(l, ",\"title\":");
+  json_title(l, r, body);
+  puts_line(l, ",\"chain_status_codes\":");
+  json_chain(l, r);
+  printf_line(l,
+              ",\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,\"truncated\":%s,"
+              "\"encoding\":\"%s\",\"spilled\":%s,\"matched\":%s,\"matches\":",
+              http_version_json(r), rc_hop_count(r), body.len, rc_truncated(r) ? "true" : "false",
+              encoding_name(rc_body_encoding(r)), rc_body_spilled(r) ? "true" : "false",
+              matched ? "true" : "false");
+  json_matches(l, o, v, rc_status(r));
+  printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");
+  json_string(l, err);
+  printf_line(l, ",\"attempts\":%ld,\"time\":", sl->attempts);
+  json_duration(l, took);
+  printf_line(l, ",\"time_ms\":%.1f}\n", took * 1000.0);
+  write_line(s);
 }
+
+/* ---- The loop ----------------------------------------------------------- */
 
 /* Whether an attempt that ended so is worth another: a connection that
  * failed or broke, a timeout, or a 5xx status. */
@@ -884,9 +1419,13 @@ static int retryable(rc_response *r, CURLcode cc)
   }
 }
 
-/* Ends the slot's target: the slot becomes idle. */
-static void slot_finish(slot *sl)
+/* Ends the slot's target: the response's memory goes back to the pool (and
+ * to the budget, where paused transfers may be waiting for it) and the slot
+ * becomes idle. */
+static void slot_finish(scan *s, slot *sl)
 {
+  if (sl->state == SLOT_READY)
+    s->ready--;
   rc_response_reset(sl->resp);
   free(sl->url);
   sl->url = NULL;
@@ -897,6 +1436,8 @@ static void slot_finish(slot *sl)
  * URL past curl's length limit) is reported as such and ends. */
 static void slot_start(scan *s, slot *sl)
 {
+  s->ready--;
+  sl->state = SLOT_IDLE;
   sl->errbuf[0] = '\0';
   sl->attempts++;
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
@@ -906,22 +1447,26 @@ static void slot_start(scan *s, slot *sl)
     s->active++;
     return;
   }
-  report(s, sl, cc != CURLE_OK ? cc : CURLE_FAILED_INIT, 0);
-  slot_finish(sl);
+  report(s, sl, cc != CURLE_OK ? cc : CURLE_FAILED_INIT, NOT_STARTED);
+  slot_finish(s, sl);
 }
 
 /* Gives idle slots their next targets, then starts the slots whose time has
- * come, as far as --rate allows. */
-static void start_ready(scan *s)
+ * come, as far as --rate allows. Returns the number started. */
+static size_t start_ready(scan *s)
 {
+  size_t started = 0;
+  if (s->src_done && !s->ready)
+    return 0; /* nothing to start: the common case at the end of a scan */
   double now = seconds_since(&s->start);
-  for (size_t i = 0; i < s->nslots; i++) {
+  for (size_t i = 0; i < s->nslots && !caught && !s->write_error; i++) {
     slot *sl = &s->slots[i];
     if (sl->state == SLOT_IDLE && !s->src_done) {
       if ((sl->url = next_target(&s->src)) != NULL) {
         sl->state = SLOT_READY;
         sl->attempts = 0;
         sl->due = now;
+        s->ready++;
       } else {
         s->src_done = 1;
       }
@@ -931,15 +1476,21 @@ static void start_ready(scan *s)
     if (s->opt->rate > 0) /* evenly spaced: no bursts after a pause */
       s->next_start = (s->next_start > now ? s->next_start : now) + 1.0 / s->opt->rate;
     slot_start(s, sl);
+    started++;
   }
+  return started;
 }
 
-/* Milliseconds the loop may sleep: until the next ready slot's time (and
- * the rate's), at most a second. */
-static int sleep_ms(const scan *s)
+/* Milliseconds the loop may wait for curl: until the first READY slot's
+ * time (its retry backoff, and the rate's next start); with none, until
+ * the next progress update or 1 s. Transfers, curl's timers, the budget
+ * and signals end the wait earlier on their own. Called right after
+ * start_ready, so no idle slot has a target waiting for it. */
+static int wait_ms(const scan *s)
 {
-  double now = seconds_since(&s->start), wait = 1.0;
-  for (size_t i = 0; i < s->nslots; i++) {
+  double now = seconds_since(&s->start);
+  double wait = s->progress ? PROGRESS_INTERVAL : 1.0;
+  for (size_t i = 0; s->ready && i < s->nslots; i++) {
     const slot *sl = &s->slots[i];
     if (sl->state != SLOT_READY)
       continue;
@@ -948,17 +1499,6 @@ static int sleep_ms(const scan *s)
       wait = at - now;
   }
   return wait <= 0 ? 0 : (int)(wait * 1000.0) + 1;
-}
-
-/* Whether any target is still to be done. */
-static int pending(const scan *s)
-{
-  if (s->active || !s->src_done)
-    return 1;
-  for (size_t i = 0; i < s->nslots; i++)
-    if (s->slots[i].state == SLOT_READY)
-      return 1;
-  return 0;
 }
 
 static void show_progress(scan *s, int force)
@@ -992,21 +1532,21 @@ static void finished(scan *s, slot *sl, CURLcode cc)
   if (sl->attempts <= s->opt->retries && retryable(sl->resp, cc)) {
     sl->due = seconds_since(&s->start) + backoff(sl->attempts);
     sl->state = SLOT_READY;
+    s->ready++;
     s->retried++;
     rc_response_reset(sl->resp);
     return;
   }
-  report(s, sl, cc, 1);
-  /* At once: the response's memory goes back to the pool, and to the
-   * budget, where paused transfers may be waiting for it. */
-  slot_finish(sl);
+  report(s, sl, cc, ENDED);
+  slot_finish(s, sl);
 }
 
-/* Reads every finished transfer. */
-static void collect(scan *s)
+/* Reads every finished transfer; returns how many. */
+static size_t collect(scan *s)
 {
   CURLMsg *msg;
   int left;
+  size_t n = 0;
   while ((msg = curl_multi_info_read(s->multi, &left)) != NULL) {
     if (msg->msg != CURLMSG_DONE)
       continue;
@@ -1018,33 +1558,65 @@ static void collect(scan *s)
     curl_multi_remove_handle(s->multi, easy);
     s->active--;
     finished(s, (slot *)(void *)priv, cc);
+    n++;
+  }
+  return n;
+}
+
+/* After a signal: every transfer in flight, and every target waiting for a
+ * retry, is reported as interrupted with what it received; nothing more
+ * starts. After a failed write nothing can be reported: they just end. */
+static void interrupt_all(scan *s)
+{
+  for (size_t i = 0; i < s->nslots; i++) {
+    slot *sl = &s->slots[i];
+    if (sl->state == SLOT_RUNNING) {
+      curl_multi_remove_handle(s->multi, sl->easy);
+      s->active--;
+    } else if (sl->state != SLOT_READY || sl->attempts == 0) {
+      if (sl->state == SLOT_READY)
+        slot_finish(s, sl); /* never started: not a result */
+      continue;
+    }
+    if (!s->write_error)
+      report(s, sl, CURLE_ABORTED_BY_CALLBACK, INTERRUPTED);
+    slot_finish(s, sl);
   }
 }
 
-/* Runs the whole scan. Returns 0, or -1 when curl's multi interface fails. */
+/* Runs the whole scan until every target is done, a signal or a failed
+ * write stops it. Returns 0, or -1 when curl's multi interface fails. */
 static int run(scan *s)
 {
-  for (;;) {
+  struct curl_waitfd wake = {signal_pipe[0], CURL_WAIT_POLLIN, 0};
+  while (!caught && !s->write_error) {
     start_ready(s);
-    if (!pending(s))
+    if (!s->active && !s->ready && s->src_done)
       break;
     CURLMcode mc = CURLM_OK;
     if (s->active) {
       int running;
       mc = curl_multi_perform(s->multi, &running);
-      if (mc == CURLM_OK)
-        collect(s);
+      /* Slots freed by finished transfers take their next targets at once:
+       * back to start_ready, no wait. */
+      if (mc == CURLM_OK && collect(s) > 0) {
+        show_progress(s, 0);
+        continue;
+      }
       show_progress(s, 0);
     }
-    /* Waits for activity or the next slot's time, and resumes the
-     * transfers the budget paused once memory for them is released. */
-    if (mc == CURLM_OK && pending(s))
-      mc = rc_multi_poll(s->pool, s->multi, NULL, 0, sleep_ms(s), NULL);
+    /* Nothing can start now: wait for curl's sockets and timers, the next
+     * slot's time, the budget (rc_multi_poll resumes the transfers it
+     * paused once memory is released) or a signal. */
+    if (mc == CURLM_OK)
+      mc = rc_multi_poll(s->pool, s->multi, &wake, 1, wait_ms(s), NULL);
     if (mc != CURLM_OK) {
       fprintf(stderr, "\nscan: curl multi: %s\n", curl_multi_strerror(mc));
       return -1;
     }
   }
+  if (caught || s->write_error)
+    interrupt_all(s);
   show_progress(s, 1);
   if (s->progress)
     fputc('\n', stderr);
@@ -1059,6 +1631,9 @@ static void summary(scan *s)
           "scan: %lu requests in %.2f s, %.1f requests/s; %lu matched, %lu errors, "
           "%lu retries\n",
           s->done, t, t > 0 ? (double)s->done / t : 0.0, s->matched, s->errors, s->retried);
+  if (caught)
+    fprintf(stderr, "scan: stopped by %s: %lu transfers interrupted\n",
+            caught == SIGINT ? "SIGINT" : "SIGTERM", s->interrupted);
   fprintf(stderr, "scan: received %.1f MiB of bodies (%.1f MiB on the wire)\n",
           (double)s->body_bytes / MiB, (double)s->wire_bytes / MiB);
   struct rusage ru;
@@ -1094,8 +1669,9 @@ static int open_files(scan *s)
   } else if (o->list || !o->nurls) {
     s->src.in = stdin;
   }
-  s->out = stdout;
-  if (o->output && !(s->out = fopen(o->output, "w"))) {
+  s->out = STDOUT_FILENO;
+  if (o->output &&
+      (s->out = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
     fprintf(stderr, "scan: %s: %s\n", o->output, strerror(errno));
     return -1;
   }
@@ -1127,7 +1703,11 @@ static int setup(scan *s)
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);
   s->multi = curl_multi_init();
-  if (!s->slots || !s->multi) {
+  s->verdict.words = calloc(o->nwords + 1, 1);
+  s->verdict.regexes = calloc(o->nregexes + 1, 1);
+  s->src.shard = o->shard;
+  s->src.shards = o->shards;
+  if (!s->slots || !s->multi || !s->verdict.words || !s->verdict.regexes) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
@@ -1154,6 +1734,9 @@ static void teardown(scan *s)
     rc_response_free(sl->resp);
   }
   free(s->slots);
+  free(s->verdict.words);
+  free(s->verdict.regexes);
+  free(s->line.p);
   if (s->multi)
     curl_multi_cleanup(s->multi);
   rc_pool_free(s->pool);
@@ -1168,13 +1751,15 @@ static int scan_all(scan *s)
   clock_gettime(CLOCK_MONOTONIC, &s->start);
   if (run(s) != 0)
     return EXIT_SETUP;
-  int status = EXIT_RAN;
+  if (s->write_error == EPIPE)
+    return EXIT_BROKEN_PIPE; /* quietly: whoever wanted the output is gone */
+  int status = caught ? 128 + caught : EXIT_RAN;
   if (s->src.in && ferror(s->src.in)) {
     fputs("scan: reading targets failed\n", stderr);
     status = EXIT_SETUP;
   }
-  if (fflush(s->out) != 0 || ferror(s->out)) {
-    fputs("scan: writing results failed\n", stderr);
+  if (s->write_error) {
+    fprintf(stderr, "scan: writing results failed: %s\n", strerror(s->write_error));
     status = EXIT_SETUP;
   }
   if (!s->opt->silent)
@@ -1198,12 +1783,15 @@ int main(int argc, char **argv)
   scan s;
   memset(&s, 0, sizeof s);
   s.opt = &opt;
+  s.out = -1;
   s.progress = !opt.silent && isatty(STDERR_FILENO);
   status = EXIT_SETUP;
-  if (open_files(&s) == 0 && setup(&s) == 0)
+  if (catch_signals() != 0)
+    fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
+  else if (open_files(&s) == 0 && setup(&s) == 0)
     status = scan_all(&s);
-  if (s.out && s.out != stdout && fclose(s.out) != 0 && status == EXIT_RAN) {
-    fputs("scan: writing results failed\n", stderr);
+  if (s.out > STDOUT_FILENO && close(s.out) != 0 && status == EXIT_RAN) {
+    fprintf(stderr, "scan: writing results failed: %s\n", strerror(errno));
     status = EXIT_SETUP;
   }
   teardown(&s);

@@ -959,8 +959,11 @@ static int hex_value(char ch)
 }
 
 /* Writes a query value URL-decoded ("+" is a space, "%XX" a byte). */
-static void out_write_decoded(conn *c, const char *v)
+/* v with '+' as a space and %XX decoded, into out (room for strlen(v)
+ * bytes); returns the length. */
+static size_t url_decode(const char *v, char *out)
 {
+  size_t n = 0;
   for (; *v; v++) {
     char ch = *v;
     if (ch == '+') {
@@ -969,8 +972,20 @@ static void out_write_decoded(conn *c, const char *v)
       ch = (char)(hex_value(v[1]) * 16 + hex_value(v[2]));
       v += 2;
     }
-    out_write(c, &ch, 1);
+    out[n++] = ch;
   }
+  return n;
+}
+
+static void out_write_decoded(conn *c, const char *v)
+{
+  char *text = malloc(strlen(v) + 1);
+  if (!text) {
+    c->ok = false;
+    return;
+  }
+  out_write(c, text, url_decode(v, text));
+  free(text);
 }
 
 static const char *reason_phrase(int code)
@@ -1467,6 +1482,32 @@ static bool route_headers(conn *c, request *rq)
   return true;
 }
 
+/* An HTML page whose <title> element holds "title" (URL-decoded, as it is:
+ * character references stay for the client to decode). */
+static bool route_html(conn *c, request *rq)
+{
+  static const char head[] = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<TITLE lang=en>";
+  static const char tail[] = "</title></head>\n<body><h1>hello</h1></body></html>\n";
+  const char *title = param_str(rq, "title");
+  if (!title)
+    title = "";
+  char *page = malloc(sizeof head + strlen(title) + sizeof tail);
+  if (!page) {
+    c->ok = false;
+    return true;
+  }
+  size_t n = sizeof head - 1;
+  memcpy(page, head, n);
+  n += url_decode(title, page + n);
+  memcpy(page + n, tail, sizeof tail - 1);
+  n += sizeof tail - 1;
+  begin_response(c, 200);
+  out_printf(c, "Content-Type: text/html; charset=utf-8\r\nServer: respchain-test/1\r\n");
+  send_body(c, rq, &(body){.data = (const unsigned char *)page, .len = n});
+  free(page);
+  return true;
+}
+
 /* 401 with a Basic challenge until the request carries credentials. */
 static bool route_auth(conn *c, request *rq)
 {
@@ -1513,6 +1554,7 @@ static const struct route {
     {"/manyheaders", route_manyheaders},
     {"/badchunk", route_badchunk},
     {"/headers", route_headers},
+    {"/html", route_html},
     {"/echo", route_echo},
     {"/auth", route_auth},
 };

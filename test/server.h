@@ -70,6 +70,9 @@
  *   /manyheaders?count=K       K headers "X-H<i>: v<i>" (default 100).
  *   /badchunk                  valid 10-byte chunk, then chunk size "zz".
  *   /headers                   assorted header spellings, body "hello".
+ *   /html?title=T              text/html page whose <title> holds T
+ *                              (URL-decoded; references left as they are),
+ *                              with "Server: respchain-test/1".
  *   /echo                      body is the request head as received.
  *   /auth?n=N                  401 with a Basic challenge, or with Basic
  *                              credentials 200 and N pattern bytes (100).

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,23 +43,26 @@ typedef struct target {
   body_kind kind; /* what the body holds */
   const char *encoding;
   int truncated;
+  long length; /* content_length: -1 null, ANY_LENGTH some number */
 } target;
 
+#define ANY_LENGTH (-2L)
+
 static const target TARGETS[] = {
-    {"/bytes?n=1000", 200, 1, 1000, BODY_PATTERN, "identity", 0},
-    {"/bytes?n=100k&te=chunked", 200, 1, 100 * KiB, BODY_PATTERN, "identity", 0},
-    {"/bytes?n=3M", 200, 1, 3 * MiB, BODY_PATTERN, "identity", 0},
-    {"/gzip?n=200k&coding=gzip", 200, 1, 200 * KiB, BODY_PATTERN, "decoded", 0},
-    {"/gzip?n=50k&coding=deflate", 200, 1, 50 * KiB, BODY_PATTERN, "decoded", 0},
+    {"/bytes?n=1000", 200, 1, 1000, BODY_PATTERN, "identity", 0, 1000},
+    {"/bytes?n=100k&te=chunked", 200, 1, 100 * KiB, BODY_PATTERN, "identity", 0, -1},
+    {"/bytes?n=3M", 200, 1, 3 * MiB, BODY_PATTERN, "identity", 0, 3 * MiB},
+    {"/gzip?n=200k&coding=gzip", 200, 1, 200 * KiB, BODY_PATTERN, "decoded", 0, ANY_LENGTH},
+    {"/gzip?n=50k&coding=deflate", 200, 1, 50 * KiB, BODY_PATTERN, "decoded", 0, ANY_LENGTH},
     /* Four redirects (n=3..0), then the final /bytes?n=10. */
-    {"/redirect?n=3", 200, 5, 10, BODY_PATTERN, "identity", 0},
-    {"/status?code=404&n=100", 404, 1, 100, BODY_PATTERN, "identity", 0},
-    {"/status?code=204", 204, 1, 0, BODY_NONE, "identity", 0},
+    {"/redirect?n=3", 200, 5, 10, BODY_PATTERN, "identity", 0, 10},
+    {"/status?code=404&n=100", 404, 1, 100, BODY_PATTERN, "identity", 0, 100},
+    {"/status?code=204", 204, 1, 0, BODY_NONE, "identity", 0, -1},
     /* 1 GiB of zeros, gzipped: cut at --max-body. */
-    {"/bomb", 200, 1, MAX_BODY, BODY_ZEROS, "decoded", 1},
-    {"/headers", 200, 1, 5, BODY_HELLO, "identity", 0},
-    {"/encoding?value=compress&n=100", 200, 1, 100, BODY_PATTERN, "unsupported", 0},
-    {NULL, 0, 0, 0, BODY_NONE, "identity", 0},
+    {"/bomb", 200, 1, MAX_BODY, BODY_ZEROS, "decoded", 1, ANY_LENGTH},
+    {"/headers", 200, 1, 5, BODY_HELLO, "identity", 0, 5},
+    {"/encoding?value=compress&n=100", 200, 1, 100, BODY_PATTERN, "unsupported", 0, 100},
+    {NULL, 0, 0, 0, BODY_NONE, "identity", 0, -1},
 };
 #define NTARGETS (sizeof TARGETS / sizeof TARGETS[0])
 #define REDIRECT 5 /* the index of the redirect chain */
@@ -156,11 +160,12 @@ static const char *program(const char *name, char *out, size_t cap)
   return out;
 }
 
-/* Runs program name with args (NULL-terminated, without argv[0]); its
- * stdout goes to out_path, its stdin comes from in (NULL: /dev/null), its
- * stderr goes to err (NULL: ours). Returns its exit status. */
-static int run_example(const char *name, const char *const *args, const char *in,
-                       const char *err_path)
+/* Starts program name with args (NULL-terminated, without argv[0]): its
+ * stdin comes from in (NULL: /dev/null), its stdout goes to out_fd when it
+ * is not -1, else to the file out, its stderr to err_path (NULL: ours).
+ * Returns its pid. */
+static pid_t start_example(const char *name, const char *const *args, const char *in,
+                           int out_fd, const char *out, const char *err_path)
 {
   char path[600];
   const char *bin = program(name, path, sizeof path);
@@ -173,8 +178,10 @@ static int run_example(const char *name, const char *const *args, const char *in
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
+  if (out_fd >= 0)
+    posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, in ? in : "/dev/null", O_RDONLY, 0);
   if (err_path)
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path, O_WRONLY | O_CREAT | O_TRUNC,
@@ -183,6 +190,15 @@ static int run_example(const char *name, const char *const *args, const char *in
   int err = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   ck_assert_msg(err == 0, "cannot run %s: %s", bin, strerror(err));
+  return pid;
+}
+
+/* Runs program name with args as start_example does, its stdout going to
+ * out_path. Returns its exit status. */
+static int run_example(const char *name, const char *const *args, const char *in,
+                       const char *err_path)
+{
+  pid_t pid = start_example(name, args, in, -1, out_path, err_path);
   int status;
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   ck_assert_msg(WIFEXITED(status), "%s died (status %d)", name, status);
@@ -194,17 +210,37 @@ static int run_scan(const char *const *args) { return run_example("scan", args, 
 
 /* ---- A JSON line -------------------------------------------------------- */
 
+#define MAX_CHAIN   32
+#define MAX_MATCHES 8
+
 /* The fields of one output line. Strings are unescaped; a null string is
- * marked by its *_null flag. */
+ * marked by its *_null flag. status is status_code. */
 typedef struct record {
-  char url[256], final_url[256], encoding[32], error[512], http_version[8];
-  int final_url_null, error_null, http_version_null;
-  long status, hops, attempts;
+  char timestamp[48], input[4096], url[4096], final_url[4096], method[16];
+  char content_type[128], webserver[128], title[1200], http_version[8];
+  char encoding[32], error[512], time[32];
+  int final_url_null, content_type_null, webserver_null, title_null, http_version_null;
+  int error_null, content_length_null;
+  long status, hops, attempts, content_length;
+  long chain[MAX_CHAIN];
+  size_t nchain;
+  char match_kind[MAX_MATCHES][16], match_value[MAX_MATCHES][128];
+  size_t nmatches;
   size_t body_bytes;
-  int truncated, matched;
+  int truncated, spilled, matched, failed;
   double time_ms;
-  unsigned seen; /* bit per field found */
+  unsigned long seen; /* bit per field found */
 } record;
+
+/* The fields every line has, in the order scan writes them. */
+static const char *const FIELDS[] = {
+    "timestamp",  "input",  "url",       "final_url",          "method",
+    "status_code", "content_length", "content_type", "webserver", "title",
+    "chain_status_codes", "http_version", "hops", "body_bytes", "truncated",
+    "encoding",   "spilled", "matched",   "matches",            "failed",
+    "error",      "attempts", "time",     "time_ms"};
+enum { NFIELDS = sizeof FIELDS / sizeof FIELDS[0] };
+#define ALL_FIELDS ((1ul << NFIELDS) - 1)
 
 static const char *skip_ws(const char *p)
 {
@@ -264,128 +300,172 @@ static const char *json_str(const char *p, char *out, size_t cap)
   return p + 1;
 }
 
-/* Copies a string into a field; -1 if it does not fit. */
-static int set_str(char *dst, size_t cap, const char *src)
+/* A scalar value at p: a string (into str), null, true, false or a number.
+ * Returns the position after it, or NULL if malformed. */
+typedef enum { V_STR, V_NULL, V_BOOL, V_NUM } vkind;
+typedef struct scalar {
+  vkind kind;
+  int boolean;
+  double num;
+} scalar;
+
+static const char *json_scalar(const char *p, scalar *v, char *str, size_t cap)
 {
-  size_t n = strlen(src);
+  memset(v, 0, sizeof *v);
+  if (*p == '"') {
+    v->kind = V_STR;
+    return json_str(p, str, cap);
+  }
+  if (!strncmp(p, "null", 4)) {
+    v->kind = V_NULL;
+    return p + 4;
+  }
+  if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
+    v->kind = V_BOOL;
+    v->boolean = *p == 't';
+    return p + (v->boolean ? 4 : 5);
+  }
+  char *end;
+  v->kind = V_NUM;
+  v->num = strtod(p, &end);
+  return end == p ? NULL : end;
+}
+
+/* Copies a string or null into a field; -1 if it is neither or does not
+ * fit. */
+static int set_str(char *dst, size_t cap, int *is_null, const scalar *v, const char *str)
+{
+  if (v->kind != V_STR && !(is_null && v->kind == V_NULL))
+    return -1;
+  if (is_null)
+    *is_null = v->kind == V_NULL;
+  size_t n = v->kind == V_STR ? strlen(str) : 0;
   if (n >= cap)
     return -1;
-  memcpy(dst, src, n + 1);
+  memcpy(dst, v->kind == V_STR ? str : "", n + 1);
   return 0;
 }
 
-/* A flat JSON object of strings, numbers, booleans and nulls into r.
- * Returns 0, or -1 when the line is not such an object. */
+/* chain_status_codes at p: an array of numbers. */
+static const char *parse_chain(const char *p, record *r)
+{
+  if (*p++ != '[')
+    return NULL;
+  for (p = skip_ws(p); *p != ']';) {
+    scalar v;
+    char str[8];
+    if (!(p = json_scalar(p, &v, str, sizeof str)) || v.kind != V_NUM || r->nchain == MAX_CHAIN)
+      return NULL;
+    r->chain[r->nchain++] = (long)v.num;
+    p = skip_ws(p);
+    if (*p == ',')
+      p = skip_ws(p + 1);
+    else if (*p != ']')
+      return NULL;
+  }
+  return p + 1;
+}
+
+/* matches at p: an array of {"matcher": string, "value": string}. */
+static const char *parse_matches(const char *p, record *r)
+{
+  if (*p++ != '[')
+    return NULL;
+  for (p = skip_ws(p); *p != ']';) {
+    size_t i = r->nmatches++;
+    if (i == MAX_MATCHES)
+      return NULL;
+    static const char *const keys[] = {"matcher", "value"};
+    char *dst[] = {r->match_kind[i], r->match_value[i]};
+    size_t cap[] = {sizeof r->match_kind[i], sizeof r->match_value[i]};
+    if (*p++ != '{')
+      return NULL;
+    for (int k = 0; k < 2; k++) {
+      char key[16];
+      scalar v;
+      if (!(p = json_str(skip_ws(p), key, sizeof key)) || strcmp(key, keys[k]) != 0)
+        return NULL;
+      p = skip_ws(p);
+      if (*p++ != ':' || !(p = json_scalar(skip_ws(p), &v, dst[k], cap[k])) || v.kind != V_STR)
+        return NULL;
+      p = skip_ws(p);
+      if (*p++ != (k == 0 ? ',' : '}'))
+        return NULL;
+    }
+    p = skip_ws(p);
+    if (*p == ',')
+      p = skip_ws(p + 1);
+    else if (*p != ']')
+      return NULL;
+  }
+  return p + 1;
+}
+
+/* Fills field k of r from a scalar; -1 if the value has the wrong type. */
+static int set_field(record *r, size_t k, const scalar *v, const char *str)
+{
+  int num = v->kind == V_NUM, boolean = v->kind == V_BOOL;
+  switch (k) {
+  case 0: return set_str(r->timestamp, sizeof r->timestamp, NULL, v, str);
+  case 1: return set_str(r->input, sizeof r->input, NULL, v, str);
+  case 2: return set_str(r->url, sizeof r->url, NULL, v, str);
+  case 3: return set_str(r->final_url, sizeof r->final_url, &r->final_url_null, v, str);
+  case 4: return set_str(r->method, sizeof r->method, NULL, v, str);
+  case 5: r->status = (long)v->num; return num ? 0 : -1;
+  case 6:
+    r->content_length_null = v->kind == V_NULL;
+    r->content_length = (long)v->num;
+    return num || v->kind == V_NULL ? 0 : -1;
+  case 7: return set_str(r->content_type, sizeof r->content_type, &r->content_type_null, v, str);
+  case 8: return set_str(r->webserver, sizeof r->webserver, &r->webserver_null, v, str);
+  case 9: return set_str(r->title, sizeof r->title, &r->title_null, v, str);
+  case 11:
+    return set_str(r->http_version, sizeof r->http_version, &r->http_version_null, v, str);
+  case 12: r->hops = (long)v->num; return num ? 0 : -1;
+  case 13: r->body_bytes = (size_t)v->num; return num ? 0 : -1;
+  case 14: r->truncated = v->boolean; return boolean ? 0 : -1;
+  case 15: return set_str(r->encoding, sizeof r->encoding, NULL, v, str);
+  case 16: r->spilled = v->boolean; return boolean ? 0 : -1;
+  case 17: r->matched = v->boolean; return boolean ? 0 : -1;
+  case 19: r->failed = v->boolean; return boolean ? 0 : -1;
+  case 20: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
+  case 21: r->attempts = (long)v->num; return num ? 0 : -1;
+  case 22: return set_str(r->time, sizeof r->time, NULL, v, str);
+  case 23: r->time_ms = v->num; return num ? 0 : -1;
+  default: return -1;
+  }
+}
+
+/* One line of scan's output into r: an object with exactly the fields of
+ * FIELDS, each once, in that order. Returns 0, or -1 when the line is not
+ * such an object. */
 static int parse_record(const char *line, record *r)
 {
-  static const char *const keys[] = {"url",        "final_url", "status",       "hops",
-                                     "body_bytes", "truncated", "encoding",     "matched",
-                                     "error",      "time_ms",   "http_version", "attempts"};
   memset(r, 0, sizeof *r);
   const char *p = skip_ws(line);
   if (*p++ != '{')
     return -1;
-  for (;;) {
-    char key[32], str[512];
+  for (size_t k = 0;; k++) {
+    char key[32], str[4096];
     p = skip_ws(p);
-    if (!(p = json_str(p, key, sizeof key)))
-      return -1;
+    if (k == NFIELDS || !(p = json_str(p, key, sizeof key)) || strcmp(key, FIELDS[k]) != 0)
+      return -1; /* unknown, repeated or out of order */
     p = skip_ws(p);
     if (*p++ != ':')
       return -1;
     p = skip_ws(p);
-    int is_null = 0, is_bool = 0, is_str = 0, boolean = 0;
-    double num = 0;
-    if (*p == '"') {
-      if (!(p = json_str(p, str, sizeof str)))
+    if (!strcmp(key, "chain_status_codes"))
+      p = parse_chain(p, r);
+    else if (!strcmp(key, "matches"))
+      p = parse_matches(p, r);
+    else {
+      scalar v;
+      if (!(p = json_scalar(p, &v, str, sizeof str)) || set_field(r, k, &v, str) != 0)
         return -1;
-      is_str = 1;
-    } else if (!strncmp(p, "null", 4)) {
-      is_null = 1, p += 4;
-    } else if (!strncmp(p, "true", 4)) {
-      is_bool = boolean = 1, p += 4;
-    } else if (!strncmp(p, "false", 5)) {
-      is_bool = 1, p += 5;
-    } else {
-      char *end;
-      num = strtod(p, &end);
-      if (end == p)
-        return -1;
-      p = end;
     }
-    size_t k = 0;
-    while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k], key) != 0)
-      k++;
-    if (k == sizeof keys / sizeof keys[0] || (r->seen & (1u << k)))
-      return -1; /* unknown or repeated key */
-    r->seen |= 1u << k;
-    int num_ok = !is_str && !is_null && !is_bool;
-    switch (k) {
-    case 0:
-      if (!is_str || set_str(r->url, sizeof r->url, str))
-        return -1;
-      break;
-    case 1:
-      if (!is_str && !is_null)
-        return -1;
-      r->final_url_null = is_null;
-      if (set_str(r->final_url, sizeof r->final_url, is_str ? str : ""))
-        return -1;
-      break;
-    case 2:
-      if (!num_ok)
-        return -1;
-      r->status = (long)num;
-      break;
-    case 3:
-      if (!num_ok)
-        return -1;
-      r->hops = (long)num;
-      break;
-    case 4:
-      if (!num_ok)
-        return -1;
-      r->body_bytes = (size_t)num;
-      break;
-    case 5:
-      if (!is_bool)
-        return -1;
-      r->truncated = boolean;
-      break;
-    case 6:
-      if (!is_str || set_str(r->encoding, sizeof r->encoding, str))
-        return -1;
-      break;
-    case 7:
-      if (!is_bool)
-        return -1;
-      r->matched = boolean;
-      break;
-    case 8:
-      if (!is_str && !is_null)
-        return -1;
-      r->error_null = is_null;
-      if (set_str(r->error, sizeof r->error, is_str ? str : ""))
-        return -1;
-      break;
-    case 9:
-      if (!num_ok)
-        return -1;
-      r->time_ms = num;
-      break;
-    case 10:
-      if (!is_str && !is_null)
-        return -1;
-      r->http_version_null = is_null;
-      if (set_str(r->http_version, sizeof r->http_version, is_str ? str : ""))
-        return -1;
-      break;
-    default:
-      if (!num_ok)
-        return -1;
-      r->attempts = (long)num;
-      break;
-    }
+    if (!p)
+      return -1;
+    r->seen |= 1ul << k;
     p = skip_ws(p);
     if (*p == '}')
       break;
@@ -431,9 +511,9 @@ static int valid_utf8(const char *s)
 
 /* Reads scan's output: every line must be a record with all fields.
  * Returns the number of records; *out (malloc'd) holds them. */
-static size_t read_records(record **out)
+static size_t read_records_from(const char *path, record **out)
 {
-  FILE *f = fopen(out_path, "r");
+  FILE *f = fopen(path, "r");
   ck_assert_ptr_nonnull(f);
   size_t n = 0, room = 0;
   record *recs = NULL;
@@ -447,7 +527,7 @@ static size_t read_records(record **out)
     }
     ck_assert_msg(valid_utf8(line), "not UTF-8: %s", line);
     ck_assert_msg(parse_record(line, &recs[n]) == 0, "not a scan record: %s", line);
-    ck_assert_msg(recs[n].seen == (1u << 12) - 1, "fields missing: %s", line);
+    ck_assert_msg(recs[n].seen == ALL_FIELDS, "fields missing: %s", line);
     ck_assert_msg(strchr(line, '\n') != NULL, "unterminated line: %s", line);
     n++;
   }
@@ -456,6 +536,9 @@ static size_t read_records(record **out)
   *out = recs;
   return n;
 }
+
+/* The records scan wrote to out_path. */
+static size_t read_records(record **out) { return read_records_from(out_path, out); }
 
 /* Runs scan over the targets file with the given extra options, checks that
  * it exits 0 with one record per target, and orders the records like
@@ -492,6 +575,56 @@ static void check_matched(const record *r, int (*want)(const target *), const ch
                   r[i].matched);
 }
 
+/* The milliseconds a "time" string says ("850µs", "12.3ms", "1.5s",
+ * "2m3.25s"); -1 when it is not one. */
+static double duration_ms(const char *text)
+{
+  char *end;
+  double minutes = 0, v = strtod(text, &end);
+  if (end == text)
+    return -1;
+  if (*end == 'm' && end[1] != 's') {
+    minutes = v;
+    text = end + 1;
+    if ((v = strtod(text, &end)), end == text || strcmp(end, "s") != 0)
+      return -1;
+    return minutes * 60000.0 + v * 1000.0;
+  }
+  if (!strcmp(end, "\xC2\xB5s"))
+    return v / 1000.0;
+  if (!strcmp(end, "ms"))
+    return v;
+  if (!strcmp(end, "s"))
+    return v * 1000.0;
+  return -1;
+}
+
+/* What every record must hold whatever its target: an RFC 3339 UTC
+ * timestamp of today, "url" as given, "failed" exactly when there is an
+ * error, a status per hop ending with the final one, and "time" saying
+ * what "time_ms" says. */
+static void check_common(const record *g)
+{
+  int y, mo, d, h, mi, sec, usec;
+  char z;
+  ck_assert_msg(sscanf(g->timestamp, "%4d-%2d-%2dT%2d:%2d:%2d.%6d%c", &y, &mo, &d, &h, &mi, &sec,
+                       &usec, &z) == 8 &&
+                    z == 'Z' && strlen(g->timestamp) == 27,
+                "timestamp %s", g->timestamp);
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  ck_assert_msg(y == tm.tm_year + 1900 || y == tm.tm_year + 1899, "timestamp %s", g->timestamp);
+  ck_assert_str_eq(g->url, g->input);
+  ck_assert_msg(g->failed == !g->error_null, "failed %d, error %s", g->failed, g->error);
+  ck_assert_uint_eq(g->nchain, (size_t)g->hops);
+  if (g->nchain)
+    ck_assert_int_eq(g->chain[g->nchain - 1], g->status);
+  double ms = duration_ms(g->time);
+  ck_assert_msg(ms >= 0 && ms - g->time_ms < 0.06 && g->time_ms - ms < 0.06, "time %s, time_ms %f",
+                g->time, g->time_ms);
+}
+
 /* ---- Tests -------------------------------------------------------------- */
 
 /* Without matchers: every field of every target. */
@@ -510,6 +643,20 @@ START_TEST(fields)
     ck_assert_msg(!strcmp(g->encoding, t->encoding), "%s: encoding %s", urls[i], g->encoding);
     ck_assert_msg(g->time_ms >= 0, "%s: time_ms %f", urls[i], g->time_ms);
     ck_assert_msg(g->attempts == 1, "%s: attempts %ld", urls[i], g->attempts);
+    check_common(g);
+    ck_assert_str_eq(g->input, urls[i]);
+    ck_assert_str_eq(g->method, "GET");
+    if (t->length == -1)
+      ck_assert_msg(g->content_length_null, "%s: content_length %ld", urls[i], g->content_length);
+    else
+      ck_assert_msg(!g->content_length_null &&
+                        (t->length == ANY_LENGTH || g->content_length == t->length),
+                    "%s: content_length %ld", urls[i], g->content_length);
+    ck_assert_msg(g->title_null && g->webserver_null, "%s: title or webserver", urls[i]);
+    ck_assert_msg(g->nmatches == 0, "%s: matches without matchers", urls[i]);
+    ck_assert_msg(!g->spilled, "%s: spilled", urls[i]);
+    if (t->path && !strncmp(t->path, "/bytes", 6))
+      ck_assert_str_eq(g->content_type, "application/octet-stream");
     if (t->path)
       ck_assert_msg(!strcmp(g->http_version, "1.1"), "%s: http_version %s", urls[i],
                     g->http_version);
@@ -529,6 +676,12 @@ START_TEST(fields)
   char final[160];
   ck_assert_str_eq(r[REDIRECT].final_url, ts_url(srv, "/bytes?n=10", final, sizeof final));
   ck_assert_str_eq(r[0].final_url, urls[0]);
+  /* Every hop's status, in order. */
+  static const long chain[] = {302, 302, 302, 302, 200};
+  ck_assert_uint_eq(r[REDIRECT].nchain, 5);
+  for (size_t i = 0; i < 5; i++)
+    ck_assert_int_eq(r[REDIRECT].chain[i], chain[i]);
+  ck_assert_str_eq(r[9].content_type, "text/plain");
 }
 END_TEST
 
@@ -558,6 +711,26 @@ START_TEST(status_matcher)
   const char *const two[] = {"--status", "404", "--status", "204", NULL};
   scan_targets(two, r);
   check_matched(r, is_404_or_204, "--status 404 --status 204");
+  const char *const list[] = {"--status", "204,404", NULL};
+  scan_targets(list, r);
+  check_matched(r, is_404_or_204, "--status 204,404");
+  for (size_t i = 0; i < NTARGETS; i++) {
+    if (!r[i].matched) {
+      ck_assert_uint_eq(r[i].nmatches, 0);
+      continue;
+    }
+    char code[8];
+    snprintf(code, sizeof code, "%d", TARGETS[i].status);
+    ck_assert_uint_eq(r[i].nmatches, 1);
+    ck_assert_str_eq(r[i].match_kind[0], "status");
+    ck_assert_str_eq(r[i].match_value[0], code);
+  }
+  /* Codes out of range, empty items and stray characters are refused. */
+  static const char *const bad[] = {"99", "1000", "200,", ",200", "200,,404", "2OO", "-200"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *args[] = {"-u", urls[0], "--status", bad[i], NULL};
+    ck_assert_msg(run_scan(args) == 2, "--status %s", bad[i]);
+  }
 }
 END_TEST
 
@@ -583,6 +756,13 @@ START_TEST(word_matcher)
   const char *const both[] = {"--status", "200", "--status", "404", "--word", "hello", NULL};
   scan_targets(both, r);
   check_matched(r, is_hello_200, "--status 200 --status 404 --word hello");
+  /* Each matcher that hit is listed, the ones that did not are not. */
+  const size_t hello = 9;
+  ck_assert_uint_eq(r[hello].nmatches, 2);
+  ck_assert_str_eq(r[hello].match_kind[0], "status");
+  ck_assert_str_eq(r[hello].match_value[0], "200");
+  ck_assert_str_eq(r[hello].match_kind[1], "word");
+  ck_assert_str_eq(r[hello].match_value[1], "hello");
 }
 END_TEST
 
@@ -602,6 +782,9 @@ START_TEST(regex_body)
   const char *const anchored[] = {"--regex", "^hel+o$", "--regex", "^zzz", NULL};
   scan_targets(anchored, r);
   check_matched(r, is_hello_200, "--regex ^hel+o$");
+  ck_assert_uint_eq(r[9].nmatches, 1);
+  ck_assert_str_eq(r[9].match_kind[0], "regex");
+  ck_assert_str_eq(r[9].match_value[0], "^hel+o$");
 }
 END_TEST
 
@@ -625,6 +808,19 @@ START_TEST(header_part)
   for (size_t i = 0; i < NTARGETS; i++)
     ck_assert_msg(!r[i].matched, "%s matched Location", urls[i]);
 
+  /* Each header line is a line of its own: ^ and $ anchor at its ends
+   * (the line break is not part of it), whichever line it is. */
+  const char *const lines[] = {"--part", "header", "--regex", "^set-cookie: b=2$", NULL};
+  scan_targets(lines, r);
+  check_matched(r, is_hello_200, "--part header --regex ^set-cookie: b=2$");
+  const char *const spaces[] = {"--part", "header", "--regex", "^X-Spaces: +padded +$", NULL};
+  scan_targets(spaces, r);
+  check_matched(r, is_hello_200, "--part header --regex ^X-Spaces: +padded +$");
+  const char *const across[] = {"--part", "header", "--regex", "a=1.*b=2", NULL};
+  scan_targets(across, r);
+  for (size_t i = 0; i < NTARGETS; i++)
+    ck_assert_msg(!r[i].matched, "%s: a regex matched across header lines", urls[i]);
+
   /* The body is not looked at. */
   const char *const body[] = {"--part", "header", "--word", "hello", NULL};
   scan_targets(body, r);
@@ -638,14 +834,12 @@ static int is_hello_or_compress(const target *t)
   return t->kind == BODY_HELLO || strcmp(t->encoding, "unsupported") == 0;
 }
 
-/* --part all: the header block followed by the body, as one text. */
+/* --part all: the header lines one by one, and the body. */
 START_TEST(all_part)
 {
   record r[NTARGETS];
-  const char *const opts[] = {"--part",  "all",
-                              "--regex", "^HTTP/1\\.1 200 OK\r\n.*\r\n\r\nhello$",
-                              "--regex", "Content-Encoding: compress",
-                              NULL};
+  const char *const opts[] = {"--part",  "all",     "--regex", "^hello$",
+                              "--regex", "^Content-Encoding: compress$", NULL};
   scan_targets(opts, r);
   check_matched(r, is_hello_or_compress, "--part all");
 }
@@ -657,7 +851,7 @@ END_TEST
  * exit status 0 and one record, and returns it. */
 static record scan_one(const char *where, const char *const *opts)
 {
-  char url[512];
+  char url[4096];
   if (where[0] == '/')
     ts_url(srv, where, url, sizeof url);
   else
@@ -777,8 +971,8 @@ START_TEST(targets_and_output)
   ck_assert_uint_eq(read_records(&recs), 0); /* stdout stays empty */
   free(recs);
   char *got = slurp(file);
-  ck_assert_msg(strncmp(got, "{\"url\":\"", 8) == 0 && strstr(got, "\"body_bytes\":11,"), "%s",
-                got);
+  record r;
+  ck_assert_msg(parse_record(got, &r) == 0 && !strcmp(r.input, a) && r.body_bytes == 11, "%s", got);
   free(got);
   unlink(file);
 }
@@ -1048,6 +1242,288 @@ START_TEST(utf8_output)
 }
 END_TEST
 
+/* -X HEAD: the headers of a response that announces a body, and no body
+ * (without CURLOPT_NOBODY curl would wait for it until --timeout). */
+START_TEST(head_method)
+{
+  const char *head[] = {"-X", "HEAD", "--timeout", "20", NULL};
+  record r = scan_one("/bytes?n=3M", head);
+  ck_assert_msg(r.error_null, "%s", r.error);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(r.method, "HEAD");
+  ck_assert(!r.content_length_null);
+  ck_assert_int_eq(r.content_length, 3 * MiB);
+  ck_assert_uint_eq(r.body_bytes, 0);
+  ck_assert(r.matched);
+
+  r = scan_one("/redirect?n=1", head);
+  ck_assert_msg(r.error_null, "%s", r.error);
+  ck_assert_int_eq(r.hops, 3);
+  ck_assert_int_eq(r.chain[0], 302);
+  ck_assert_int_eq(r.chain[2], 200);
+  ck_assert_int_eq(r.content_length, 10);
+  ck_assert_uint_eq(r.body_bytes, 0);
+}
+END_TEST
+
+/* Scans /html with the given (URL-encoded) title; returns the record. */
+static record scan_title(const char *encoded)
+{
+  size_t cap = strlen(encoded) + 32;
+  char *path = malloc(cap);
+  ck_assert_ptr_nonnull(path);
+  snprintf(path, cap, "/html?title=%s", encoded);
+  const char *none[] = {NULL};
+  record r = scan_one(path, none);
+  free(path);
+  ck_assert_msg(r.error_null, "%s", r.error);
+  return r;
+}
+
+/* "title": the text of an HTML body's <title>, references decoded, white
+ * space folded, bounded, valid UTF-8; null for other bodies. */
+START_TEST(title)
+{
+  static const struct {
+    const char *encoded, *want;
+  } cases[] = {
+      {"Hello", "Hello"},
+      {"%20%20A%0A%09B%20%20", "A B"},
+      {"Tom+%26amp%3B+Jerry", "Tom & Jerry"},
+      {"%26lt%3Bb%26gt%3B+%26quot%3Bq%26quot%3B+%26%2339%3B+%26apos%3B", "<b> \"q\" ' '"},
+      {"caf%26%23xE9%3B+%26%23233%3B", "caf\xc3\xa9 \xc3\xa9"},
+      {"%26%23x1F600%3B", "\xf0\x9f\x98\x80"},
+      {"%26%230%3B%26%23xD800%3B", "\xef\xbf\xbd\xef\xbf\xbd"}, /* not characters */
+      {"%26bogus%3B+%26+%26%23x%3B", "&bogus; & &#x;"},
+      {"caf%C3%A9", "caf\xc3\xa9"},
+      {"", ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    record r = scan_title(cases[i].encoded);
+    ck_assert_msg(!r.title_null && !strcmp(r.title, cases[i].want), "title %s: got %s",
+                  cases[i].encoded, r.title);
+    ck_assert_str_eq(r.content_type, "text/html; charset=utf-8");
+    ck_assert_str_eq(r.webserver, "respchain-test/1");
+  }
+  /* A long title is cut at 1024 bytes, never inside a character. */
+  char *long_title = malloc(4096);
+  ck_assert_ptr_nonnull(long_title);
+  memset(long_title, 'a', 3000);
+  long_title[3000] = '\0';
+  record r = scan_title(long_title);
+  ck_assert_uint_eq(strlen(r.title), 1024);
+  memset(long_title, 'a', 1023);
+  strcpy(long_title + 1023, "%C3%A9%C3%A9");
+  r = scan_title(long_title);
+  ck_assert_uint_eq(strlen(r.title), 1023);
+  free(long_title);
+  /* Not HTML: no title, whatever the body holds. */
+  const char *opts[] = {"-H", "X-T: <title>x</title>", NULL};
+  r = scan_one("/echo", opts);
+  ck_assert(r.title_null);
+}
+END_TEST
+
+/* --shard K/N: the targets of K, K+N, ... (from 1), so that N runs split a
+ * list exactly. */
+START_TEST(shard)
+{
+  enum { COUNT = 10, SHARDS = 3 };
+  char list[256], url[COUNT][160];
+  temp_path(list, sizeof list, "shard");
+  FILE *f = fopen(list, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("# comments and blank lines are not targets\n\n", f);
+  for (int i = 0; i < COUNT; i++) {
+    char path[32];
+    snprintf(path, sizeof path, "/bytes?n=%d", i + 1);
+    fprintf(f, "%s\n\n", ts_url(srv, path, url[i], sizeof url[i]));
+  }
+  ck_assert_int_eq(fclose(f), 0);
+  int seen[COUNT] = {0};
+  for (int k = 1; k <= SHARDS; k++) {
+    char part[16];
+    snprintf(part, sizeof part, "%d/%d", k, SHARDS);
+    const char *args[] = {"-l", list, "-s", "--shard", part, NULL};
+    ck_assert_int_eq(run_scan(args), 0);
+    record *recs;
+    size_t n = read_records(&recs);
+    ck_assert_uint_eq(n, (COUNT - k) / SHARDS + 1);
+    for (size_t i = 0; i < n; i++) {
+      int t = 0;
+      while (t < COUNT && strcmp(recs[i].input, url[t]) != 0)
+        t++;
+      ck_assert_msg(t < COUNT && t % SHARDS == k - 1, "shard %s scanned %s", part, recs[i].input);
+      seen[t]++;
+    }
+    free(recs);
+  }
+  for (int t = 0; t < COUNT; t++)
+    ck_assert_msg(seen[t] == 1, "%s scanned %d times", url[t], seen[t]);
+  const char *all[] = {"-l", list, "-s", "--shard", "1/1", NULL};
+  ck_assert_int_eq(run_scan(all), 0);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), COUNT);
+  free(recs);
+  static const char *const bad[] = {"0/3", "4/3", "1/0", "x", "1/", "/3", "1/3/2", "-1/3", "1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *args[] = {"-l", list, "--shard", bad[i], NULL};
+    ck_assert_msg(run_scan(args) == 2, "--shard %s", bad[i]);
+  }
+  unlink(list);
+}
+END_TEST
+
+/* Lines in a file so far. */
+static size_t count_lines(const char *path)
+{
+  char *text = slurp(path);
+  size_t n = 0;
+  for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+    n++;
+  free(text);
+  return n;
+}
+
+/* A targets file: the slow target first, then count quick ones. */
+static void write_slow_list(const char *list, const char *slow, int count)
+{
+  FILE *f = fopen(list, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "%s\n", slow);
+  for (int i = 0; i < count; i++) {
+    char path[48], url[160];
+    snprintf(path, sizeof path, "/bytes?n=100&i=%d", i);
+    fprintf(f, "%s\n", ts_url(srv, path, url, sizeof url));
+  }
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Starts scan on list under --rate 20 with -o, and waits until it has
+ * written at least lines results: each line is written as its target
+ * ends, not when the scan does. */
+static pid_t start_rated_scan(const char *list, const char *out, const char *err, size_t lines)
+{
+  const char *args[] = {"-l", list, "-c", "2", "--rate", "20", "-o", out, NULL};
+  ck_assert_int_eq(truncate(out, 0), 0); /* nothing of an earlier run */
+  pid_t pid = start_example("scan", args, NULL, -1, "/dev/null", err);
+  double t0 = now_s();
+  while (count_lines(out) < lines) {
+    ck_assert_msg(now_s() - t0 < 30, "no results written while scanning");
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+  }
+  return pid;
+}
+
+/* SIGINT and SIGTERM: no new target starts, the transfer in flight is
+ * reported as interrupted with what it received, every line is whole, the
+ * summary says so, and the exit status is 128 + the signal. */
+START_TEST(interrupted)
+{
+  char list[256], out[256], err[256], slow[160];
+  temp_path(list, sizeof list, "sig_list");
+  temp_path(out, sizeof out, "sig_out");
+  temp_path(err, sizeof err, "sig_err");
+  /* 1 MiB in 16 KiB writes 50 ms apart: 3.2 s, in flight when the signal
+   * comes. */
+  ts_url(srv, "/bytes?n=1M&write=16k&delay_us=50000", slow, sizeof slow);
+  write_slow_list(list, slow, 200);
+  static const int sigs[] = {SIGINT, SIGTERM};
+  for (size_t i = 0; i < 2; i++) {
+    pid_t pid = start_rated_scan(list, out, err, 5);
+    ck_assert_int_eq(kill(pid, sigs[i]), 0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sigs[i], "status %d", status);
+    record *recs;
+    size_t n = read_records_from(out, &recs); /* every line whole */
+    ck_assert_uint_ge(n, 5);
+    ck_assert_uint_lt(n, 201);
+    size_t slow_seen = 0;
+    for (size_t k = 0; k < n; k++) {
+      check_common(&recs[k]);
+      if (strcmp(recs[k].input, slow) != 0) {
+        ck_assert_msg(recs[k].error_null, "%s: %s", recs[k].input, recs[k].error);
+        continue;
+      }
+      slow_seen++;
+      ck_assert_str_eq(recs[k].error, "interrupted");
+      ck_assert(recs[k].failed);
+      ck_assert_int_eq(recs[k].status, 200);
+      ck_assert_msg(recs[k].body_bytes > 0 && recs[k].body_bytes < MiB, "received %zu",
+                    recs[k].body_bytes);
+    }
+    ck_assert_uint_eq(slow_seen, 1);
+    free(recs);
+    char *text = slurp(err);
+    ck_assert_msg(strstr(text, sigs[i] == SIGINT ? "stopped by SIGINT: 1 transfers interrupted"
+                                                 : "stopped by SIGTERM: 1 transfers interrupted"),
+                  "%s", text);
+    free(text);
+  }
+
+  /* A second signal ends scan at once: by the signal, or by the first if it
+   * had already ended; every line written is whole either way. */
+  pid_t pid = start_rated_scan(list, out, err, 1);
+  ck_assert_int_eq(kill(pid, SIGINT), 0);
+  ck_assert_int_eq(kill(pid, SIGINT), 0);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) ||
+                    (WIFEXITED(status) && WEXITSTATUS(status) == 130),
+                "status %d", status);
+  record *recs;
+  ck_assert_uint_ge(read_records_from(out, &recs), 1);
+  free(recs);
+  unlink(list);
+  unlink(out);
+  unlink(err);
+}
+END_TEST
+
+/* The reader of the output goes away (as "| head" does): scan ends at
+ * once, quietly, with 141, and what it wrote was whole lines. */
+START_TEST(broken_pipe)
+{
+  char list[256], err[256];
+  temp_path(list, sizeof list, "pipe_list");
+  temp_path(err, sizeof err, "pipe_err");
+  /* 2000 results are far more than a pipe holds. */
+  write_slow_list(list, "http://127.0.0.1:1/never-started-first", 2000);
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  /* Only the write end goes to scan, as its stdout: were the read end
+   * inherited, the pipe would never break. */
+  ck_assert_int_eq(fcntl(fds[0], F_SETFD, FD_CLOEXEC), 0);
+  ck_assert_int_eq(fcntl(fds[1], F_SETFD, FD_CLOEXEC), 0);
+  const char *args[] = {"-l", list, "-c", "4", NULL};
+  pid_t pid = start_example("scan", args, NULL, fds[1], NULL, err);
+  close(fds[1]);
+  char buf[4096];
+  size_t have = 0;
+  while (!memchr(buf, '\n', have)) {
+    ssize_t n = read(fds[0], buf + have, sizeof buf - 1 - have);
+    ck_assert_int_gt(n, 0);
+    have += (size_t)n;
+  }
+  buf[have] = '\0';
+  *strchr(buf, '\n') = '\0';
+  record r;
+  ck_assert_msg(parse_record(buf, &r) == 0, "%s", buf);
+  close(fds[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 141, "status %d", status);
+  char *text = slurp(err);
+  ck_assert_str_eq(text, "");
+  free(text);
+  unlink(list);
+  unlink(err);
+}
+END_TEST
+
 /* The demo under a budget smaller than its large bodies together. */
 START_TEST(demo)
 {
@@ -1087,6 +1563,11 @@ int main(void)
   tcase_add_test(tc, retries);
   tcase_add_test(tc, memory_options);
   tcase_add_test(tc, utf8_output);
+  tcase_add_test(tc, head_method);
+  tcase_add_test(tc, title);
+  tcase_add_test(tc, shard);
+  tcase_add_test(tc, interrupted);
+  tcase_add_test(tc, broken_pipe);
   tcase_add_test(tc, demo);
   suite_add_tcase(s, tc);
   return run_suite(s);

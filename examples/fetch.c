@@ -2,9 +2,9 @@
  *
  *   fetch [options] URL
  *
- * Writes the body to stdout or to -o FILE (-i: the full response of the last
- * hop); errors go to stderr, and with -v the limits, every hop's status line
- * and headers, and what became of the body. Run "fetch --help" for the
+ * Writes the body to stdout or to -o FILE (-i: every hop's header block, then
+ * the body); errors go to stderr, and with -v the limits, every hop's status
+ * line and headers, and what became of the body. Run "fetch --help" for the
  * options; the man page is doc/fetch.1.
  *
  * Exit status: 0 complete; 1 the transfer failed; 2 usage; 3 body truncated
@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,8 @@ enum {
 
 typedef struct options {
   rc_limits lim;
-  int full, follow, insecure, verbose;
+  int full, follow, head, insecure, verbose;
+  long max_time_ms, connect_timeout_ms; /* 0: curl's default */
   const char *cacert, *method, *data, *output, *url;
   struct curl_slist *headers; /* -H, in order */
 } options;
@@ -49,15 +51,25 @@ static void usage(FILE *out)
         "\n"
         "Fetches URL into a respchain response and writes its body to stdout.\n"
         "\n"
-        "  -i, --include           write the full response: header block and body\n"
-        "  -L, --location          follow redirects\n"
-        "  -m, --max-body SIZE     body bytes kept, after decoding (default 8m;\n"
+        "  -i, --include           write every hop's header block (redirects and 1xx\n"
+        "                          responses too, as curl -i), then the body\n"
+        "  -I, --head              a HEAD request: no body (-i writes the headers)\n"
+        "  -L, --location          follow redirects, as curl -L does (in scan, -L\n"
+        "                          is --max-redirs N: scan always follows redirects,\n"
+        "                          up to N)\n"
+        "  -m, --max-time SEC      the whole transfer may take SEC seconds, then it\n"
+        "                          fails (fractions allowed; default and 0: no limit)\n"
+        "      --connect-timeout SEC\n"
+        "                          connecting may take SEC seconds (fractions\n"
+        "                          allowed; default and 0: curl's, 300)\n"
+        "      --max-body SIZE     body bytes kept, after decoding (default 8m;\n"
         "                          suffixes k, m, g)\n"
         "      --max-memory SIZE   body bytes kept in memory; past them the body\n"
         "                          goes to a temporary file (default: no limit)\n"
         "  -p, --policy POLICY     at the body cap: stop (default), drain, reject\n"
         "  -H, --header LINE       add a request header (repeatable)\n"
-        "  -X, --request METHOD    request method (default GET, or POST with -d)\n"
+        "  -X, --request METHOD    request method (default GET, or POST with -d;\n"
+        "                          HEAD is -I)\n"
         "  -d, --data DATA         send DATA as the request body (POST)\n"
         "  -k, --insecure          do not verify the server's TLS certificate\n"
         "      --cacert FILE       verify the server against the CAs in FILE\n"
@@ -110,6 +122,23 @@ static int parse_size(const char *s, size_t *out)
   return 0;
 }
 
+/* Seconds, fractions allowed, as milliseconds; a positive value is at least
+ * 1 ms, since 0 means no limit to curl. */
+static int parse_seconds(const char *s, long *ms)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno || strpbrk(s, "xX") || !(v >= 0.0) ||
+      !(v * 1000.0 < (double)LONG_MAX))
+    return -1;
+  double whole = v * 1000.0;
+  *ms = (long)whole;
+  if (*ms < whole)
+    (*ms)++;
+  return 0;
+}
+
 static int parse_policy(const char *s, rc_cap_policy *out)
 {
   if (!strcmp(s, "stop"))
@@ -123,12 +152,15 @@ static int parse_policy(const char *s, rc_cap_policy *out)
   return 0;
 }
 
-enum { OPT_MAX_MEMORY = 256, OPT_CACERT };
+enum { OPT_MAX_BODY = 256, OPT_MAX_MEMORY, OPT_CONNECT_TIMEOUT, OPT_CACERT };
 
 static const struct option LONG_OPTIONS[] = {
     {"include", no_argument, NULL, 'i'},
+    {"head", no_argument, NULL, 'I'},
     {"location", no_argument, NULL, 'L'},
-    {"max-body", required_argument, NULL, 'm'},
+    {"max-time", required_argument, NULL, 'm'},
+    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+    {"max-body", required_argument, NULL, OPT_MAX_BODY},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"policy", required_argument, NULL, 'p'},
     {"header", required_argument, NULL, 'H'},
@@ -156,8 +188,17 @@ static int take_option(options *o, int c, char **argv)
 {
   switch (c) {
   case 'i': o->full = 1; break;
+  case 'I': o->head = 1; break;
   case 'L': o->follow = 1; break;
   case 'm':
+    if (parse_seconds(optarg, &o->max_time_ms))
+      return bad_usage("invalid time", optarg);
+    break;
+  case OPT_CONNECT_TIMEOUT:
+    if (parse_seconds(optarg, &o->connect_timeout_ms))
+      return bad_usage("invalid time", optarg);
+    break;
+  case OPT_MAX_BODY:
     if (parse_size(optarg, &o->lim.max_body))
       return bad_usage("invalid size", optarg);
     break;
@@ -201,7 +242,7 @@ static int parse_options(int argc, char **argv, options *o)
   rc_limits_init(&o->lim);
   opterr = 0; /* bad options get our one-line hint instead */
   int c;
-  while ((c = getopt_long(argc, argv, ":iLm:p:H:X:d:ko:vhV", LONG_OPTIONS, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":iILm:p:H:X:d:ko:vhV", LONG_OPTIONS, NULL)) != -1) {
     int status = take_option(o, c, argv);
     if (status >= 0)
       return status;
@@ -213,6 +254,13 @@ static int parse_options(int argc, char **argv, options *o)
   if (optind != argc - 1)
     return bad_usage("one URL only; unexpected", argv[optind + 1]);
   o->url = argv[optind];
+  /* -X HEAD is -I: a HEAD request, whose response has no body to wait for. */
+  if (o->method && !strcmp(o->method, "HEAD"))
+    o->head = 1;
+  else if (o->head && o->method)
+    return bad_usage("-I sends HEAD; unexpected -X", o->method);
+  if (o->head && o->data)
+    return bad_usage("a HEAD request sends no body; unexpected", "-d");
   return -1;
 }
 
@@ -242,18 +290,22 @@ static int exit_status(rc_code rc)
   }
 }
 
-/* The request: URL, redirects, method, body, headers and TLS. */
+/* The request: URL, redirects, time limits, method, body, headers and TLS. */
 static int set_request(CURL *easy, const options *o)
 {
   int ok = curl_easy_setopt(easy, CURLOPT_URL, o->url) == CURLE_OK &&
            curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, (long)o->follow) == CURLE_OK &&
+           curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, o->max_time_ms) == CURLE_OK &&
+           curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms) == CURLE_OK &&
            curl_easy_setopt(easy, CURLOPT_HTTPHEADER, o->headers) == CURLE_OK &&
            curl_easy_setopt(easy, CURLOPT_USERAGENT, "respchain-fetch/" RC_VERSION) == CURLE_OK;
   if (ok && o->data)
     ok = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(o->data)) ==
              CURLE_OK &&
          curl_easy_setopt(easy, CURLOPT_POSTFIELDS, o->data) == CURLE_OK;
-  if (ok && o->method)
+  if (ok && o->head) /* HEAD, with no body awaited whatever the headers say */
+    ok = curl_easy_setopt(easy, CURLOPT_NOBODY, 1L) == CURLE_OK;
+  else if (ok && o->method)
     ok = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, o->method) == CURLE_OK;
   if (ok && o->insecure)
     ok = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L) == CURLE_OK &&
@@ -299,18 +351,30 @@ static void show_hops(const rc_response *resp)
   }
 }
 
-/* Writes the body (or the full response) to stdout or -o FILE. */
-static int write_output(rc_response *resp, const options *o)
+/* -i: every hop's header block as received, status line to blank line, in
+ * order: redirects and 1xx responses too, as curl -i writes them. */
+static int write_headers(const rc_response *resp, FILE *f)
 {
-  rc_view out = rc_body(resp);
-  if (o->full && rc_full_response(resp, &out) != RC_OK)
-    out = rc_body(resp);
+  for (size_t i = 0; i < rc_hop_count(resp); i++) {
+    rc_hop_info hop;
+    if (rc_hop(resp, (int)i, &hop) == RC_OK &&
+        fwrite(hop.raw.ptr, 1, hop.raw.len, f) != hop.raw.len)
+      return -1;
+  }
+  return 0;
+}
+
+/* Writes the body (after the header blocks with -i) to stdout or -o FILE. */
+static int write_output(const rc_response *resp, const options *o)
+{
+  rc_view body = rc_body(resp);
   FILE *f = o->output ? fopen(o->output, "wb") : stdout;
   if (!f) {
     fprintf(stderr, "fetch: %s: %s\n", o->output, strerror(errno));
     return -1;
   }
-  int ok = fwrite(out.ptr, 1, out.len, f) == out.len;
+  int ok =
+      (!o->full || write_headers(resp, f) == 0) && fwrite(body.ptr, 1, body.len, f) == body.len;
   ok = (f == stdout ? fflush(f) : fclose(f)) == 0 && ok;
   if (!ok)
     fprintf(stderr, "fetch: writing %s failed\n", o->output ? o->output : "stdout");

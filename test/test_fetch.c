@@ -1,18 +1,23 @@
 /* The fetch example against the loopback server: output, exit statuses,
- * what it reports on stderr, and each request option as the server saw it
- * (/echo answers with the request head), and -k/--cacert against
+ * what it reports on stderr, each request option as the server saw it
+ * (/echo answers with the request head), HEAD requests, the time limits,
+ * every hop's header block under -i, and -k/--cacert against
  * openssl s_server with a self-signed certificate. Also the conventions
  * every example program follows (--help, --version, a bad option), and that
  * the version macros agree with rc_version(). The binary comes from
  * FETCH_BIN; threads and scan are found beside it. */
+#include <arpa/inet.h>
 #include <check.h>
 #include <libgen.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,11 +27,23 @@
 extern char **environ;
 
 struct out {
-  int status;
+  int status; /* the exit status; -1 if killed */
   char *out;
   size_t out_len;
   char *err;
+  double secs; /* how long it ran */
 };
+
+/* A program still running after this many seconds is killed: a hang fails
+ * its test instead of stalling it. */
+#define RUN_LIMIT_S 60.0
+
+static double seconds_since(const struct timespec *t0)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -85,14 +102,25 @@ static struct out run_bin(const char *bin, const char *const *args)
   posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
   pid_t pid;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   ck_assert_int_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-  int ws;
-  waitpid(pid, &ws, 0);
+  int ws = 0;
+  while (waitpid(pid, &ws, WNOHANG) == 0) {
+    if (seconds_since(&t0) > RUN_LIMIT_S) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &ws, 0);
+      break;
+    }
+    nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+  }
+  double secs = seconds_since(&t0);
   posix_spawn_file_actions_destroy(&fa);
   close(out_fd);
   close(err_fd);
   struct out o;
   o.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  o.secs = secs;
   o.out = slurp(out_path, &o.out_len);
   o.err = slurp(err_path, NULL);
   unlink(out_path);
@@ -136,25 +164,227 @@ START_TEST(body_to_stdout)
 }
 END_TEST
 
+/* Checks that text holds the header block of each of the n hops in want, in
+ * order (status line first, then one header line of it), and returns where
+ * the body starts. */
+static const char *check_blocks(const char *text, const char *const (*want)[2], size_t n)
+{
+  const char *p = text;
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_msg(strncmp(p, want[i][0], strlen(want[i][0])) == 0, "hop %zu: %s", i, p);
+    const char *blank = strstr(p, "\r\n\r\n");
+    ck_assert_ptr_nonnull(blank);
+    const char *line = strstr(p, want[i][1]);
+    ck_assert_msg(line && line < blank, "hop %zu lacks %s", i, want[i][1]);
+    p = blank + 4;
+  }
+  return p;
+}
+
+/* -i writes every hop's header block in order, then the body, as curl -i
+ * does: with -L each redirect's, and 1xx responses' too. */
 START_TEST(full_response_and_redirects)
 {
-  const char *args[] = {"-i", "-L", "-v", "/redirect?n=1", NULL};
+  const char *args[] = {"-i", "-L", "-v", "/redirect?n=2", NULL};
   struct out o = run(args);
   ck_assert_int_eq(o.status, 0);
-  ck_assert(strncmp(o.out, "HTTP/1.1 200 OK\r\n", 17) == 0);
-  char *blank = strstr(o.out, "\r\n\r\n");
-  ck_assert_ptr_nonnull(blank);
-  ck_assert(is_pattern(blank + 4, 10));
+  static const char *const hops[][2] = {
+      {"HTTP/1.1 302 Found\r\n", "\r\nLocation: /redirect?n=1&code=302\r\n"},
+      {"HTTP/1.1 302 Found\r\n", "\r\nLocation: /redirect?n=0&code=302\r\n"},
+      {"HTTP/1.1 302 Found\r\n", "\r\nLocation: /bytes?n=10\r\n"},
+      {"HTTP/1.1 200 OK\r\n", "\r\nContent-Length: 10\r\n"},
+  };
+  const char *body = check_blocks(o.out, hops, 4);
+  ck_assert_uint_eq(o.out_len - (size_t)(body - o.out), 10);
+  ck_assert(is_pattern(body, 10));
   ck_assert_ptr_nonnull(strstr(o.err, "* hop 0: HTTP/1.1 302"));
   ck_assert_ptr_nonnull(strstr(o.err, "< Location: "));
-  ck_assert_ptr_nonnull(strstr(o.err, "* hop 2: HTTP/1.1 200"));
+  ck_assert_ptr_nonnull(strstr(o.err, "* hop 3: HTTP/1.1 200"));
   drop(&o);
+
+  /* Without -L the redirect is the response: its block and its body. */
+  const char *one[] = {"-i", "/redirect?n=1", NULL};
+  o = run(one);
+  ck_assert_int_eq(o.status, 0);
+  body = check_blocks(o.out, hops + 1, 1);
+  ck_assert_ptr_null(strstr(body, "HTTP/1.1"));
+  drop(&o);
+
+  /* 103 Early Hints, then the final response. */
+  const char *hints[] = {"-i", "/hints?n=100", NULL};
+  o = run(hints);
+  ck_assert_int_eq(o.status, 0);
+  static const char *const interim[][2] = {
+      {"HTTP/1.1 103 Early Hints\r\n", "\r\nLink: "},
+      {"HTTP/1.1 200 OK\r\n", "\r\nContent-Length: 100\r\n"},
+  };
+  body = check_blocks(o.out, interim, 2);
+  ck_assert_uint_eq(o.out_len - (size_t)(body - o.out), 100);
+  ck_assert(is_pattern(body, 100));
+  drop(&o);
+
+  /* --help tells fetch's -L from scan's (-L N, --max-redirs). */
+  const char *help[] = {"--help", NULL};
+  o = run(help);
+  ck_assert_int_eq(o.status, 0);
+  const char *follow = strstr(o.out, "  -L, --location ");
+  ck_assert_ptr_nonnull(follow);
+  ck_assert_ptr_nonnull(strstr(follow, "in scan, -L"));
+  ck_assert_ptr_nonnull(strstr(follow, "--max-redirs N"));
+  drop(&o);
+}
+END_TEST
+
+/* -I and -X HEAD: the server answers with GET's headers, a Content-Length
+ * of 5000 among them, and no body; fetch must not wait for those bytes. */
+START_TEST(head_requests)
+{
+  const char *head[] = {"-I", "-i", "/bytes?n=5000", NULL};
+  const char *long_head[] = {"--head", "--include", "/bytes?n=5000", NULL};
+  const char *method[] = {"-X", "HEAD", "-i", "/bytes?n=5000", NULL};
+  const char *const *runs[] = {head, long_head, method};
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+    struct out o = run(runs[i]);
+    ck_assert_msg(o.status == 0, "run %zu: status %d: %s", i, o.status, o.err);
+    ck_assert_msg(o.secs < 5, "run %zu took %.1f s", i, o.secs);
+    ck_assert_msg(strncmp(o.out, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o.out);
+    ck_assert_ptr_nonnull(strstr(o.out, "\r\nContent-Length: 5000\r\n"));
+    /* The header block and nothing after it. */
+    ck_assert_ptr_eq(strstr(o.out, "\r\n\r\n"), o.out + o.out_len - 4);
+    ck_assert_str_eq(o.err, "");
+    drop(&o);
+  }
+
+  /* Without -i there is nothing to write: the body is empty. */
+  const char *quiet[] = {"-X", "HEAD", "-v", "/bytes?n=5000", NULL};
+  struct out o = run(quiet);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
+  ck_assert_uint_eq(o.out_len, 0);
+  ck_assert_ptr_nonnull(strstr(o.err, "* hop 0: HTTP/1.1 200 OK"));
+  ck_assert_ptr_nonnull(strstr(o.err, "< Content-Length: 5000\n"));
+  ck_assert_ptr_nonnull(strstr(o.err, "* body: 0 bytes"));
+  drop(&o);
+
+  /* With -L every hop is asked with HEAD. */
+  const char *follow[] = {"-I", "-i", "-L", "/redirect?n=1", NULL};
+  o = run(follow);
+  ck_assert_int_eq(o.status, 0);
+  static const char *const hops[][2] = {
+      {"HTTP/1.1 302 Found\r\n", "\r\nLocation: /redirect?n=0&code=302\r\n"},
+      {"HTTP/1.1 302 Found\r\n", "\r\nLocation: /bytes?n=10\r\n"},
+      {"HTTP/1.1 200 OK\r\n", "\r\nContent-Length: 10\r\n"},
+  };
+  ck_assert_str_eq(check_blocks(o.out, hops, 3), "");
+  drop(&o);
+
+  /* A HEAD request has no body to send, and -I no other method. */
+  const char *data[] = {"-I", "-d", "x", "/echo", NULL};
+  o = run(data);
+  ck_assert_int_eq(o.status, 2);
+  ck_assert_str_eq(o.err, "fetch: a HEAD request sends no body; unexpected '-d'; try 'fetch "
+                          "--help'\n");
+  drop(&o);
+  const char *put[] = {"-I", "-X", "PUT", "/echo", NULL};
+  o = run(put);
+  ck_assert_int_eq(o.status, 2);
+  ck_assert_str_eq(o.err, "fetch: -I sends HEAD; unexpected -X 'PUT'; try 'fetch --help'\n");
+  drop(&o);
+}
+END_TEST
+
+/* A listening socket whose accept queue is full (backlog 0, one connection
+ * queued and never accepted): the kernel drops further SYNs, so a connect
+ * to it neither succeeds nor fails. Returns the listener; *client is the
+ * queued connection, *port where it listens. */
+static int full_listener(int *client, int *port)
+{
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(listen(fd, 0), 0);
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  *port = ntohs(a.sin_port);
+  *client = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_eq(connect(*client, (struct sockaddr *)&a, sizeof a), 0);
+  struct pollfd queued = {.fd = fd, .events = POLLIN}; /* the queue holds it */
+  ck_assert_int_eq(poll(&queued, 1, 5000), 1);
+  return fd;
+}
+
+static int says_timeout(const char *err)
+{
+  return strstr(err, "fetch: transfer failed: ") &&
+         (strstr(err, "timed out") || strstr(err, "Timeout was reached"));
+}
+
+/* -m/--max-time and --connect-timeout: past them the transfer fails with
+ * curl's timeout (exit status 1); a bad value is a usage error. */
+START_TEST(time_limits)
+{
+  /* 100 KiB in 1 KiB writes 0.1 s apart: 10 s without the limit. */
+  const char *slow[] = {"-m", "0.3", "/bytes?n=100k&write=1k&delay_us=100000", NULL};
+  struct out o = run(slow);
+  ck_assert_int_eq(o.status, 1);
+  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
+  ck_assert_msg(strstr(o.err, "fetch: transfer failed: Operation timed out"), "%s", o.err);
+  ck_assert_uint_lt(o.out_len, 100 * 1024);
+  ck_assert(is_pattern(o.out, o.out_len)); /* what arrived is written */
+  drop(&o);
+
+  const char *in_time[] = {"--max-time", "30", "--connect-timeout", "2.5", "/bytes?n=5000", NULL};
+  o = run(in_time);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(o.out_len, 5000);
+  drop(&o);
+
+  int client, port;
+  int listener = full_listener(&client, &port);
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+  const char *connect[] = {"--connect-timeout", "0.3", url, NULL};
+  o = run(connect);
+  ck_assert_int_eq(o.status, 1);
+  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
+  ck_assert_msg(says_timeout(o.err), "%s", o.err);
+  drop(&o);
+  /* -m covers the connect too. */
+  const char *whole[] = {"-m", "0.3", url, NULL};
+  o = run(whole);
+  ck_assert_int_eq(o.status, 1);
+  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
+  ck_assert_msg(says_timeout(o.err), "%s", o.err);
+  drop(&o);
+  close(client);
+  close(listener);
+
+  static const char *const bad[][2] = {
+      {"-m", "abc"},
+      {"-m", "-1"},
+      {"-m", "1s"},
+      {"--max-time", "nan"},
+      {"-m", "inf"},
+      {"-m", "0x10"},
+      {"--connect-timeout", ""},
+      {"--connect-timeout", "-0.5"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    const char *args[] = {bad[i][0], bad[i][1], "/bytes", NULL};
+    o = run(args);
+    ck_assert_msg(o.status == 2, "%s '%s': %d", bad[i][0], bad[i][1], o.status);
+    char want[128];
+    snprintf(want, sizeof want, "fetch: invalid time '%s'; try 'fetch --help'\n", bad[i][1]);
+    ck_assert_str_eq(o.err, want);
+    drop(&o);
+  }
 }
 END_TEST
 
 START_TEST(truncation_and_errors)
 {
-  const char *cap[] = {"-m", "1000", "/bytes?n=5000", NULL};
+  const char *cap[] = {"--max-body", "1000", "/bytes?n=5000", NULL};
   struct out o = run(cap);
   ck_assert_int_eq(o.status, 3);
   ck_assert_uint_eq(o.out_len, 1000);
@@ -432,6 +662,8 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, body_to_stdout);
   tcase_add_test(tc, full_response_and_redirects);
+  tcase_add_test(tc, head_requests);
+  tcase_add_test(tc, time_limits);
   tcase_add_test(tc, truncation_and_errors);
   tcase_add_test(tc, request_options);
   tcase_add_test(tc, output_file);

@@ -3,8 +3,9 @@
  * measure.c (clocks, copy and allocation accounting, the RSS sampler),
  * scenarios.c (what is requested), contenders.c (how bodies are kept),
  * driver.c (the curl multi loop and one measured run), report.c (tables,
- * CSV, targets), chart.c (the burst chart), main.c (options, the order of
- * runs). main.c says what is measured and how.
+ * CSV, targets), chart.c (the burst chart), child.c (the scan program run
+ * as a child process), main.c (options, the order of runs). main.c says
+ * what is measured and how.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -96,9 +97,10 @@ struct scenario {
   bool per_transfer; /* respchain creates and frees a response per transfer */
   void (*request)(const scenario *sc, size_t i, request *out);
   size_t distinct; /* requests 0..distinct-1 name every URL used */
+  bool child;      /* the scan program runs it too, as a child process */
 };
 
-#define NSCEN 8
+#define NSCEN 10
 extern scenario SCENARIOS[NSCEN];
 
 int scen_index(const char *name);
@@ -163,7 +165,9 @@ struct contender {
   void (*teardown)(run *r);
 };
 
-enum { K_DISCARD, K_ONECOPY, K_RC, K_RCB, K_RCS, K_GIM, K_DOUBLING, NCONT };
+/* K_SCAN is no write callback: the scan program, run as a child process on
+ * the same URLs (child.c), in the scenarios marked child only. */
+enum { K_DISCARD, K_ONECOPY, K_RC, K_RCB, K_RCS, K_GIM, K_DOUBLING, K_SCAN, NCONT };
 
 extern const contender CONTENDERS[NCONT];
 extern size_t opt_rc_max_large, opt_rc_chunk, opt_spill_memory;
@@ -194,6 +198,15 @@ typedef struct tally {
   double setup_s;      /* from the baseline sample to the clock start */
   double wall_runs[8]; /* wall per request of every run */
   int runs;
+  size_t failed_all; /* failed checks in every run, the one kept or not */
+  /* A child process (K_SCAN): wall, cpu (the bench's own, which is the
+   * server's share, plus the child's), cpu_drv and faults_drv (the child's),
+   * done, failed, body_bytes and ps (from its output and its summary) are
+   * set; the memory fields of the in-process runs are not. */
+  bool child;
+  size_t child_peak; /* ru_maxrss, bytes */
+  int child_status;  /* as from wait4 */
+  size_t lines;      /* JSON lines written */
 } tally;
 
 extern double opt_limit, opt_idle;
@@ -218,6 +231,8 @@ void print_scenario(size_t si);
 void print_csv_header(void);
 void print_csv(size_t si);
 void report_targets(FILE *f);
+/* The scan-* scenarios: the program against the in-process loop. */
+void report_scan(FILE *f);
 
 /* ---- main.c ---------------------------------------------------------------- */
 
@@ -225,6 +240,19 @@ void report_targets(FILE *f);
 bool parse_size(const char *s, size_t *out);
 /* arg is --name, alone or as --name=value. */
 bool opt_is(const char *arg, const char *name);
+
+/* ---- child.c -------------------------------------------------------------- */
+
+extern const char *opt_scan; /* --scan PATH; NULL: beside the bench; "": none */
+/* Finds the scan program and starts the process that runs it; call before
+ * any thread starts and while the bench is small (see child.c). */
+void child_init(void);
+/* NULL when the scan program can run; else why it cannot. */
+const char *child_absent(void);
+const char *child_program(void);
+/* One run of the scan program on sc's URLs. */
+void run_child(const scenario *sc, tally *t);
+void child_shutdown(void);
 
 /* ---- chart.c --------------------------------------------------------------- */
 

@@ -302,4 +302,6 @@ const contender CONTENDERS[NCONT] = {
                gim_begin, gim_end, free_buf, plain_poll, no_idle, no_op, no_op},
     [K_DOUBLING] = {"doubling", "doubling from 16 KiB, capped at the max body", true, no_setup,
                     doubling_begin, gim_end, free_buf, plain_poll, no_idle, no_op, no_op},
+    /* Not run by the driver: run_child (child.c) runs the program. */
+    [K_SCAN] = {"scan", "examples/scan as a child process (scan-* scenarios)", true},
 };

@@ -8,7 +8,7 @@
  *         [--SCENARIO-cap SIZE] [--sustained-seconds S] [--pressure-large N]
  *         [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]
  *         [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]
- *         [--no-warmup] [--help] [--version]
+ *         [--scan PATH] [--no-warmup] [--help] [--version]
  *
  * Exit status: 0 done; 1 setup failure (the server) or a transfer that
  * failed its check; 2 usage.
@@ -84,6 +84,21 @@
  * that moves an mmapped block costs a TLB shootdown; one curl_multi_perform
  * decoding a bomb can overshoot the limit).
  *
+ * Scenarios scan-burst and scan-small (--scenario scan: both) run the scan
+ * program (examples/scan; --scan PATH, default ../examples/scan beside this
+ * program's directory, --scan '' for none) as a whole process on the
+ * scenario's URLs, every one distinct, at the same concurrency, pass by pass
+ * beside the driver with respchain (scan-burst) or with discard, the bare
+ * loop (scan-small): "scan -c CONC --max-body CAP -o FILE -l TARGETS", its
+ * stderr to a file (no progress line off a terminal; its summary gives the
+ * pool's counts). Measured: its wall time from fork to exit, its peak RSS
+ * (ru_maxrss from wait4; the process that forks it is forked at startup,
+ * while small, as ru_maxrss starts at the size of the forking process),
+ * its CPU, and its JSON lines: one per target, status 200, no error, the
+ * body's length, or the run failed. It is killed (SIGALRM) past --limit.
+ * Without the program (built with -Dexamples=false) the two scenarios are
+ * skipped, saying so.
+ *
  * --rc-max-large and --rc-chunk change respchain's pools (every respchain
  * contender) for experiments; the defaults measure the library as
  * configured. --spill-dir sets rc-spill's spill_dir (default: $TMPDIR, else
@@ -126,8 +141,8 @@ static void usage(FILE *out)
                "             [--SCENARIO-cap SIZE] [--sustained-seconds S] [--pressure-large N]\n"
                "             [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]\n"
                "             [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]\n"
-               "             [--no-warmup] [--help] [--version]\n"
-               "scenarios:");
+               "             [--scan PATH] [--no-warmup] [--help] [--version]\n"
+               "scenarios (--scenario scan: both scan-*):");
   for (size_t i = 0; i < NSCEN; i++)
     fprintf(out, " %s", SCENARIOS[i].name);
   fprintf(out, "\ncontenders:");
@@ -188,6 +203,12 @@ static const char *opt_value(int argc, char **argv, int *i, const char *arg)
 /* --scenario NAME and --contender NAME: only those run. */
 static bool select_option(const char *a, const char *v, bool *any_scen, bool *any_cont)
 {
+  if (opt_is(a, "--scenario") && strcmp(v, "scan") == 0) {
+    for (size_t i = 0; i < NSCEN; i++)
+      if (SCENARIOS[i].child)
+        scen_on[i] = *any_scen = true;
+    return true;
+  }
   if (opt_is(a, "--scenario")) {
     int si = scen_index(v);
     if (si < 0)
@@ -230,6 +251,8 @@ static bool value_option(const char *a, const char *v)
     opt_spill_memory = n;
   else if (opt_is(a, "--spill-dir"))
     opt_spill_dir = v;
+  else if (opt_is(a, "--scan"))
+    opt_scan = v;
   else if (!scenario_option(a, v)) {
     fprintf(stderr, "bench: bad option or value: %s %s; try 'bench --help'\n", a, v);
     return false;
@@ -298,12 +321,14 @@ static bool library_copies_counted(void)
 }
 
 /* Keeps run t of contender k in the scenario's results if it is the best
- * so far (lower wall per request); every run's wall is listed. */
+ * so far (lower wall per request); every run's wall is listed, and every
+ * run's failed checks are counted. */
 static void keep_best(size_t si, int k, tally *t)
 {
   tally *best = &results[si][k];
   double w = per_req(t->wall, t);
   int runs = best->runs;
+  size_t failed_all = best->failed_all + t->failed;
   double walls[8];
   memcpy(walls, best->wall_runs, sizeof walls);
   if (!best->ran ||
@@ -315,6 +340,7 @@ static void keep_best(size_t si, int k, tally *t)
   }
   memcpy(best->wall_runs, walls, sizeof walls);
   best->runs = runs;
+  best->failed_all = failed_all;
   best->wall_runs[best->runs++] = w;
 }
 
@@ -340,10 +366,16 @@ static void run_scenario(size_t si)
         continue;
       fprintf(stderr, "%s: %-12s run %d/%d ... ", sc->name, CONTENDERS[k].name, pass + 1, opt_runs);
       fflush(stderr);
-      run_once(sc, k, &t, chart);
-      fprintf(stderr, "%.2f s, %zu ok, %zu failed, peak +%.0f MiB, after %g s +%.0f MiB\n", t.wall,
-              t.done, t.failed, signed_mib(t.peak, t.rss0), opt_idle,
-              signed_mib(t.rss_idle, t.rss0));
+      if (k == K_SCAN) {
+        run_child(sc, &t);
+        fprintf(stderr, "%.2f s, %zu ok, %zu failed, %zu JSON lines, peak RSS %.0f MiB\n", t.wall,
+                t.done, t.failed, t.lines, mib((double)t.child_peak));
+      } else {
+        run_once(sc, k, &t, chart);
+        fprintf(stderr, "%.2f s, %zu ok, %zu failed, peak +%.0f MiB, after %g s +%.0f MiB\n",
+                t.wall, t.done, t.failed, signed_mib(t.peak, t.rss0), opt_idle,
+                signed_mib(t.rss_idle, t.rss0));
+      }
       keep_best(si, k, &t);
     }
   }
@@ -389,6 +421,11 @@ static void run_all(void)
   for (size_t si = 0; si < NSCEN; si++) {
     if (!scen_on[si])
       continue;
+    if (SCENARIOS[si].child && child_absent()) {
+      fprintf(opt_csv ? stderr : stdout, "\n== %s: skipped: %s ==\n", SCENARIOS[si].name,
+              child_absent());
+      continue;
+    }
     run_scenario(si);
     if (opt_csv)
       print_csv(si);
@@ -410,7 +447,7 @@ static size_t release_results(void)
   size_t failed = 0;
   for (size_t si = 0; si < NSCEN; si++)
     for (int k = 0; k < NCONT; k++) {
-      failed += results[si][k].failed;
+      failed += results[si][k].failed_all;
       free(results[si][k].series);
     }
   return failed;
@@ -427,6 +464,11 @@ int main(int argc, char **argv)
       printf("bench (respchain) %s\n%s\n", rc_version(), curl_version());
     return 0;
   }
+  bool child_wanted = false;
+  for (size_t i = 0; i < NSCEN; i++)
+    child_wanted |= scen_on[i] && SCENARIOS[i].child;
+  if (child_wanted)
+    child_init(); /* first: the process that starts the scan program forks now */
   signal(SIGPIPE, SIG_IGN);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   srv = ts_start();
@@ -448,10 +490,12 @@ int main(int argc, char **argv)
           mib((double)opt_cap), mib((double)opt_budget), opt_runs);
   run_all();
   report_targets(opt_csv ? stderr : stdout);
+  report_scan(opt_csv ? stderr : stdout);
   print_machine(opt_csv ? stderr : stdout, load_start);
   if (!opt_csv)
     print_legend(lib_counted);
   size_t failed = release_results();
+  child_shutdown();
   mon_shutdown();
   ts_stop(srv);
   curl_global_cleanup();

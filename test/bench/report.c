@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,31 +76,47 @@ static const char *const CSV_COLS[] = {"scenario",
                                        "verified_full",
                                        "notes"};
 
+/* Appends to out (n bytes) at *at, as snprintf would; what does not fit is
+ * left out. */
+__attribute__((format(printf, 4, 5))) static void note(char *out, size_t n, size_t *at,
+                                                       const char *fmt, ...)
+{
+  if (*at + 1 >= n)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(out + *at, n - *at, fmt, ap);
+  va_end(ap);
+  if (w > 0)
+    *at = *at + (size_t)w < n - 1 ? *at + (size_t)w : n - 1;
+}
+
 static void notes_of(const tally *t, char *out, size_t n)
 {
   size_t at = 0;
   out[0] = '\0';
+  if (t->child)
+    note(out, n, &at, "child process, %zu JSON lines; ", t->lines);
   if (t->failed)
-    at += (size_t)snprintf(out + at, n - at, "FAILED %zu; ", t->failed);
+    note(out, n, &at, "FAILED %zu; ", t->failed);
+  if (t->failed_all > t->failed)
+    note(out, n, &at, "FAILED %zu in other runs; ", t->failed_all - t->failed);
   if (t->stopped)
-    at += (size_t)snprintf(out + at, n - at, "STOPPED at the %.0f s limit, %zu dropped; ",
-                           opt_limit, t->dropped);
+    note(out, n, &at, "STOPPED at the %.0f s limit, %zu dropped; ", opt_limit, t->dropped);
   if (t->has_pool)
-    at += (size_t)snprintf(out + at, n - at,
-                           "fresh %" PRIu64 " reuse %" PRIu64 " discard %" PRIu64 " pause %" PRIu64
-                           " inuse-peak %.0fM; ",
-                           t->ps.fresh, t->ps.reuses, t->ps.discards, t->ps.pauses,
-                           mib((double)t->ps.peak_in_use));
+    note(out, n, &at,
+         "fresh %" PRIu64 " reuse %" PRIu64 " discard %" PRIu64 " pause %" PRIu64
+         " inuse-peak %.0fM; ",
+         t->ps.fresh, t->ps.reuses, t->ps.discards, t->ps.pauses, mib((double)t->ps.peak_in_use));
   if (t->ps.spills || t->ps.wakeups)
-    at += (size_t)snprintf(out + at, n - at, "spill %" PRIu64 " wake %" PRIu64 "; ", t->ps.spills,
-                           t->ps.wakeups);
+    note(out, n, &at, "spill %" PRIu64 " wake %" PRIu64 "; ", t->ps.spills, t->ps.wakeups);
   if (t->verified_full)
-    at += (size_t)snprintf(out + at, n - at, "%zu byte-exact; ", t->verified_full);
+    note(out, n, &at, "%zu byte-exact; ", t->verified_full);
   if (t->cnt.moved_bytes || t->cnt.remaps)
-    at += (size_t)snprintf(out + at, n - at, "realloc moved %.0fM, remaps %" PRIu64 "; ",
-                           mib((double)t->cnt.moved_bytes), t->cnt.remaps);
-  if (at >= 2 && at < n)
-    out[at - 2] = '\0';
+    note(out, n, &at, "realloc moved %.0fM, remaps %" PRIu64 "; ", mib((double)t->cnt.moved_bytes),
+         t->cnt.remaps);
+  if (at >= 2 && at + 1 < n)
+    out[at - 2] = '\0'; /* the last "; " */
 }
 
 static double spread_of(const tally *t)
@@ -127,12 +144,13 @@ static void fill_row(size_t si, int k, char (*row)[CELL])
   const tally *t = &results[si][k], *fl = ran(si, K_DISCARD), *oc = ran(si, K_ONECOPY);
   double wr = per_req(t->wall, t), cr = per_req(t->cpu, t);
   double bb = (double)t->body_bytes;
+  double in_proc = t->child ? NAN : 1; /* what a child process is not measured by: "-" */
   int c = 0;
   snprintf(row[c++], CELL, "%s", CONTENDERS[k].name);
   snprintf(row[c++], CELL, "%zu", t->done);
   num(row[c++], CELL, mib(bb), 1, "");
   num(row[c++], CELL, t->wall, 2, "");
-  num(row[c++], CELL, signed_mib(t->rss_idle, t->rss0), 0, "");
+  num(row[c++], CELL, in_proc * signed_mib(t->rss_idle, t->rss0), 0, "");
   num(row[c++], CELL, fl ? ratio(wr, per_req(fl->wall, fl)) : NAN, 2, "");
   num(row[c++], CELL, oc ? ratio(wr, per_req(oc->wall, oc)) : NAN, 2, "");
   num(row[c++], CELL, t->cpu, 2, "");
@@ -140,16 +158,25 @@ static void fill_row(size_t si, int k, char (*row)[CELL])
   num(row[c++], CELL, oc ? ratio(cr, per_req(oc->cpu, oc)) : NAN, 2, "");
   num(row[c++], CELL, t->cpu_drv, 2, "");
   num(row[c++], CELL, ratio((double)t->faults_drv, mib(bb)), 0, "");
-  num(row[c++], CELL, signed_mib(t->peak, t->rss0), 0, "");
-  num(row[c++], CELL, mib((double)t->peak), 0, "");
-  num(row[c++], CELL, ratio((double)t->cnt.alloc_bytes, bb), 3, "");
-  num(row[c++], CELL, warm_per_byte(t), 3, "");
-  num(row[c++], CELL, ratio((double)(t->copy_bytes + t->cnt.moved_bytes), bb), 2, "");
-  num(row[c++], CELL, mib((double)t->idle), 0, "");
-  num(row[c++], CELL, signed_mib(t->rss_end, t->rss0), 0, "");
-  num(row[c++], CELL, signed_mib(t->rss_trim, t->rss0), 0, "");
+  num(row[c++], CELL, in_proc * signed_mib(t->peak, t->rss0), 0, "");
+  num(row[c++], CELL, mib((double)(t->child ? t->child_peak : t->peak)), 0, "");
+  num(row[c++], CELL, in_proc * ratio((double)t->cnt.alloc_bytes, bb), 3, "");
+  num(row[c++], CELL, in_proc * warm_per_byte(t), 3, "");
+  num(row[c++], CELL, in_proc * ratio((double)(t->copy_bytes + t->cnt.moved_bytes), bb), 2, "");
+  num(row[c++], CELL, in_proc * mib((double)t->idle), 0, "");
+  num(row[c++], CELL, in_proc * signed_mib(t->rss_end, t->rss0), 0, "");
+  num(row[c++], CELL, in_proc * signed_mib(t->rss_trim, t->rss0), 0, "");
   num(row[c++], CELL, spread_of(t) * 100, 0, "%");
   notes_of(t, row[c], CELL);
+}
+
+/* A size as "N KiB" or "N MiB". */
+static void size_text(char *out, size_t n, size_t v)
+{
+  if (v >= MiB)
+    snprintf(out, n, "%.3g MiB", mib((double)v));
+  else
+    snprintf(out, n, "%.3g KiB", (double)v / (double)KiB);
 }
 
 static void print_title(const scenario *sc)
@@ -158,10 +185,12 @@ static void print_title(const scenario *sc)
   if (sc->seconds > 0)
     snprintf(title, sizeof title, "%s: %s; %.1f s at %ld concurrent", sc->name, sc->what,
              sc->seconds, sc->conc);
-  else if (sc->size)
-    snprintf(title, sizeof title, "%s: %s; %zu x %.3g MiB at %ld concurrent", sc->name, sc->what,
-             sc->count, mib((double)sc->size), sc->conc);
-  else
+  else if (sc->size) {
+    char size[32];
+    size_text(size, sizeof size, sc->size);
+    snprintf(title, sizeof title, "%s: %s; %zu x %s at %ld concurrent", sc->name, sc->what,
+             sc->count, size, sc->conc);
+  } else
     snprintf(title, sizeof title, "%s: %s; %zu requests at %ld concurrent", sc->name, sc->what,
              sc->count, sc->conc);
   printf("\n== %s%s", title,
@@ -170,6 +199,8 @@ static void print_title(const scenario *sc)
     printf(" (cap %.3g MiB)", mib((double)sc->cap));
   if (scenario_runs(sc, K_RCS))
     printf(" (rc-spill: max_memory %.3g MiB)", mib((double)opt_spill_memory));
+  if (sc->child)
+    printf(" (scan: %s)", child_program());
   printf(" ==\n");
 }
 
@@ -234,6 +265,26 @@ static void print_csv_tail(const tally *t)
          signed_mib(t->peak_anon, t->anon0), t->ps.spills, t->ps.wakeups, t->verified_full);
 }
 
+/* A child process's row: what it is not measured by is left empty. */
+static void print_csv_child(size_t si, int k, const char *notes)
+{
+  const tally *t = &results[si][k], *fl = ran(si, K_DISCARD), *oc = ran(si, K_ONECOPY);
+  double wr = per_req(t->wall, t), cr = per_req(t->cpu, t);
+  printf("%s,%s,%zu,%zu,%" PRIu64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%ld,,,%.1f,,,,,,,,,,,%.4f,",
+         SCENARIOS[si].name, CONTENDERS[k].name, t->done, t->failed, t->body_bytes, t->wall,
+         fl ? ratio(wr, per_req(fl->wall, fl)) : NAN, oc ? ratio(wr, per_req(oc->wall, oc)) : NAN,
+         t->cpu, fl ? ratio(cr, per_req(fl->cpu, fl)) : NAN,
+         oc ? ratio(cr, per_req(oc->cpu, oc)) : NAN, t->cpu_drv, t->faults_drv,
+         mib((double)t->child_peak), spread_of(t));
+  if (t->has_pool)
+    printf("%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,,,,%" PRIu64 ",,", t->ps.fresh,
+           t->ps.reuses, t->ps.discards, t->ps.pauses, mib((double)t->ps.peak_in_use),
+           t->ps.spills);
+  else
+    printf(",,,,,,,,,,");
+  printf(",%s\n", notes);
+}
+
 void print_csv(size_t si)
 {
   const tally *fl = ran(si, K_DISCARD), *oc = ran(si, K_ONECOPY);
@@ -247,6 +298,10 @@ void print_csv(size_t si)
     for (char *p = notes; *p; p++)
       if (*p == ',')
         *p = ';';
+    if (t->child) {
+      print_csv_child(si, k, notes);
+      continue;
+    }
     printf("%s,%s,%zu,%zu,%" PRIu64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%ld,"
            "%.1f,%.1f,%.1f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
            ",%.1f,%.1f,%.1f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f",
@@ -344,6 +399,15 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n-1] (sorted in place); NAN when n is 0. */
+static double median(double *v, int n)
+{
+  if (n < 1)
+    return NAN;
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* rc-spill over respchain, wall per request, pass by pass (both ran in
  * every pass, in alternating order). */
 static void report_pass_ratios(FILE *f, const tally *rc, const tally *rs)
@@ -389,6 +453,74 @@ static void report_large(FILE *f)
             signed_mib(rc->peak, rc->rss0), signed_mib(rc->peak_anon, rc->anon0),
             mib((double)rc->ps.peak_in_use));
   fprintf(f, "\n");
+}
+
+/* ---- The scan program beside the driver ---------------------------------- */
+
+/* One scan-* scenario: the program against the in-process contender that
+ * ran beside it, wall per request pass by pass (both ran in every pass, in
+ * alternating order), medians over the passes. */
+static void report_scan_one(FILE *f, size_t si)
+{
+  const scenario *sc = &SCENARIOS[si];
+  int kd = 0;
+  while (kd < K_SCAN && !(scenario_runs(sc, kd) && ran(si, kd)))
+    kd++;
+  const tally *sp = ran(si, K_SCAN), *dr = kd < K_SCAN ? ran(si, kd) : NULL;
+  if (!sp || !dr)
+    return;
+  double r[8], ws[8], wd[8];
+  int n = sp->runs < dr->runs ? sp->runs : dr->runs;
+  for (int i = 0; i < n; i++) {
+    r[i] = ratio(sp->wall_runs[i], dr->wall_runs[i]);
+    ws[i] = sp->wall_runs[i];
+    wd[i] = dr->wall_runs[i];
+  }
+  char size[32];
+  size_text(size, sizeof size, sc->size);
+  fprintf(f, "  %s, %zu x %s at %ld:", sc->name, sc->count, size, sc->conc);
+  if (!sp->done || !dr->done) {
+    fprintf(f, " FAILED: %zu of %zu done by scan (%zu JSON lines), %zu by %s\n", sp->done,
+            sc->count, sp->lines, dr->done, CONTENDERS[kd].name);
+    return;
+  }
+  fprintf(f, " scan/%s wall per request, pass by pass:", CONTENDERS[kd].name);
+  for (int i = 0; i < n; i++)
+    fprintf(f, " %.2f", r[i]);
+  double mr = median(r, n), ms = median(ws, n), md = median(wd, n);
+  fprintf(f, "; median %.2fx\n", mr);
+  fprintf(f,
+          "    medians over %d pass(es): %s %.2f s (%.0f requests/s), scan %.2f s (%.0f "
+          "requests/s); scan/%s requests/s %.3f\n",
+          n, CONTENDERS[kd].name, md * (double)sc->count, 1 / md, ms * (double)sc->count, 1 / ms,
+          CONTENDERS[kd].name, ratio(1 / ms, 1 / md));
+  fprintf(f,
+          "    scan (best pass): %zu/%zu JSON lines right (%zu written), peak RSS %.0f MiB (whole "
+          "process); %s: peak RSS %+.0f MiB above its start",
+          sp->done, sc->count, sp->lines, mib((double)sp->child_peak), CONTENDERS[kd].name,
+          signed_mib(dr->peak, dr->rss0));
+  if (!sp->has_pool)
+    fprintf(f, "; no pool summary from scan");
+  else if (dr->has_pool)
+    fprintf(f, "; pool discards: scan %" PRIu64 ", %s %" PRIu64, sp->ps.discards,
+            CONTENDERS[kd].name, dr->ps.discards);
+  else
+    fprintf(f, "; pool discards: scan %" PRIu64, sp->ps.discards);
+  fprintf(f, "%s\n", sp->failed ? "; FAILED" : "");
+}
+
+void report_scan(FILE *f)
+{
+  bool any = false;
+  for (size_t si = 0; si < NSCEN; si++)
+    any |= SCENARIOS[si].child && ran(si, K_SCAN);
+  if (!any)
+    return;
+  fprintf(f, "\nThe scan program as a whole process beside the in-process loop (%s):\n",
+          child_program());
+  for (size_t si = 0; si < NSCEN; si++)
+    if (SCENARIOS[si].child)
+      report_scan_one(f, si);
 }
 
 void report_targets(FILE *f)

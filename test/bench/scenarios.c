@@ -22,6 +22,17 @@ static void req_bytes(const scenario *sc, size_t i, request *rq)
   rq->zeros = false;
 }
 
+/* As req_bytes, every URL distinct (the server ignores the parameter i),
+ * as a scanner's targets are. */
+static void req_bytes_each(const scenario *sc, size_t i, request *rq)
+{
+  char path[80];
+  snprintf(path, sizeof path, "/bytes?n=%zu&i=%zu", sc->size, i);
+  set_url(rq, path);
+  rq->n = sc->size;
+  rq->zeros = false;
+}
+
 /* 1K, 100K, 1M, 4M, 8M in turn. */
 static void req_mix(const scenario *sc, size_t i, request *rq)
 {
@@ -126,6 +137,27 @@ scenario SCENARIOS[NSCEN] = {
      .verify_all = true,
      .request = req_bytes,
      .distinct = 1},
+    /* The scan program (examples/scan) as a whole process beside the
+     * driver, on the same URLs: respchain in-process against it on large
+     * bodies, the bare loop (discard) against it on small ones. */
+    {.name = "scan-burst",
+     .what = "the scan program beside the driver, large bodies",
+     .count = 500,
+     .size = 8 * MiB,
+     .conc = 50,
+     .kinds = BIT(K_RC) | BIT(K_SCAN),
+     .request = req_bytes_each,
+     .distinct = 1,
+     .child = true},
+    {.name = "scan-small",
+     .what = "the scan program beside the bare loop, small bodies",
+     .count = 20000,
+     .size = 1 * KiB,
+     .conc = 50,
+     .kinds = BIT(K_DISCARD) | BIT(K_SCAN),
+     .request = req_bytes_each,
+     .distinct = 1,
+     .child = true},
 };
 
 int scen_index(const char *name)
@@ -138,7 +170,7 @@ int scen_index(const char *name)
 
 bool scenario_runs(const scenario *sc, int k)
 {
-  unsigned kinds = sc->kinds ? sc->kinds : ~BIT(K_RCS);
+  unsigned kinds = sc->kinds ? sc->kinds : ~(BIT(K_RCS) | BIT(K_SCAN));
   return (kinds & BIT(k)) != 0;
 }
 
@@ -180,7 +212,8 @@ void apply_quick(void)
   } q[] = {
       {"burst", 40, 2 * MiB, 10}, {"sustained", 0, 0, 10},  {"pressure", 12, 2 * MiB, 12},
       {"mixed", 30, 0, 10},       {"rapid", 100, 0, 1},     {"small", 1000, 0, 10},
-      {"bombs", 3, 16 * MiB, 2},  {"large", 4, 2 * MiB, 2},
+      {"bombs", 3, 16 * MiB, 2},  {"large", 4, 2 * MiB, 2}, {"scan-burst", 20, 1 * MiB, 10},
+      {"scan-small", 500, 0, 50},
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     scenario *sc = &SCENARIOS[scen_index(q[i].name)];

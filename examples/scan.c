@@ -773,13 +773,19 @@ static void printf_line(line *l, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = reserve(l, 0) == 0 ? vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap) : -1;
   va_end(ap);
-  if (n < 0 || reserve(l, (size_t)n) != 0)
+  if (n < 0)
     return;
-  va_start(ap, fmt);
-  vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
-  va_end(ap);
+  if ((size_t)n >= l->cap - l->len) { /* it did not fit: again, with room */
+    if (reserve(l, (size_t)n) != 0) {
+      l->p[l->len] = '\0';
+      return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
+    va_end(ap);
+  }
   l->len += (size_t)n;
 }
 
@@ -1452,12 +1458,11 @@ static void slot_start(scan *s, slot *sl)
 }
 
 /* Gives idle slots their next targets, then starts the slots whose time has
- * come, as far as --rate allows. Returns the number started. */
-static size_t start_ready(scan *s)
+ * come, as far as --rate allows. */
+static void start_ready(scan *s)
 {
-  size_t started = 0;
   if (s->src_done && !s->ready)
-    return 0; /* nothing to start: the common case at the end of a scan */
+    return; /* nothing to start: the common case at the end of a scan */
   double now = seconds_since(&s->start);
   for (size_t i = 0; i < s->nslots && !caught && !s->write_error; i++) {
     slot *sl = &s->slots[i];
@@ -1476,9 +1481,7 @@ static size_t start_ready(scan *s)
     if (s->opt->rate > 0) /* evenly spaced: no bursts after a pause */
       s->next_start = (s->next_start > now ? s->next_start : now) + 1.0 / s->opt->rate;
     slot_start(s, sl);
-    started++;
   }
-  return started;
 }
 
 /* Milliseconds the loop may wait for curl: until the first READY slot's
@@ -1541,12 +1544,11 @@ static void finished(scan *s, slot *sl, CURLcode cc)
   slot_finish(s, sl);
 }
 
-/* Reads every finished transfer; returns how many. */
-static size_t collect(scan *s)
+/* Reads every finished transfer. */
+static void collect(scan *s)
 {
   CURLMsg *msg;
   int left;
-  size_t n = 0;
   while ((msg = curl_multi_info_read(s->multi, &left)) != NULL) {
     if (msg->msg != CURLMSG_DONE)
       continue;
@@ -1558,9 +1560,7 @@ static size_t collect(scan *s)
     curl_multi_remove_handle(s->multi, easy);
     s->active--;
     finished(s, (slot *)(void *)priv, cc);
-    n++;
   }
-  return n;
 }
 
 /* After a signal: every transfer in flight, and every target waiting for a
@@ -1590,30 +1590,26 @@ static int run(scan *s)
 {
   struct curl_waitfd wake = {signal_pipe[0], CURL_WAIT_POLLIN, 0};
   while (!caught && !s->write_error) {
+    /* Slots freed by the transfers that just finished take their next
+     * targets now, before any wait. */
     start_ready(s);
     if (!s->active && !s->ready && s->src_done)
       break;
-    CURLMcode mc = CURLM_OK;
-    if (s->active) {
+    /* Waits for curl's sockets and timers (a transfer just added is due
+     * at once), the next slot's time, the budget (rc_multi_poll resumes
+     * the transfers it paused once memory is released) or a signal. */
+    CURLMcode mc = rc_multi_poll(s->pool, s->multi, &wake, 1, wait_ms(s), NULL);
+    if (mc == CURLM_OK && s->active) {
       int running;
       mc = curl_multi_perform(s->multi, &running);
-      /* Slots freed by finished transfers take their next targets at once:
-       * back to start_ready, no wait. */
-      if (mc == CURLM_OK && collect(s) > 0) {
-        show_progress(s, 0);
-        continue;
-      }
-      show_progress(s, 0);
+      if (mc == CURLM_OK)
+        collect(s);
     }
-    /* Nothing can start now: wait for curl's sockets and timers, the next
-     * slot's time, the budget (rc_multi_poll resumes the transfers it
-     * paused once memory is released) or a signal. */
-    if (mc == CURLM_OK)
-      mc = rc_multi_poll(s->pool, s->multi, &wake, 1, wait_ms(s), NULL);
     if (mc != CURLM_OK) {
       fprintf(stderr, "\nscan: curl multi: %s\n", curl_multi_strerror(mc));
       return -1;
     }
+    show_progress(s, 0);
   }
   if (caught || s->write_error)
     interrupt_all(s);

@@ -245,7 +245,7 @@ static bool write_targets(const scenario *sc, const char *path)
 static bool line_ok(const char *line, size_t want, bool truncated, uint64_t *bytes)
 {
   const char *b = strstr(line, "\"body_bytes\":");
-  if (!strstr(line, "\"status\":200,") || !strstr(line, "\"error\":null") || !b)
+  if (!strstr(line, "\"status_code\":200,") || !strstr(line, "\"error\":null") || !b)
     return false;
   unsigned long long got = strtoull(b + strlen("\"body_bytes\":"), NULL, 10);
   if (got != want || !strstr(line, truncated ? "\"truncated\":true" : "\"truncated\":false"))

@@ -87,8 +87,8 @@ typedef enum part {
 typedef struct options {
   const char **urls; /* -u, in order; room for argc */
   size_t nurls;
-  const char *list;   /* -l FILE; "-" or NULL without -u: stdin */
-  const char *output; /* -o FILE; NULL: stdout */
+  const char *list;            /* -l FILE; "-" or NULL without -u: stdin */
+  const char *output;          /* -o FILE; NULL: stdout */
   unsigned long shard, shards; /* --shard K/N: targets K-1, K-1+N, ...; 1/1: all */
   long concurrency;
   size_t max_body, max_memory; /* max_memory 0: no limit */
@@ -665,9 +665,9 @@ static int regex_hit(const regex_t *re, rc_view text)
 
 /* Which matchers hit one response. */
 typedef struct verdict {
-  int status;             /* the final status is one of --status */
-  unsigned char *words;   /* per --word: it occurs */
-  unsigned char *regexes; /* per --regex: it matches */
+  int status;              /* the final status is one of --status */
+  unsigned char *words;    /* per --word: it occurs */
+  unsigned char *regexes;  /* per --regex: it matches */
   size_t nwords, nregexes; /* hits */
 } verdict;
 
@@ -979,7 +979,7 @@ static size_t entity(const char *p, size_t n, char *out, size_t *outlen)
 {
   static const struct {
     const char *name, *text;
-  } named[] = {{"amp;", "&"},  {"lt;", "<"},   {"gt;", ">"},
+  } named[] = {{"amp;", "&"},   {"lt;", "<"},   {"gt;", ">"},
                {"quot;", "\""}, {"apos;", "'"}, {"nbsp;", " "}};
   for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
     size_t k = strlen(named[i].name);
@@ -995,9 +995,9 @@ static size_t entity(const char *p, size_t n, char *out, size_t *outlen)
   size_t i = hexa ? 2 : 1, start = i;
   unsigned long cp = 0;
   for (; i < n && i < start + 8; i++) {
-    int d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0'
+    int d = p[i] >= '0' && p[i] <= '9'                             ? p[i] - '0'
             : hexa && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f' ? (p[i] | 0x20) - 'a' + 10
-                                                                     : -1;
+                                                                   : -1;
     if (d < 0)
       break;
     cp = cp * (hexa ? 16u : 10u) + (unsigned long)d;
@@ -1666,8 +1666,7 @@ static int open_files(scan *s)
     s->src.in = stdin;
   }
   s->out = STDOUT_FILENO;
-  if (o->output &&
-      (s->out = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+  if (o->output && (s->out = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
     fprintf(stderr, "scan: %s: %s\n", o->output, strerror(errno));
     return -1;
   }

@@ -1486,7 +1486,8 @@ static bool route_headers(conn *c, request *rq)
  * character references stay for the client to decode). */
 static bool route_html(conn *c, request *rq)
 {
-  static const char head[] = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<TITLE lang=en>";
+  static const char head[] =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<TITLE lang=en>";
   static const char tail[] = "</title></head>\n<body><h1>hello</h1></body></html>\n";
   const char *title = param_str(rq, "title");
   if (!title)

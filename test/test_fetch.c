@@ -584,13 +584,14 @@ START_TEST(tls_options)
   const char *scan_verify[] = {"-s", "-u", url, NULL};
   o = run_bin(scan, scan_verify);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_msg(strstr(o.out, "\"status\":0,") && strstr(o.out, "SSL certificate problem"), "%s",
-                o.out);
+  ck_assert_msg(strstr(o.out, "\"status_code\":0,") && strstr(o.out, "SSL certificate problem"),
+                "%s", o.out);
   drop(&o);
   const char *scan_insecure[] = {"-s", "-k", "-u", url, NULL};
   o = run_bin(scan, scan_insecure);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_msg(strstr(o.out, "\"status\":200,") && strstr(o.out, "\"error\":null"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "\"status_code\":200,") && strstr(o.out, "\"error\":null"), "%s",
+                o.out);
   drop(&o);
 
   kill(pid, SIGTERM);

@@ -164,8 +164,8 @@ static const char *program(const char *name, char *out, size_t cap)
  * stdin comes from in (NULL: /dev/null), its stdout goes to out_fd when it
  * is not -1, else to the file out, its stderr to err_path (NULL: ours).
  * Returns its pid. */
-static pid_t start_example(const char *name, const char *const *args, const char *in,
-                           int out_fd, const char *out, const char *err_path)
+static pid_t start_example(const char *name, const char *const *args, const char *in, int out_fd,
+                           const char *out, const char *err_path)
 {
   char path[600];
   const char *bin = program(name, path, sizeof path);
@@ -233,12 +233,30 @@ typedef struct record {
 } record;
 
 /* The fields every line has, in the order scan writes them. */
-static const char *const FIELDS[] = {
-    "timestamp",  "input",  "url",       "final_url",          "method",
-    "status_code", "content_length", "content_type", "webserver", "title",
-    "chain_status_codes", "http_version", "hops", "body_bytes", "truncated",
-    "encoding",   "spilled", "matched",   "matches",            "failed",
-    "error",      "attempts", "time",     "time_ms"};
+static const char *const FIELDS[] = {"timestamp",
+                                     "input",
+                                     "url",
+                                     "final_url",
+                                     "method",
+                                     "status_code",
+                                     "content_length",
+                                     "content_type",
+                                     "webserver",
+                                     "title",
+                                     "chain_status_codes",
+                                     "http_version",
+                                     "hops",
+                                     "body_bytes",
+                                     "truncated",
+                                     "encoding",
+                                     "spilled",
+                                     "matched",
+                                     "matches",
+                                     "failed",
+                                     "error",
+                                     "attempts",
+                                     "time",
+                                     "time_ms"};
 enum { NFIELDS = sizeof FIELDS / sizeof FIELDS[0] };
 #define ALL_FIELDS ((1ul << NFIELDS) - 1)
 
@@ -419,8 +437,7 @@ static int set_field(record *r, size_t k, const scalar *v, const char *str)
   case 7: return set_str(r->content_type, sizeof r->content_type, &r->content_type_null, v, str);
   case 8: return set_str(r->webserver, sizeof r->webserver, &r->webserver_null, v, str);
   case 9: return set_str(r->title, sizeof r->title, &r->title_null, v, str);
-  case 11:
-    return set_str(r->http_version, sizeof r->http_version, &r->http_version_null, v, str);
+  case 11: return set_str(r->http_version, sizeof r->http_version, &r->http_version_null, v, str);
   case 12: r->hops = (long)v->num; return num ? 0 : -1;
   case 13: r->body_bytes = (size_t)v->num; return num ? 0 : -1;
   case 14: r->truncated = v->boolean; return boolean ? 0 : -1;
@@ -838,8 +855,8 @@ static int is_hello_or_compress(const target *t)
 START_TEST(all_part)
 {
   record r[NTARGETS];
-  const char *const opts[] = {"--part",  "all",     "--regex", "^hello$",
-                              "--regex", "^Content-Encoding: compress$", NULL};
+  const char *const opts[] = {
+      "--part", "all", "--regex", "^hello$", "--regex", "^Content-Encoding: compress$", NULL};
   scan_targets(opts, r);
   check_matched(r, is_hello_or_compress, "--part all");
 }

@@ -84,7 +84,9 @@ extern "C" {
   X(RC_E_RANGE,        11, "index out of range")                              \
   X(RC_E_INVAL,        12, "invalid argument")                                \
   X(RC_E_BUSY,         13, "response holds data; reset it first")           \
-  X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O")
+  X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O") \
+  X(RC_STOPPED,        15, "stopped by the body observer: its answer is known") \
+  X(RC_E_OBSERVER,     16, "the body observer failed")
 /* clang-format on */
 
 typedef enum rc_code {
@@ -401,6 +403,36 @@ RC_API rc_code rc_response_set_decoding(rc_response *resp, int on);
  * negative value. */
 RC_API rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms);
 
+/* A body observer: called with every slice of the body as it arrives, in
+ * order, decoded when the response decodes, after the body cap (all
+ * slices together are at most max_body bytes; a slice is never empty).
+ * data is read-only and valid only during the call: no copy is made for
+ * the observer (it points into the body's storage, the decoder's output or
+ * curl's buffer). Called on the thread driving the transfer, from inside
+ * curl's write callback; it must not reset or free the response, read its
+ * body (rc_body, rc_full_response), or call curl on the transfer. It may
+ * read the final hop's status and headers (rc_hop, rc_header).
+ * Returns RC_OK to go on; RC_STOPPED when its answer is known: the
+ * transfer stops, rc_result says RC_STOPPED (not RC_E_TRANSFER) and what
+ * was kept stays readable; any other code fails the transfer with
+ * RC_E_OBSERVER. */
+typedef rc_code (*rc_observer_fn)(void *ud, const char *data, size_t len);
+
+/* What rc_response_observe does with the body besides observing it. */
+typedef enum rc_keep {
+  RC_KEEP_BODY = 0, /* kept as usual (rc_body) */
+  RC_KEEP_NONE = 1  /* not stored at all: no pool memory, no budget, no
+                       spill file; rc_body is empty, rc_body_kept 0,
+                       rc_body_length counts the bytes that went by */
+} rc_keep;
+
+/* Sets the response's body observer (fn NULL: none) and whether the body
+ * is kept, for the next transfers: like limits and decoding, they stay
+ * across rc_response_reset. ud is the observer's, passed as it is.
+ * RC_E_BUSY while the response holds data (reset it first); RC_E_INVAL for
+ * an unknown keep. */
+RC_API rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *ud, rc_keep keep);
+
 /* ------------------------------------------------------------------------
  * curl adapters.
  *
@@ -447,6 +479,14 @@ RC_API rc_view rc_body(const rc_response *resp);
 
 /* Nonzero when the body is in a spill file (max_memory or the budget). */
 RC_API int rc_body_spilled(const rc_response *resp);
+
+/* Nonzero when the body is kept (the default); 0 under RC_KEEP_NONE, where
+ * rc_body is empty and that is no error. */
+RC_API int rc_body_kept(const rc_response *resp);
+
+/* Body bytes received for the last hop so far, decoded when decoding, up to
+ * the cap: those observed, whether kept or not (kept: rc_body's length). */
+RC_API size_t rc_body_length(const rc_response *resp);
 
 /* The last hop's body as received, before decoding: kept only when decoding
  * with lim.max_raw > 0, and at most max_raw bytes. rc_raw_truncated is

@@ -100,6 +100,7 @@ void rc__response_clear(rc_response *resp)
   /* Last: a holder passes its place on only once its memory is back. */
   rc__budget_leave(rc__pool_budget(resp->pool), &resp->waiter);
   resp->skip = 0;
+  resp->paused = 0;
   rc__response_drop_body(resp);
   resp->error = RC_OK;
 }

@@ -161,7 +161,8 @@ typedef struct rc_pool_config {
   long max_wait_ms;              /* RC_OVERFLOW_AUTO: longest wait before spilling;
                                     <= 0 waits without bound */
   const char *spill_dir;         /* directory of spill files, copied at creation;
-                                    NULL: $TMPDIR, else /tmp */
+                                    NULL or "": $TMPDIR (if not empty), else
+                                    /tmp */
   const rc_allocator *allocator; /* copied at creation; NULL = malloc family */
 } rc_pool_config;
 

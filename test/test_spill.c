@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "util.h"
@@ -364,6 +365,73 @@ static int open_fds(void)
   return n;
 }
 
+/* Descriptors of this process open on a file directly in dir ("": the
+ * root directory). */
+static int files_open_in(const char *dir)
+{
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  size_t len = strlen(dir);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t t = readlink(link, target, sizeof target - 1);
+    if (t <= 0)
+      continue;
+    target[t] = '\0';
+    n += strncmp(target, dir, len) == 0 && target[len] == '/' && !strchr(target + len + 1, '/');
+  }
+  closedir(d);
+  return n;
+}
+
+/* An empty spill_dir is the default location, as an empty $TMPDIR is:
+ * $TMPDIR when set, else /tmp; never the current or the root directory. */
+START_TEST(empty_spill_dir_is_the_default)
+{
+  char tmpl[] = "/tmp/respchain-spill-XXXXXX";
+  char *dir = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(dir);
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.spill_dir = "";
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  size_t n = 2 * MEM;
+  char *body = pattern(n, 16);
+  for (int env = 0; env < 3; env++) {
+    const char *where = env == 0 ? dir : "/tmp";
+    if (env == 0)
+      setenv("TMPDIR", dir, 1);
+    else if (env == 1)
+      setenv("TMPDIR", "", 1);
+    else
+      unsetenv("TMPDIR");
+    int before = files_open_in(where), in_root = files_open_in("");
+    rc_response *r = spilling_response(p, MEM, 0);
+    ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+    ck_assert(rc_body_spilled(r));
+    ck_assert_int_eq(files_open_in(where), before + 1);
+    ck_assert_int_eq(files_open_in(""), in_root); /* nothing in / itself */
+    assert_body(r, body, n);
+    rc_response_free(r);
+  }
+  if (saved)
+    setenv("TMPDIR", saved, 1);
+  else
+    unsetenv("TMPDIR");
+  free(saved);
+  rc_pool_free(p);
+  free(body);
+  ck_assert_int_eq(rmdir(dir), 0); /* and nothing was left in it */
+}
+END_TEST
+
 /* The file is open while the body lives in it, and nowhere else: a reset,
  * a new hop and free each close it. Reuse after a spill starts in memory. */
 START_TEST(descriptor_lifetime)
@@ -541,6 +609,7 @@ static Suite *spill_suite(void)
   tcase_add_test(tc, cap_inside_the_file);
   tcase_add_test(tc, decoded_body_spills);
   tcase_add_test(tc, no_spill_directory);
+  tcase_add_test(tc, empty_spill_dir_is_the_default);
   tcase_add_test(tc, no_space_left);
   tcase_add_test(tc, file_full_at_the_body_end);
   tcase_add_test(tc, unmappable_body_is_reported);

@@ -163,7 +163,8 @@ typedef struct rc_pool_config {
   long max_wait_ms;              /* RC_OVERFLOW_AUTO: longest wait before spilling;
                                     <= 0 waits without bound */
   const char *spill_dir;         /* directory of spill files, copied at creation;
-                                    NULL: $TMPDIR, else /tmp */
+                                    NULL or "": $TMPDIR (if not empty), else
+                                    /tmp */
   const rc_allocator *allocator; /* copied at creation; NULL = malloc family */
 } rc_pool_config;
 
@@ -460,7 +461,10 @@ RC_API size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *resp);
 /* The outcome of the transfer, given curl's result for it: the first limit
  * the response hit (RC_TRUNCATED, RC_E_TOO_LARGE, RC_E_HEADER_CAP,
  * RC_E_HOP_CAP, RC_E_NOMEM, ...), else RC_E_TRANSFER when curlcode is not
- * CURLE_OK, else RC_OK. What was read before a limit was hit is kept. */
+ * CURLE_OK, else RC_OK. What was read before a limit was hit is kept.
+ * A body in a spill file is mapped here as by rc_body: when that fails
+ * (address space exhausted), RC_E_NOMEM instead of RC_OK or RC_TRUNCATED,
+ * so that with those two rc_body always gives the whole body. */
 RC_API rc_code rc_result(const rc_response *resp, CURLcode curlcode);
 
 /* Nonzero when the body stopped at the cap (under any policy). */
@@ -472,9 +476,10 @@ RC_API int rc_truncated(const rc_response *resp);
  */
 
 /* The final body: contiguous, NUL-terminated just past its last byte. A
- * body in a spill file is mapped read-only on the first call after it
- * changed (once, thread-safe); the view is then valid as any other. Empty
- * if that mapping fails (address space exhausted). */
+ * body in a spill file is mapped read-only on the first call (of this or
+ * rc_result) after it changed (once, thread-safe); the view is then valid
+ * as any other. Empty if that mapping fails (address space exhausted):
+ * rc_result then says RC_E_NOMEM, and rc_body_dup returns NULL. */
 RC_API rc_view rc_body(const rc_response *resp);
 
 /* Nonzero when the body is in a spill file (max_memory or the budget). */

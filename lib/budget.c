@@ -254,6 +254,16 @@ rc_code rc__budget_gate(rc__budget *b, rc__waiter *w, size_t bytes)
   return rc;
 }
 
+void rc__budget_proceed(rc__budget *b, rc__waiter *w)
+{
+  pthread_mutex_lock(&b->lock);
+  if (w->queued) {
+    dequeue(b, w);
+    changed(b); /* what was promised to it goes on */
+  }
+  pthread_mutex_unlock(&b->lock);
+}
+
 void rc__budget_release(rc__budget *b, size_t bytes)
 {
   pthread_mutex_lock(&b->lock);

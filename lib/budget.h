@@ -88,6 +88,11 @@ rc_code rc__budget_reserve(rc__budget *b, rc__waiter *w, size_t bytes);
 /* As reserve, but only asks: nothing is counted on RC_OK. */
 rc_code rc__budget_gate(rc__budget *b, rc__waiter *w, size_t bytes);
 
+/* w's transfer went on after a pause without being admitted (the budget
+ * was turned off meanwhile, or it took no memory): if it still waits, it
+ * leaves the queue, and whoever can go on now is woken. */
+void rc__budget_proceed(rc__budget *b, rc__waiter *w);
+
 /* bytes are no longer held; waiters that now fit are woken. */
 void rc__budget_release(rc__budget *b, size_t bytes);
 

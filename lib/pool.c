@@ -51,7 +51,7 @@ struct rc_pool {
   size_t small_bytes; /* capacity of the idle small blocks */
   size_t refs;        /* the creator's, plus one per response */
   int is_default;
-  char *spill_dir;  /* from the allocator; NULL: $TMPDIR or /tmp */
+  char *spill_dir;  /* from the allocator; NULL or "": $TMPDIR or /tmp */
   rc_pool_stats st; /* the idle and block counters */
   rc__budget budget;
   rc__blk *quarantine[QUARANTINE]; /* released blocks, oldest first */
@@ -297,7 +297,7 @@ rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
 
 const char *rc__pool_spill_dir(const rc_pool *p)
 {
-  if (p->spill_dir)
+  if (p->spill_dir && *p->spill_dir)
     return p->spill_dir;
   const char *t = getenv("TMPDIR");
   return t && *t ? t : "/tmp";

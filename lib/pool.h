@@ -51,7 +51,8 @@ void rc__pool_tick(rc_pool *pool);
 /* The pool's memory budget (never NULL). */
 rc__budget *rc__pool_budget(rc_pool *pool);
 
-/* Where spill files go: the pool's spill_dir, else $TMPDIR, else /tmp. */
+/* Where spill files go: the pool's spill_dir, else $TMPDIR, else /tmp
+ * (empty strings count as unset). */
 const char *rc__pool_spill_dir(const rc_pool *pool);
 
 /* Gives b back: kept idle or freed, by the pool's bounds. NULL is a no-op. */

@@ -100,6 +100,7 @@ void rc__response_clear(rc_response *resp)
   /* Last: a holder passes its place on only once its memory is back. */
   rc__budget_leave(rc__pool_budget(resp->pool), &resp->waiter);
   resp->skip = 0;
+  resp->paused = 0;
   rc__response_drop_body(resp);
   resp->error = RC_OK;
 }
@@ -160,6 +161,12 @@ rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms)
   return RC_OK;
 }
 
+/* Can the body be read as one view? A spill file is mapped to tell. */
+static int body_readable(const rc_response *resp)
+{
+  return rc__body_view(resp).len == rc__body_len(resp);
+}
+
 rc_code rc_result(const rc_response *resp, CURLcode curlcode)
 {
   if (!resp)
@@ -167,12 +174,12 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
   if (resp->error != RC_OK)
     return resp->error;
   if (resp->truncated)
-    return RC_TRUNCATED;
+    return body_readable(resp) ? RC_TRUNCATED : RC_E_NOMEM;
   if (curlcode != CURLE_OK)
     return RC_E_TRANSFER;
   if (resp->decoding && !rc__decoder_ended(resp->dec))
     return RC_E_DECODE; /* the compressed stream ended early */
-  return RC_OK;
+  return body_readable(resp) ? RC_OK : RC_E_NOMEM;
 }
 
 int rc_truncated(const rc_response *resp) { return resp && resp->truncated; }
@@ -298,14 +305,14 @@ char *rc_body_dup(const rc_response *resp, size_t *len)
 {
   if (!resp)
     return NULL;
-  if (rc__body_view(resp).len != rc__body_len(resp))
+  if (!body_readable(resp))
     return NULL; /* a spill file that could not be mapped */
   return dup_parts(rc_body(resp), empty, len);
 }
 
 char *rc_full_response_dup(const rc_response *resp, size_t *len)
 {
-  if (!resp || rc__body_view(resp).len != rc__body_len(resp))
+  if (!resp || !body_readable(resp))
     return NULL;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   if (!h)

@@ -34,6 +34,7 @@ struct rc_response {
   rc_encoding encoding; /* what was done with its Content-Encoding */
 
   rc__waiter waiter; /* place in the pool's memory budget */
+  int paused;        /* the last write call paused for the budget */
   size_t skip;       /* bytes of the chunk curl delivers again after a
                         pause that were decoded before it */
 

@@ -13,23 +13,23 @@ typedef struct rc__spill {
   size_t len;     /* bytes written */
   char *map;      /* read-only mapping of len + 1 bytes, or NULL */
   size_t map_len; /* the len it was made for */
+  int ended;      /* the file is len + 1 bytes, the last a NUL */
 } rc__spill;
 
-#define RC__SPILL_INIT                                                                             \
-  {                                                                                                \
-    -1, 0, NULL, 0                                                                                 \
-  }
-
-/* Creates the file in dir (O_TMPFILE; else mkstemp, then unlink).
- * RC_OK or RC_E_SPILL. */
+/* Creates the file in dir (O_TMPFILE; else mkstemp, then unlink), holding
+ * the NUL of an empty body. RC_OK or RC_E_SPILL. */
 rc_code rc__spill_open(rc__spill *s, const char *dir);
 
-/* Appends n bytes; all or RC_E_SPILL (no space, file size limit, I/O error:
- * the bytes before stay, len is unchanged). */
+/* Appends n bytes, and the NUL past them: the file always has room for the
+ * byte that terminates a view, so whatever it took can be mapped. All or
+ * RC_E_SPILL (no space, file size limit, I/O error: the bytes before stay,
+ * len is unchanged). */
 rc_code rc__spill_write(rc__spill *s, const void *data, size_t n);
 
 /* The bytes, NUL-terminated; mapped again if written since the last call.
- * NULL when mapping fails. Not thread-safe: the caller serialises. */
+ * NULL when mapping fails: mmap (address space exhausted), or an I/O error
+ * putting back the NUL that a failed write overwrote. Not thread-safe: the
+ * caller serialises. */
 const char *rc__spill_map(rc__spill *s);
 
 /* Unmaps and closes; s is empty again. */

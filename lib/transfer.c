@@ -199,11 +199,9 @@ static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
   return n;
 }
 
-size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+static size_t write_body(rc_response *resp, char *ptr, size_t n)
 {
-  rc_response *resp = userdata;
-  size_t n = size * nmemb;
-  if (!resp || resp->error != RC_OK)
+  if (resp->error != RC_OK)
     return CURL_WRITEFUNC_ERROR;
   if (resp->truncated)
     return n; /* draining: nothing more is kept, or decoded */
@@ -226,6 +224,22 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
   if (rc != RC_OK)
     return fail(resp, rc);
   return take < n ? at_cap(resp, n) : n;
+}
+
+/* Every way out of a pause but another pause leaves the budget's queue,
+ * also when the bytes went in without asking the budget again (a decoded
+ * body after the budget was turned off). */
+size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+  rc_response *resp = userdata;
+  if (!resp)
+    return CURL_WRITEFUNC_ERROR;
+  size_t ret = write_body(resp, ptr, size * nmemb);
+  int paused = ret == CURL_WRITEFUNC_PAUSE;
+  if (resp->paused && !paused)
+    rc__budget_proceed(rc__pool_budget(resp->pool), &resp->waiter);
+  resp->paused = paused;
+  return ret;
 }
 
 /* The six curl options rc_attach sets and rc_detach restores. */

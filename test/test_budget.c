@@ -267,6 +267,96 @@ START_TEST(setter_wakes_waiters)
 }
 END_TEST
 
+/* Runs e, attached to r, on its own multi handle with rc_multi_poll until
+ * it ends; each round, while it runs, calls mid (if not NULL). Returns
+ * curl's result for it. */
+static CURLcode run_one(rc_pool *p, CURL *e, void (*mid)(rc_pool *p, int *state), int *state)
+{
+  CURLM *multi = curl_multi_init();
+  ck_assert_int_eq(curl_multi_add_handle(multi, e), CURLM_OK);
+  int running = 1;
+  CURLcode cc = CURLE_FAILED_INIT;
+  while (running) {
+    curl_multi_perform(multi, &running);
+    if (running && mid)
+      mid(p, state);
+    if (running)
+      rc_multi_poll(p, multi, NULL, 0, 1000, NULL);
+  }
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(multi, &left)))
+    if (m->msg == CURLMSG_DONE && m->easy_handle == e)
+      cc = m->data.result;
+  curl_multi_remove_handle(multi, e);
+  curl_multi_cleanup(multi);
+  return cc;
+}
+
+/* Once the transfer waits for the budget, turns the budget off. */
+static void budget_off_while_waiting(rc_pool *p, int *turned_off)
+{
+  if (!*turned_off && pool_stats(p).waiting == 1) {
+    ck_assert_int_eq(rc_pool_set_budget(p, 0), RC_OK);
+    *turned_off = 1;
+  }
+}
+
+/* A decoding transfer that waits when the budget is turned off goes on
+ * without asking the budget again, and still leaves the queue: when the
+ * budget is back, nothing stale holds the queue and a new transfer runs. */
+START_TEST(budget_off_while_decoding_waits)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 4 * KiB;
+  cfg.overflow = RC_OVERFLOW_WAIT;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  char url[128];
+  rc_response *keeper, *gz;
+  ck_assert_int_eq(rc_response_new(p, NULL, &keeper), RC_OK);
+  ck_assert_int_eq(rc_response_new(p, NULL, &gz), RC_OK);
+
+  /* Kept: its 64 KiB hold the budget, and it holds the holder's place. */
+  CURL *e = curl_easy_init();
+  rc_attach(keeper, e);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, 20L); /* a hang fails, not waits */
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/bytes?n=64k", url, sizeof url));
+  ck_assert_int_eq(rc_result(keeper, run_one(p, e, NULL, NULL)), RC_OK);
+  assert_pattern(rc_body(keeper), 64 * KiB);
+
+  /* The decoding transfer waits; the budget goes off; it completes. */
+  int turned_off = 0;
+  rc_attach(gz, e);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/gzip?n=1M", url, sizeof url));
+  ck_assert_int_eq(rc_result(gz, run_one(p, e, budget_off_while_waiting, &turned_off)), RC_OK);
+  ck_assert(turned_off);
+  ck_assert_int_eq(rc_body_encoding(gz), RC_ENC_DECODED);
+  assert_pattern(rc_body(gz), 1 * MiB);
+  ck_assert_uint_eq(pool_stats(p).waiting, 0);
+
+  /* The budget is back and the keeper's memory too: a new transfer waits,
+   * takes the holder's place and completes. */
+  ck_assert_int_eq(rc_pool_set_budget(p, 4 * KiB), RC_OK);
+  rc_response_reset(keeper);
+  uint64_t pauses = pool_stats(p).pauses;
+  rc_attach(keeper, e);
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/bytes?n=64k", url, sizeof url));
+  ck_assert_int_eq(rc_result(keeper, run_one(p, e, NULL, NULL)), RC_OK);
+  assert_pattern(rc_body(keeper), 64 * KiB);
+  rc_pool_stats st = pool_stats(p);
+  ck_assert_uint_gt(st.pauses, pauses); /* it was refused, and went on */
+  ck_assert_uint_eq(st.waiting, 0);
+
+  curl_easy_cleanup(e);
+  rc_response_free(keeper);
+  rc_response_free(gz);
+  ck_assert_uint_eq(pool_stats(p).bytes_in_use, 0);
+  rc_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("budget");
@@ -280,6 +370,7 @@ int main(void)
   tcase_add_test(tc, expired_wait_spills);
   tcase_add_test(tc, setter_wakes_waiters);
   tcase_add_test(tc, setter_wakes_waiting_transfers);
+  tcase_add_test(tc, budget_off_while_decoding_waits);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

@@ -1,8 +1,10 @@
 /* Integration: real libcurl transfers over HTTP/2 with TLS, through
  * rc_attach, against an nginx the tests start on loopback (h2.h). */
 #include <check.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "h2.h"
 #include "net.h"
@@ -183,6 +185,53 @@ START_TEST(gzip_decoded_over_h2)
 }
 END_TEST
 
+/* Under a file size limit that holds a 1 MiB body but not the byte past
+ * it, which terminates its view, a spilled body over HTTP/2 (as sent, and
+ * decoded from gzip) fails with RC_E_SPILL while the transfer runs, what
+ * the file took readable; it never completes unreadable. A smaller body
+ * spills and completes within the same limit. */
+START_TEST(spill_file_full_over_h2)
+{
+  struct rlimit old, small;
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  small = (struct rlimit){MiB, old.rlim_max};
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead */
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  static const char *const paths[] = {"/p/1m", "/gz/1m", "/p/100k"};
+  for (size_t i = 0; i < 3; i++) {
+    rc_limits lim;
+    rc_limits_init(&lim);
+    lim.max_memory = 64 * KiB;
+    rc_response *r;
+    ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+    CURL *e = h2_easy(r, paths[i]);
+    CURLcode cc = curl_easy_perform(e);
+    rc_hop_info h;
+    ck_assert_int_eq(rc_hop(r, -1, &h), RC_OK);
+    ck_assert_int_eq(h.version, 20);
+    ck_assert(rc_body_spilled(r));
+    rc_view b = rc_body(r);
+    if (i == 2) {
+      assert_h2_ok(r, e, cc);
+      assert_pattern(b, 100 * KiB);
+    } else {
+      ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
+      ck_assert_int_eq(rc_result(r, cc), RC_E_SPILL);
+      ck_assert_uint_lt(b.len, MiB);
+      unsigned char *want = malloc(MiB);
+      ts_pattern_fill(want, 0, MiB);
+      ck_assert(memcmp(b.ptr, want, b.len) == 0);
+      free(want);
+      ck_assert_int_eq(b.ptr[b.len], '\0');
+    }
+    curl_easy_cleanup(e);
+    rc_response_free(r);
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("h2");
@@ -193,6 +242,7 @@ int main(void)
   tcase_add_test(tc, every_size_on_one_connection);
   tcase_add_test(tc, multiplexed_on_one_connection);
   tcase_add_test(tc, gzip_decoded_over_h2);
+  tcase_add_test(tc, spill_file_full_over_h2);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

@@ -5,9 +5,11 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "util.h"
@@ -236,6 +238,122 @@ START_TEST(no_space_left)
 }
 END_TEST
 
+/* Sets the file size limit (SIGXFSZ ignored: writes past it fail with
+ * EFBIG); restore_file_size puts the old one back. */
+static struct rlimit old_fsize;
+static void (*old_xfsz)(int);
+
+static void limit_file_size(rlim_t bytes)
+{
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old_fsize), 0);
+  struct rlimit small = {bytes, old_fsize.rlim_max};
+  old_xfsz = signal(SIGXFSZ, SIG_IGN);
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+}
+
+static void restore_file_size(void)
+{
+  setrlimit(RLIMIT_FSIZE, &old_fsize);
+  signal(SIGXFSZ, old_xfsz);
+}
+
+/* The file can take every byte of the body but not the one past it that
+ * terminates the view: the transfer fails with RC_E_SPILL, what the file
+ * holds readable, rather than completing with a body no view can show. One
+ * byte less and it completes, readable whole. Plain and decoded alike. */
+START_TEST(file_full_at_the_body_end)
+{
+  size_t n = 1 * MiB, gz_len[2];
+  char *body = pattern(n, 14);
+  char *gz[2] = {gzip_of(body, n, &gz_len[0]), gzip_of(body, n - 1, &gz_len[1])};
+  const char *const coded[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
+  const size_t chunks[] = {16384, 0};
+  limit_file_size(n);
+  for (int decoded = 0; decoded < 2; decoded++) {
+    for (size_t c = 0; c < 2; c++) {
+      for (size_t less = 0; less < 2; less++) {
+        rc_response *r = spilling_response(NULL, MEM, 0);
+        ck_assert_int_eq(rc_response_set_decoding(r, decoded), RC_OK);
+        size_t ret = decoded ? feed(r, coded, gz[less], gz_len[less], chunks[c])
+                             : feed(r, plain, body, n - less, chunks[c]);
+        ck_assert(rc_body_spilled(r));
+        if (less) {
+          ck_assert_uint_eq(ret, 0);
+          ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+          assert_body(r, body, n - 1);
+        } else {
+          ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);
+          ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_SPILL);
+          /* The write that failed is lost: a 16 KiB piece, or a spill
+           * stage of decoded bytes, or the whole body in one piece. */
+          size_t lost = decoded || chunks[c] ? 16384 : n;
+          rc_view v = rc_body(r);
+          ck_assert_uint_lt(v.len, n);
+          ck_assert_uint_ge(v.len + lost, n);
+          ck_assert(memcmp(v.ptr, body, v.len) == 0);
+          ck_assert_int_eq(v.ptr[v.len], '\0');
+        }
+        rc_response_free(r);
+      }
+    }
+  }
+  restore_file_size();
+  free(gz[0]);
+  free(gz[1]);
+  free(body);
+}
+END_TEST
+
+/* The process's address space in use now (VmSize), in bytes. */
+static rlim_t address_space_in_use(void)
+{
+  FILE *f = fopen("/proc/self/status", "r");
+  ck_assert_ptr_nonnull(f);
+  char line[256];
+  unsigned long long kib = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %llu kB", &kib) == 1)
+      break;
+  fclose(f);
+  ck_assert_uint_gt(kib, 0);
+  return (rlim_t)kib * 1024;
+}
+
+/* A complete spilled body that cannot be mapped (no address space left for
+ * it) is told apart from an empty one: rc_result says RC_E_NOMEM instead of
+ * RC_OK, rc_body is empty and the copies fail. With room again, it reads
+ * back whole. */
+START_TEST(unmappable_body_is_reported)
+{
+  size_t n = 4 * MiB;
+  char *body = pattern(n, 15);
+  rc_response *r = spilling_response(NULL, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body, n, 65536), 0);
+  ck_assert(rc_body_spilled(r));
+  rc_view full;
+  struct rlimit old, tight;
+  ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+  tight.rlim_cur = address_space_in_use() + n / 4;
+  tight.rlim_max = old.rlim_max;
+  /* Nothing below allocates until the limit is lifted again. */
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &tight), 0);
+  rc_code result = rc_result(r, CURLE_OK);
+  rc_view v = rc_body(r);
+  char *dup = rc_body_dup(r, NULL);
+  rc_code full_rc = rc_full_response(r, &full);
+  setrlimit(RLIMIT_AS, &old);
+  ck_assert_int_eq(result, RC_E_NOMEM);
+  ck_assert_uint_eq(v.len, 0);
+  ck_assert_str_eq(v.ptr, "");
+  ck_assert_ptr_null(dup);
+  ck_assert_int_eq(full_rc, RC_E_NOMEM);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  assert_body(r, body, n);
+  rc_response_free(r);
+  free(body);
+}
+END_TEST
+
 static int open_fds(void)
 {
   DIR *d = opendir("/proc/self/fd");
@@ -246,6 +364,73 @@ static int open_fds(void)
   closedir(d);
   return n;
 }
+
+/* Descriptors of this process open on a file directly in dir ("": the
+ * root directory). */
+static int files_open_in(const char *dir)
+{
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  size_t len = strlen(dir);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t t = readlink(link, target, sizeof target - 1);
+    if (t <= 0)
+      continue;
+    target[t] = '\0';
+    n += strncmp(target, dir, len) == 0 && target[len] == '/' && !strchr(target + len + 1, '/');
+  }
+  closedir(d);
+  return n;
+}
+
+/* An empty spill_dir is the default location, as an empty $TMPDIR is:
+ * $TMPDIR when set, else /tmp; never the current or the root directory. */
+START_TEST(empty_spill_dir_is_the_default)
+{
+  char tmpl[] = "/tmp/respchain-spill-XXXXXX";
+  char *dir = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(dir);
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.spill_dir = "";
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  size_t n = 2 * MEM;
+  char *body = pattern(n, 16);
+  for (int env = 0; env < 3; env++) {
+    const char *where = env == 0 ? dir : "/tmp";
+    if (env == 0)
+      setenv("TMPDIR", dir, 1);
+    else if (env == 1)
+      setenv("TMPDIR", "", 1);
+    else
+      unsetenv("TMPDIR");
+    int before = files_open_in(where), in_root = files_open_in("");
+    rc_response *r = spilling_response(p, MEM, 0);
+    ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+    ck_assert(rc_body_spilled(r));
+    ck_assert_int_eq(files_open_in(where), before + 1);
+    ck_assert_int_eq(files_open_in(""), in_root); /* nothing in / itself */
+    assert_body(r, body, n);
+    rc_response_free(r);
+  }
+  if (saved)
+    setenv("TMPDIR", saved, 1);
+  else
+    unsetenv("TMPDIR");
+  free(saved);
+  rc_pool_free(p);
+  free(body);
+  ck_assert_int_eq(rmdir(dir), 0); /* and nothing was left in it */
+}
+END_TEST
 
 /* The file is open while the body lives in it, and nowhere else: a reset,
  * a new hop and free each close it. Reuse after a spill starts in memory. */
@@ -424,7 +609,10 @@ static Suite *spill_suite(void)
   tcase_add_test(tc, cap_inside_the_file);
   tcase_add_test(tc, decoded_body_spills);
   tcase_add_test(tc, no_spill_directory);
+  tcase_add_test(tc, empty_spill_dir_is_the_default);
   tcase_add_test(tc, no_space_left);
+  tcase_add_test(tc, file_full_at_the_body_end);
+  tcase_add_test(tc, unmappable_body_is_reported);
   tcase_add_test(tc, descriptor_lifetime);
   tcase_add_test(tc, view_follows_writes);
   tcase_add_test(tc, threads_read_the_mapping);

@@ -7,9 +7,26 @@
 
 static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
 
+/* Under RC_KEEP_NONE the body is counted and observed, never stored. */
+static int kept(const rc_response *r) { return r->keep == RC_KEEP_BODY; }
+
 size_t rc__body_len(const rc_response *r)
 {
+  if (!kept(r))
+    return r->seen;
   return spilled(r) ? r->spill.len + r->stage_len : r->body.len;
+}
+
+/* Shows n new body bytes at p to the observer, until it has said anything
+ * but RC_OK; that verdict sticks for the transfer. */
+static rc_code observe(rc_response *r, const void *p, size_t n)
+{
+  if (r->observer && r->observed == RC_OK && n > 0) {
+    rc_code rc = r->observer(r->observer_ud, p, n);
+    if (rc != RC_OK)
+      r->observed = rc == RC_STOPPED ? RC_STOPPED : RC_E_OBSERVER;
+  }
+  return r->observed;
 }
 
 /* The most the body may hold in memory. */
@@ -21,6 +38,8 @@ static size_t memory_limit(const rc_response *r)
 
 void rc__body_begin(rc_response *r)
 {
+  if (!kept(r))
+    return;
   rc__buf_set_rules(&r->body, memory_limit(r), r->decoding ? NULL : &r->waiter);
   rc__buf_declare(&r->body, r->declared);
 }
@@ -51,10 +70,13 @@ static int past_memory(const rc_response *r, size_t n)
   return declared_over || r->body.len + n > m;
 }
 
-rc_code rc__body_append(rc_response *r, const char *p, size_t n)
+/* Stores n bytes: in memory, or in the spill file. */
+static rc_code store(rc_response *r, const char *p, size_t n)
 {
-  if (n == 0)
+  if (!kept(r)) {
+    r->seen += n;
     return RC_OK;
+  }
   if (!spilled(r)) {
     rc_code rc = RC__SPILL;
     if (!past_memory(r, n))
@@ -67,8 +89,18 @@ rc_code rc__body_append(rc_response *r, const char *p, size_t n)
   return rc__spill_write(&r->spill, p, n);
 }
 
+rc_code rc__body_append(rc_response *r, const char *p, size_t n)
+{
+  if (n == 0)
+    return RC_OK;
+  rc_code rc = store(r, p, n);
+  return rc == RC_OK ? observe(r, p, n) : rc;
+}
+
 rc_code rc__body_flush(rc_response *r)
 {
+  if (!kept(r))
+    return RC_OK;
   /* A decoder may write into the region it was offered and then fail
    * without counting those bytes (zstd checks a checksum after writing the
    * last block): the byte at len, the NUL's place, is written again. */
@@ -81,7 +113,9 @@ rc_code rc__body_flush(rc_response *r)
   return rc;
 }
 
-static rc_code file_tail(rc_response *r, unsigned char **out, size_t *avail)
+/* The stage: decoded bytes gathered for the spill file, or, when the body
+ * is not kept, the scratch a decoder writes into for the observer. */
+static rc_code stage_tail(rc_response *r, unsigned char **out, size_t *avail)
 {
   rc_code rc = rc__body_flush(r);
   if (rc != RC_OK)
@@ -100,14 +134,16 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
 {
   size_t room = r->lim.max_body - rc__body_len(r);
   *avail = 0;
+  if (r->observed != RC_OK)
+    return r->observed; /* the observer has its answer: decode no more */
   if (room == 0)
     return RC_OK;
   rc_code rc;
-  if (!spilled(r) && r->lim.max_memory && r->body.len >= memory_limit(r) &&
+  if (kept(r) && !spilled(r) && r->lim.max_memory && r->body.len >= memory_limit(r) &&
       (rc = rc__body_spill(r)) != RC_OK)
     return rc;
-  if (spilled(r)) {
-    rc = file_tail(r, out, avail);
+  if (spilled(r) || !kept(r)) {
+    rc = stage_tail(r, out, avail);
   } else {
     rc = rc__buf_reserve(&r->body, 1);
     if (rc == RC_OK)
@@ -115,21 +151,34 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
   }
   if (*avail > room)
     *avail = room;
+  r->tail = *avail ? *out : NULL;
   return rc;
 }
 
 void rc__body_commit(rc_response *r, size_t n)
 {
-  if (spilled(r)) {
+  if (n == 0)
+    return;
+  const unsigned char *p = r->tail;
+  RC__ASSERT(p);
+  r->tail += n;
+  if (!kept(r)) {
+    r->seen += n;
+  } else if (spilled(r)) {
     RC__ASSERT(r->stage && r->stage_len + n <= STAGE);
     r->stage_len += n;
-    return;
+  } else {
+    rc__buf_commit(&r->body, n);
   }
-  rc__buf_commit(&r->body, n);
+  observe(r, p, n); /* its verdict stops the decoder at the next tail */
 }
 
 rc_view rc__body_view(const rc_response *r)
 {
+  if (!kept(r)) {
+    rc_view none = {"", 0};
+    return none;
+  }
   if (!spilled(r)) {
     rc_view v = {rc__buf_data(&r->body), r->body.len};
     return v;

@@ -89,6 +89,9 @@ void rc__response_drop_body(rc_response *resp)
   resp->body_started = resp->decoding = 0;
   resp->declared = RC__UNKNOWN;
   resp->encoding = RC_ENC_IDENTITY;
+  resp->seen = 0;
+  resp->tail = NULL;
+  resp->observed = RC_OK;
 }
 
 void rc__response_clear(rc_response *resp)
@@ -153,6 +156,18 @@ rc_code rc_response_set_decoding(rc_response *resp, int on)
   return RC_OK;
 }
 
+rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *ud, rc_keep keep)
+{
+  if (!resp || (keep != RC_KEEP_BODY && keep != RC_KEEP_NONE))
+    return RC_E_INVAL;
+  if (holds_data(resp))
+    return RC_E_BUSY;
+  resp->observer = fn;
+  resp->observer_ud = ud;
+  resp->keep = keep;
+  return RC_OK;
+}
+
 rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms)
 {
   if (!resp || timeout_ms < 0)
@@ -161,10 +176,11 @@ rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms)
   return RC_OK;
 }
 
-/* Can the body be read as one view? A spill file is mapped to tell. */
+/* Can the body be read as one view? A spill file is mapped to tell. A
+ * body that is not kept has nothing to read. */
 static int body_readable(const rc_response *resp)
 {
-  return rc__body_view(resp).len == rc__body_len(resp);
+  return resp->keep == RC_KEEP_NONE || rc__body_view(resp).len == rc__body_len(resp);
 }
 
 rc_code rc_result(const rc_response *resp, CURLcode curlcode)
@@ -199,6 +215,8 @@ static const rc_view empty = {"", 0};
 
 rc_view rc_body(const rc_response *resp) { return resp ? rc__body_view(resp) : empty; }
 int rc_body_spilled(const rc_response *resp) { return resp && resp->spill.fd >= 0; }
+int rc_body_kept(const rc_response *resp) { return resp && resp->keep == RC_KEEP_BODY; }
+size_t rc_body_length(const rc_response *resp) { return resp ? rc__body_len(resp) : 0; }
 rc_view rc_raw_body(const rc_response *resp) { return resp ? view_of(&resp->raw) : empty; }
 
 size_t rc_hop_count(const rc_response *resp) { return resp ? resp->hops.n : 0; }

@@ -25,6 +25,11 @@ struct rc_response {
   pthread_mutex_t map_lock; /* serialises mapping the spill file */
   rc__buf raw;              /* the body as received, when lim.max_raw > 0 */
 
+  /* Settings kept across transfers (rc_response_observe). */
+  rc_observer_fn observer; /* shown every body slice; NULL: none */
+  void *observer_ud;
+  rc_keep keep; /* RC_KEEP_NONE: the body is counted, not stored */
+
   /* Per transfer. */
   rc_code error;        /* first limit or failure hit by a callback */
   int truncated;        /* the body stopped at the cap */
@@ -32,6 +37,10 @@ struct rc_response {
   int body_started;     /* the write path is set up for the last hop */
   size_t declared;      /* its Content-Length, or RC__UNKNOWN */
   rc_encoding encoding; /* what was done with its Content-Encoding */
+  size_t seen;          /* body bytes that went by under RC_KEEP_NONE */
+  unsigned char *tail;  /* the region rc__body_tail offered last */
+  rc_code observed;     /* the observer's verdict: RC_OK (go on),
+                           RC_STOPPED or RC_E_OBSERVER */
 
   rc__waiter waiter; /* place in the pool's memory budget */
   int paused;        /* the last write call paused for the budget */

@@ -163,6 +163,8 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   rc__sink sink = {sink_reserve, sink_commit, resp};
   rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
   rc_code flushed = rc__body_flush(resp); /* staged bytes out, the NUL back */
+  if (rc == RC_OK)
+    rc = resp->observed; /* said at the step's last bytes */
   return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;
 }
 
@@ -174,7 +176,8 @@ static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
   size_t done = resp->skip < n ? resp->skip : n;
   resp->skip = 0;
   rc__budget *budget = rc__pool_budget(resp->pool);
-  int gated = rc__budget_limit(budget) != 0;
+  /* A body that is not kept takes no memory: nothing to admit. */
+  int gated = rc__budget_limit(budget) != 0 && resp->keep == RC_KEEP_BODY;
   size_t slice = gated ? SLICE : n;
   while (done < n) {
     if (gated && !rc_body_spilled(resp)) {

@@ -1,9 +1,10 @@
 /* An allocator for the fuzz targets that sits on top of another one: every
  * byte it hands out that the caller has not written yet holds a junk
- * pattern, and realloc always moves the block. Bugs that read memory never
- * written (a missing NUL terminator, say) or that keep a pointer across a
- * reallocation then show up with any compiler, not only under a sanitizer
- * that happens to fill or poison memory. */
+ * pattern (in blocks up to fill_max), and realloc always moves the block.
+ * Bugs that read memory never written (a missing NUL terminator, say) or
+ * that keep a pointer across a reallocation then show up with any
+ * compiler, not only under a sanitizer that happens to fill or poison
+ * memory. */
 #ifndef RC_FUZZ_FILL_ALLOC_H
 #define RC_FUZZ_FILL_ALLOC_H
 
@@ -19,6 +20,8 @@
 typedef struct fz_fill_alloc {
   rc_allocator a; /* pass &f.a as rc_pool_config.allocator */
   const rc_allocator *under;
+  size_t fill_max; /* blocks larger than this are handed out as under
+                      gives them: SIZE_MAX (the default) fills all */
 } fz_fill_alloc;
 
 /* Each block carries its size in front, so that realloc knows how much to
@@ -42,10 +45,12 @@ static inline void *fz_fill_realloc(void *p, size_t n, void *ud)
     fz_fill_head *old = (fz_fill_head *)p - 1;
     kept = old->size < n ? old->size : n;
     memcpy(h + 1, p, kept);
-    memset(p, FZ_JUNK, old->size);
+    if (old->size <= f->fill_max)
+      memset(p, FZ_JUNK, old->size);
     f->under->free(old, f->under->ud);
   }
-  memset((unsigned char *)(h + 1) + kept, FZ_JUNK, n - kept);
+  if (n <= f->fill_max)
+    memset((unsigned char *)(h + 1) + kept, FZ_JUNK, n - kept);
   return h + 1;
 }
 
@@ -87,6 +92,7 @@ static inline void fz_fill_init(fz_fill_alloc *f, const rc_allocator *under)
   f->a.free = fz_fill_free;
   f->a.ud = f;
   f->under = under ? under : &fz_std_allocator;
+  f->fill_max = SIZE_MAX;
 }
 
 #endif

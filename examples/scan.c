@@ -42,6 +42,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,16 @@
 #include <unistd.h>
 
 #include "respchain.h"
+
+/* Built with Vectorscan (the meson feature vectorscan defines this), --word
+ * and --regex run over the body as it streams; without it, over the body
+ * kept whole, with regexec. */
+#if defined(SCAN_HAVE_VECTORSCAN) && SCAN_HAVE_VECTORSCAN
+#define SCAN_VECTORSCAN 1
+#include <hs.h>
+#else
+#define SCAN_VECTORSCAN 0
+#endif
 
 #define DEFAULT_CONCURRENCY        50
 #define DEFAULT_MAX_REDIRS         10L
@@ -113,10 +124,15 @@ typedef struct options {
   const char **words;
   size_t nwords;
   regex_t *regexes;
-  const char **regex_texts; /* as given, for the output */
+  const char **regex_texts;  /* as given, for the output */
+  unsigned char *regex_ends; /* per --regex: it uses a GNU escape that looks
+                                past a match's end (see regex_first_end) */
   size_t nregexes;
   part part;
+  int stop_on_match; /* end a transfer once its verdict is known */
 } options;
+
+static const char *engine_name(void);
 
 static void usage(FILE *out)
 {
@@ -190,6 +206,9 @@ static void usage(FILE *out)
         "                          of the final response's header block, status\n"
         "                          line included, without its line break) or all\n"
         "                          (those lines, and the body)\n"
+        "      --stop-on-match     end a transfer once its verdict is known: its\n"
+        "                          status rules it out, or every --word and\n"
+        "                          --regex has hit (\"stopped\": true; no error)\n"
         "A target matches when a response arrived and every kind of matcher given\n"
         "has a hit: its status is one of the --status codes, AND one of the --word\n"
         "words occurs, AND one of the --regex expressions matches. Without\n"
@@ -199,7 +218,21 @@ static void usage(FILE *out)
         "bytes (C locale), NUL bytes included. In a header line ^ and $ anchor\n"
         "at the line's start and end; in a body, at the body's start and end\n"
         "only, and '.' matches line breaks but not NUL.\n"
-        "\n"
+        "\n",
+        out);
+#if SCAN_VECTORSCAN
+  fprintf(out,
+          "Engine: %s. It runs --word and --regex over the body as it\n"
+          "arrives (the body is then not kept); a regex it cannot take (a back\n"
+          "reference, a GNU escape other than \\w \\W \\s \\S) runs with regexec over\n"
+          "the body kept whole, with the same meaning.\n",
+          engine_name());
+#else
+  fputs("Engine: this build has no Vectorscan: --word and --regex run with\n"
+        "regexec over the body kept whole once it has arrived.\n",
+        out);
+#endif
+  fputs("\n"
         "  -h, --help              this text\n"
         "  -V, --version           the version of scan and of the libraries\n"
         "\n"
@@ -208,8 +241,9 @@ static void usage(FILE *out)
         "  timestamp, input, url, final_url, method, status_code (0: no\n"
         "  response), content_length (declared; null: none), content_type,\n"
         "  webserver, title, chain_status_codes, http_version, hops, body_bytes,\n"
-        "  truncated, encoding, spilled, matched, matches (the matchers that\n"
-        "  hit), failed, error, attempts, time (e.g. \"12.3ms\"), time_ms.\n"
+        "  truncated, stopped, encoding, spilled, matched, matches (the matchers\n"
+        "  that hit, with the body offset where each first match ends), failed,\n"
+        "  error, attempts, time (e.g. \"12.3ms\"), time_ms.\n"
         "Every line is valid UTF-8: a byte of a URL or message that is not part\n"
         "of valid UTF-8 is written as \\u00XX, the code point of the byte's value.\n"
         "A progress line (on a terminal) and a summary go to stderr.\n"
@@ -375,7 +409,8 @@ enum {
   OPT_HTTP2_PRIOR,
   OPT_USER_AGENT,
   OPT_MATCHED_ONLY,
-  OPT_SHARD
+  OPT_SHARD,
+  OPT_STOP_ON_MATCH
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -408,6 +443,7 @@ static const struct option LONG_OPTIONS[] = {
     {"word", required_argument, NULL, OPT_WORD},
     {"regex", required_argument, NULL, OPT_REGEX},
     {"part", required_argument, NULL, OPT_PART},
+    {"stop-on-match", no_argument, NULL, OPT_STOP_ON_MATCH},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -428,17 +464,23 @@ static int bad_option(char **argv, int c)
   return bad_usage(c == ':' ? "missing value for" : "unknown option", name);
 }
 
+static int ere_looks_past_end(const char *ere);
+
 /* --regex: compiled once for the whole scan. REG_NOSUB: only whether it
- * matches is wanted, which is faster. */
+ * matches is wanted, which is faster (the offset of a first match is found
+ * by matching prefixes), but for a regex whose offset is taken from its
+ * match instead (regex_first_end). */
 static int add_regex(options *o, const char *ere)
 {
-  int err = regcomp(&o->regexes[o->nregexes], ere, REG_EXTENDED | REG_NOSUB);
+  int past_end = ere_looks_past_end(ere);
+  int err = regcomp(&o->regexes[o->nregexes], ere, REG_EXTENDED | (past_end ? 0 : REG_NOSUB));
   if (err) {
     char msg[256];
     regerror(err, &o->regexes[o->nregexes], msg, sizeof msg);
     fprintf(stderr, "scan: invalid regex '%s': %s; try 'scan --help'\n", ere, msg);
     return EXIT_USAGE;
   }
+  o->regex_ends[o->nregexes] = (unsigned char)past_end;
   o->regex_texts[o->nregexes++] = ere;
   return -1;
 }
@@ -509,6 +551,7 @@ static int take_transfer_option(options *o, int c)
     return -1;
   case OPT_REGEX: return add_regex(o, optarg);
   case OPT_PART: return checked(parse_part(optarg, &o->part), "invalid part");
+  case OPT_STOP_ON_MATCH: o->stop_on_match = 1; return -1;
   default: return -2;
   }
 }
@@ -532,7 +575,8 @@ static int parse_options(int argc, char **argv, options *o)
   o->words = calloc((size_t)argc, sizeof *o->words);
   o->regexes = calloc((size_t)argc, sizeof *o->regexes);
   o->regex_texts = calloc((size_t)argc, sizeof *o->regex_texts);
-  if (!o->urls || !o->words || !o->regexes || !o->regex_texts) {
+  o->regex_ends = calloc((size_t)argc, 1);
+  if (!o->urls || !o->words || !o->regexes || !o->regex_texts || !o->regex_ends) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -545,7 +589,8 @@ static int parse_options(int argc, char **argv, options *o)
       return EXIT_RAN;
     }
     if (c == 'V') {
-      printf("scan (respchain) %s\n%s\n", rc_version(), curl_version());
+      printf("scan (respchain) %s\n%s\nstreaming matchers: %s\n", rc_version(), curl_version(),
+             engine_name());
       return EXIT_RAN;
     }
     int status = take_request_option(o, c);
@@ -569,6 +614,7 @@ static void options_free(options *o)
     regfree(&o->regexes[i]);
   free(o->regexes);
   free(o->regex_texts);
+  free(o->regex_ends);
   free(o->words);
   free(o->urls);
   curl_slist_free_all(o->headers);
@@ -624,66 +670,465 @@ static char *next_target(targets *t)
   return NULL;
 }
 
+/* ---- POSIX EREs, read for the streaming engine -------------------------- */
+
+/* A bracket expression, whose '[' is just before *pp, as the set of bytes
+ * it matches in the C locale (set: 256 bits), as regcomp reads it: a ']'
+ * first is a member, '\' is an ordinary byte, ranges go by byte value,
+ * [:class:] by <ctype.h>, [=c=] and [.c.] of one byte are that byte. *pp
+ * moves past the closing ']'. Returns 0, or -1 for what is not read here
+ * (a collating element of a name, an unknown class). */
+static int ere_bracket(const char **pp, unsigned char set[32])
+{
+  static const struct {
+    const char *name;
+    int (*is)(int);
+  } classes[] = {{"alpha", isalpha}, {"digit", isdigit}, {"alnum", isalnum}, {"upper", isupper},
+                 {"lower", islower}, {"space", isspace}, {"blank", isblank}, {"punct", ispunct},
+                 {"print", isprint}, {"graph", isgraph}, {"cntrl", iscntrl}, {"xdigit", isxdigit}};
+  const char *p = *pp;
+  int negate = *p == '^';
+  p += negate;
+  memset(set, 0, 32);
+  for (int first = 1; first || *p != ']'; first = 0) {
+    if (!*p)
+      return -1;
+    if (p[0] == '[' && p[1] == ':') {
+      const char *end = strstr(p + 2, ":]");
+      size_t i = 0, n = end ? (size_t)(end - p - 2) : 0;
+      while (i < sizeof classes / sizeof classes[0] &&
+             (strlen(classes[i].name) != n || strncmp(classes[i].name, p + 2, n) != 0))
+        i++;
+      if (i == sizeof classes / sizeof classes[0])
+        return -1;
+      for (int c = 0; c < 256; c++)
+        if (classes[i].is(c))
+          set[c >> 3] |= (unsigned char)(1u << (c & 7));
+      p = end + 2;
+      continue;
+    }
+    int lo, hi;
+    for (int end = 0; end < 2; end++) {
+      int c;
+      if (p[0] == '[' && (p[1] == '=' || p[1] == '.')) {
+        if (!p[2] || p[3] != p[1] || p[4] != ']')
+          return -1;
+        c = (unsigned char)p[2];
+        p += 5;
+      } else if (p[0] == '[' && p[1] == ':') {
+        return -1; /* a class as a range's end */
+      } else {
+        c = (unsigned char)*p++;
+      }
+      if (end == 0)
+        lo = hi = c;
+      else
+        hi = c;
+      /* A '-' makes a range unless it is last ("[a-]"). */
+      if (end == 1 || p[0] != '-' || !p[1] || p[1] == ']')
+        break;
+      p++;
+    }
+    if (hi < lo)
+      return -1;
+    for (int c = lo; c <= hi; c++)
+      set[c >> 3] |= (unsigned char)(1u << (c & 7));
+  }
+  if (negate)
+    for (int i = 0; i < 32; i++)
+      set[i] = (unsigned char)~set[i];
+  *pp = p + 1;
+  return 0;
+}
+
+/* Whether ere uses a GNU escape of glibc's regcomp that looks at the byte
+ * after a position: \b, \B, \<, \> or \' (the end of the text). Those
+ * match at the end of a prefix where they would not in the whole text. */
+static int ere_looks_past_end(const char *ere)
+{
+  unsigned char set[32];
+  for (const char *p = ere; *p;) {
+    if (*p == '[') {
+      p++;
+      if (ere_bracket(&p, set) != 0)
+        return 1; /* not read: to be safe */
+    } else if (*p == '\\' && p[1]) {
+      if (strchr("bB<>'", p[1]))
+        return 1;
+      p += 2;
+    } else {
+      p++;
+    }
+  }
+  return 0;
+}
+
+#if SCAN_VECTORSCAN
+/* An ERE rewritten for Vectorscan, whose syntax is PCRE's, with the same
+ * meaning: every literal byte as \xHH, brackets as byte sets, '.' as any
+ * byte but NUL (as regcomp's), $ as \z (PCRE's $ also matches before a
+ * final newline), groups as (?:...), every quantified atom grouped (so
+ * that "a*?" and "a*+" keep ERE's meaning, not PCRE's lazy and possessive
+ * ones), intervals written out ({,n} is {0,n}). What has no such
+ * translation fails it, and the regex is matched with regexec: back
+ * references, GNU escapes other than \w \W \s \S. */
+typedef struct ere_out {
+  const char *p; /* the next byte of the ERE */
+  int depth;     /* open groups */
+  int fail;
+  char *text;
+  size_t len, cap;
+} ere_out;
+
+static void ere_put(ere_out *e, const char *s)
+{
+  size_t n = strlen(s);
+  if (e->fail)
+    return;
+  if (e->cap - e->len <= n) {
+    size_t cap = e->cap ? e->cap : 64;
+    while (cap - e->len <= n)
+      cap *= 2;
+    char *text = realloc(e->text, cap);
+    if (!text) {
+      e->fail = 1;
+      return;
+    }
+    e->text = text;
+    e->cap = cap;
+  }
+  memcpy(e->text + e->len, s, n + 1);
+  e->len += n;
+}
+
+static void ere_byte(ere_out *e, unsigned c)
+{
+  char hex[8];
+  snprintf(hex, sizeof hex, "\\x%02x", c & 0xFF);
+  ere_put(e, hex);
+}
+
+/* A byte set as a PCRE class of ranges; an empty one fails. */
+static void ere_set(ere_out *e, const unsigned char set[32])
+{
+  int any = 0;
+  ere_put(e, "[");
+  for (int c = 0; c < 256;) {
+    if (!(set[c >> 3] & (1u << (c & 7)))) {
+      c++;
+      continue;
+    }
+    int hi = c;
+    while (hi < 255 && set[(hi + 1) >> 3] & (1u << ((hi + 1) & 7)))
+      hi++;
+    ere_byte(e, (unsigned)c);
+    if (hi > c) {
+      ere_put(e, "-");
+      ere_byte(e, (unsigned)hi);
+    }
+    any = 1;
+    c = hi + 1;
+  }
+  ere_put(e, "]");
+  e->fail |= !any;
+}
+
+/* The set of \w (ctype 0) or \s (1), complemented for \W and \S. */
+static void ere_escape_set(ere_out *e, int space, int negate)
+{
+  unsigned char set[32] = {0};
+  for (int c = 0; c < 256; c++)
+    if (space ? isspace(c) != 0 : isalnum(c) || c == '_')
+      set[c >> 3] |= (unsigned char)(1u << (c & 7));
+  if (negate)
+    for (int i = 0; i < 32; i++)
+      set[i] = (unsigned char)~set[i];
+  ere_set(e, set);
+}
+
+static void ere_alternatives(ere_out *e);
+
+/* One atom at e->p. Returns 1 when it may take a quantifier, 0 for an
+ * anchor (regcomp refuses "^*"). */
+static int ere_atom(ere_out *e)
+{
+  unsigned char c = (unsigned char)*e->p++;
+  unsigned char set[32];
+  switch (c) {
+  case '(':
+    e->depth++;
+    ere_put(e, "(?:");
+    ere_alternatives(e);
+    if (*e->p != ')')
+      e->fail = 1;
+    else
+      e->p++;
+    ere_put(e, ")");
+    e->depth--;
+    return 1;
+  case '.': ere_put(e, "[\\x01-\\xff]"); return 1;
+  case '^': ere_put(e, "^"); return 0;
+  case '$': ere_put(e, "\\z"); return 0;
+  case '[':
+    if (ere_bracket(&e->p, set) != 0)
+      e->fail = 1;
+    else
+      ere_set(e, set);
+    return 1;
+  case '*':
+  case '+':
+  case '?':
+  case '{': e->fail = 1; return 1; /* nothing to repeat */
+  case '\\':
+    c = (unsigned char)*e->p++;
+    if (c == 'w' || c == 'W' || c == 's' || c == 'S')
+      ere_escape_set(e, c == 's' || c == 'S', c == 'W' || c == 'S');
+    else if (!c || strchr("bB<>`'123456789", c))
+      e->fail = 1;
+    else
+      ere_byte(e, c); /* "\." and the like, and glibc's "\n" (an n) */
+    return 1;
+  default: ere_byte(e, c); return 1;
+  }
+}
+
+/* A quantifier at e->p into q (room for 32); 0, or -1 when there is none
+ * (or an interval regcomp would not take). */
+static int ere_quantifier(ere_out *e, char *q)
+{
+  char c = *e->p;
+  if (c == '*' || c == '+' || c == '?') {
+    q[0] = c;
+    q[1] = '\0';
+    e->p++;
+    return 0;
+  }
+  if (c != '{')
+    return -1;
+  const char *p = e->p + 1;
+  long lo = 0, hi = -1;
+  char *end;
+  if (*p >= '0' && *p <= '9')
+    lo = strtol(p, &end, 10), p = end;
+  if (*p == ',') {
+    p++;
+    if (*p >= '0' && *p <= '9')
+      hi = strtol(p, &end, 10), p = end;
+  } else if (p == e->p + 1) {
+    return -1; /* "{}" */
+  } else {
+    hi = lo;
+  }
+  if (*p != '}' || lo > 32767 || hi > 32767 || (hi >= 0 && hi < lo))
+    return -1;
+  e->p = p + 1;
+  if (hi < 0)
+    snprintf(q, 32, "{%ld,}", lo);
+  else
+    snprintf(q, 32, "{%ld,%ld}", lo, hi);
+  return 0;
+}
+
+/* Atoms and their quantifiers until '|', the group's ')' or the end. */
+static void ere_branch(ere_out *e)
+{
+  while (!e->fail && *e->p && *e->p != '|' && !(*e->p == ')' && e->depth > 0)) {
+    size_t start = e->len;
+    int repeatable = ere_atom(e);
+    char q[32];
+    while (!e->fail && (*e->p == '*' || *e->p == '+' || *e->p == '?' || *e->p == '{')) {
+      if (!repeatable || ere_quantifier(e, q) != 0) {
+        e->fail = 1;
+        break;
+      }
+      /* (?:atom) then the quantifier: each one applies to what came
+       * before, as in ERE. */
+      ere_put(e, ")");
+      ere_put(e, q);
+      ere_put(e, "(?:"); /* room, then moved into place */
+      if (!e->fail) {
+        memmove(e->text + start + 3, e->text + start, e->len - 3 - start);
+        memcpy(e->text + start, "(?:", 3);
+      }
+    }
+  }
+}
+
+static void ere_alternatives(ere_out *e)
+{
+  ere_branch(e);
+  while (!e->fail && *e->p == '|') {
+    e->p++;
+    ere_put(e, "|");
+    ere_branch(e);
+  }
+}
+
+/* ere in Vectorscan's syntax, malloc'd; NULL when it has no translation. */
+static char *ere_translate(const char *ere)
+{
+  ere_out e = {.p = ere};
+  ere_put(&e, "");
+  ere_alternatives(&e);
+  if (e.fail || *e.p) {
+    free(e.text);
+    return NULL;
+  }
+  return e.text;
+}
+#endif
+
 /* ---- Matching ----------------------------------------------------------- */
 
-/* Whether needle (nlen > 0 bytes) occurs in hay. */
-static int contains(rc_view hay, const char *needle, size_t nlen)
+/* Where a matcher's first hit ends in the body: the count of body bytes
+ * up to and including its last byte. NO_OFFSET: not in the body (a
+ * header line, or no hit). */
+#define NO_OFFSET SIZE_MAX
+
+/* Where needle (nlen > 0 bytes) first occurs in hay, as the offset of its
+ * end; NO_OFFSET when it does not. */
+static size_t find_word(rc_view hay, const char *needle, size_t nlen)
 {
   const char *p = hay.ptr, *end = hay.ptr + hay.len;
   while ((size_t)(end - p) >= nlen) {
     p = memchr(p, needle[0], (size_t)(end - p) - nlen + 1);
     if (!p)
-      return 0;
+      return NO_OFFSET;
     if (memcmp(p, needle, nlen) == 0)
-      return 1;
+      return (size_t)(p - hay.ptr) + nlen;
     p++;
   }
-  return 0;
+  return NO_OFFSET;
 }
 
-/* Whether re matches somewhere in text. Views are not NUL-terminated in
- * general (a hop's header block is not) and bodies may hold NUL bytes, so the
- * text is delimited with REG_STARTEND (glibc, the BSDs, macOS) rather than
- * by a terminating NUL. glibc's offsets are int: past 2 GiB only the start is
- * searched. */
-static int regex_hit(const regex_t *re, rc_view text)
+/* Whether re matches in the first len bytes of text, which is longer
+ * than len when a prefix is tried (eflags REG_NOTEOL: $ does not match at
+ * a prefix's end). Views are not NUL-terminated in general (a hop's header
+ * block is not) and bodies may hold NUL bytes, so the text is delimited
+ * with REG_STARTEND (glibc, the BSDs, macOS) rather than by a terminating
+ * NUL. glibc's offsets are int: past 2 GiB only the start is searched. If
+ * pm is not NULL it receives the match (re compiled without REG_NOSUB). */
+static int regex_in(const regex_t *re, const char *text, size_t len, int eflags, regmatch_t *pm)
 {
 #ifdef REG_STARTEND
   regmatch_t range[1];
   range[0].rm_so = 0;
-  range[0].rm_eo = (regoff_t)(text.len < INT_MAX ? text.len : INT_MAX);
-  return regexec(re, text.ptr, 1, range, REG_STARTEND) == 0;
+  range[0].rm_eo = (regoff_t)(len < INT_MAX ? len : INT_MAX);
+  int hit = regexec(re, text, 1, range, REG_STARTEND | eflags) == 0;
+  if (hit && pm)
+    *pm = range[0];
+  return hit;
 #else
   /* Without REG_STARTEND: a NUL-terminated copy, in which matching stops at
    * the first NUL byte of the text. */
-  char *copy = strndup(text.ptr, text.len);
-  int hit = copy && regexec(re, copy, 0, NULL, 0) == 0;
+  char *copy = strndup(text, len);
+  int hit = copy && regexec(re, copy, pm ? 1 : 0, pm, eflags) == 0;
   free(copy);
   return hit;
 #endif
 }
 
+static int regex_hit(const regex_t *re, rc_view text)
+{
+  return regex_in(re, text.ptr, text.len, 0, NULL);
+}
+
+/* Where the first match of re in text to end, ends (re matches text).
+ * That is where a stream matcher reports it: the shortest prefix of text
+ * in which re matches, found by halving. ERE has no look-ahead, so a match
+ * in a prefix is one in the text and the prefixes that match are those
+ * from some length on; only $ looks past a position, and REG_NOTEOL keeps
+ * it from matching at a prefix's end. glibc's \b \B \< \> \' look past it
+ * too: for a regex with those (past_end) the end of its leftmost-longest
+ * match is taken instead. */
+static size_t regex_first_end(const regex_t *re, rc_view text, int past_end)
+{
+  if (past_end) {
+    regmatch_t pm;
+    return regex_in(re, text.ptr, text.len, 0, &pm) ? (size_t)pm.rm_eo : NO_OFFSET;
+  }
+  size_t lo = 0, hi = text.len < INT_MAX ? text.len : INT_MAX;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (regex_in(re, text.ptr, mid, REG_NOTEOL, NULL))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return hi;
+}
+
 /* Which matchers hit one response. */
 typedef struct verdict {
   int status;              /* the final status is one of --status */
+  int status_missed;       /* --status given and the final status is not in it */
   unsigned char *words;    /* per --word: it occurs */
   unsigned char *regexes;  /* per --regex: it matches */
+  size_t *word_at;         /* per --word hit: NO_OFFSET or its body offset */
+  size_t *regex_at;        /* per --regex hit: the same */
   size_t nwords, nregexes; /* hits */
 } verdict;
 
-/* Runs the --word and --regex matchers that have no hit yet over text. */
-static void match_text(const options *o, rc_view text, verdict *v)
+static int verdict_init(verdict *v, const options *o)
 {
-  for (size_t i = 0; i < o->nwords; i++)
-    if (!v->words[i] && contains(text, o->words[i], strlen(o->words[i]))) {
-      v->words[i] = 1;
-      v->nwords++;
-    }
-  for (size_t i = 0; i < o->nregexes; i++)
-    if (!v->regexes[i] && regex_hit(&o->regexes[i], text)) {
-      v->regexes[i] = 1;
-      v->nregexes++;
-    }
+  v->words = calloc(o->nwords + 1, 1);
+  v->regexes = calloc(o->nregexes + 1, 1);
+  v->word_at = calloc(o->nwords + 1, sizeof *v->word_at);
+  v->regex_at = calloc(o->nregexes + 1, sizeof *v->regex_at);
+  return v->words && v->regexes && v->word_at && v->regex_at ? 0 : -1;
+}
+
+static void verdict_free(verdict *v)
+{
+  free(v->words);
+  free(v->regexes);
+  free(v->word_at);
+  free(v->regex_at);
+}
+
+/* No hits. */
+static void verdict_clear(verdict *v, const options *o)
+{
+  v->status = v->status_missed = 0;
+  v->nwords = v->nregexes = 0;
+  memset(v->words, 0, o->nwords);
+  memset(v->regexes, 0, o->nregexes);
+}
+
+/* Matcher id (the words, then the regexes) hit, its first match ending at
+ * offset; a matcher that hit already keeps its first hit. */
+static void verdict_hit(verdict *v, const options *o, size_t id, size_t offset)
+{
+  if (id < o->nwords && !v->words[id]) {
+    v->words[id] = 1;
+    v->word_at[id] = offset;
+    v->nwords++;
+  } else if (id >= o->nwords && !v->regexes[id - o->nwords]) {
+    v->regexes[id - o->nwords] = 1;
+    v->regex_at[id - o->nwords] = offset;
+    v->nregexes++;
+  }
+}
+
+/* Runs the --word and --regex matchers that have no hit yet, and that
+ * run is not NULL for (run[id]: id is matched here), over text: a header
+ * line, or the body kept whole. */
+static void match_text(const options *o, rc_view text, int body, const unsigned char *skip,
+                       verdict *v)
+{
+  for (size_t i = 0; i < o->nwords; i++) {
+    if (v->words[i] || (skip && skip[i]))
+      continue;
+    size_t at = find_word(text, o->words[i], strlen(o->words[i]));
+    if (at != NO_OFFSET)
+      verdict_hit(v, o, i, body ? at : NO_OFFSET);
+  }
+  for (size_t i = 0; i < o->nregexes; i++) {
+    if (v->regexes[i] || (skip && skip[o->nwords + i]) || !regex_hit(&o->regexes[i], text))
+      continue;
+    verdict_hit(v, o, o->nwords + i,
+                body ? regex_first_end(&o->regexes[i], text, o->regex_ends[i]) : NO_OFFSET);
+  }
 }
 
 /* Runs them over each line of a header block, without its line break (CR
@@ -697,34 +1142,156 @@ static void match_lines(const options *o, rc_view block, verdict *v)
     if (line.len && line.ptr[line.len - 1] == '\r')
       line.len--;
     if (line.len)
-      match_text(o, line, v);
+      match_text(o, line, 0, NULL, v);
     p = nl ? nl + 1 : end;
   }
 }
 
-/* The matching rule (see usage): every kind of matcher given needs a hit.
- * Fills v with what hit. The cheap check first: when the status misses, the
- * target cannot match and its text is not looked at. */
-static int matches(const options *o, rc_response *resp, verdict *v)
+/* What the final response's head decides, once it is complete: the status
+ * matcher, then (when the status does not rule the target out, which
+ * makes the text not looked at) the header lines under --part header and
+ * all. Clears v first. */
+static void match_head(const options *o, rc_response *resp, verdict *v)
 {
-  v->status = 0;
-  v->nwords = v->nregexes = 0;
-  memset(v->words, 0, o->nwords);
-  memset(v->regexes, 0, o->nregexes);
-  if (rc_hop_count(resp) == 0)
-    return 0; /* no response arrived */
+  verdict_clear(v, o);
   int status = rc_status(resp);
   v->status = o->nstatuses && status >= 0 && status <= STATUS_MAX && o->status_set[status];
-  if (o->nstatuses && !v->status)
-    return 0;
-  if (o->nwords || o->nregexes) {
-    rc_hop_info last;
-    if (o->part != PART_BODY && rc_hop(resp, -1, &last) == RC_OK)
-      match_lines(o, last.raw, v);
-    if (o->part != PART_HEADER)
-      match_text(o, rc_body(resp), v);
+  v->status_missed = o->nstatuses && !v->status;
+  rc_hop_info last;
+  if (!v->status_missed && (o->nwords || o->nregexes) && o->part != PART_BODY &&
+      rc_hop(resp, -1, &last) == RC_OK)
+    match_lines(o, last.raw, v);
+}
+
+/* The matching rule (see usage): every kind of matcher given needs a hit,
+ * and the status check comes first. */
+static int verdict_matched(const options *o, const verdict *v)
+{
+  return !v->status_missed && (!o->nwords || v->nwords) && (!o->nregexes || v->nregexes);
+}
+
+/* ---- The engine --------------------------------------------------------- */
+
+/* How the --word and --regex matchers of the body run. Vectorscan takes
+ * them all in one database, compiled once, and runs it over each body as
+ * it arrives, in the body observer (a stream per transfer: matches that
+ * straddle the slices curl delivers are found, and the body need not be
+ * kept); the others run with regexec over the body kept whole once the
+ * transfer ends. */
+typedef struct engine {
+  unsigned char *streamed;  /* per matcher id (words, then regexes): on the stream */
+  size_t nstreamed, nwhole; /* body matchers on the stream, and over the body kept */
+  int keep_body;            /* some matcher, or none's output, needs the body kept */
+#if SCAN_VECTORSCAN
+  hs_database_t *db; /* NULL: nothing streams */
+  hs_scratch_t *scratch;
+#endif
+} engine;
+
+/* The engine this build has, as --help and the summary name it. */
+static const char *engine_name(void)
+{
+#if SCAN_VECTORSCAN
+  static char name[64];
+  snprintf(name, sizeof name, "Vectorscan %.*s", (int)strcspn(hs_version(), " "), hs_version());
+  return name;
+#else
+  return "none (built without Vectorscan)";
+#endif
+}
+
+#if SCAN_VECTORSCAN
+/* Compiles the body matchers that Vectorscan takes. A pattern it rejects
+ * (the compile error names it) is left to regexec and the rest compiled
+ * again; an error of the whole set leaves them all to regexec. Returns 0,
+ * or -1 when out of memory. */
+static int engine_compile(engine *g, const options *o)
+{
+  size_t n = o->nwords + o->nregexes, k = 0;
+  char **exprs = calloc(n, sizeof *exprs);
+  unsigned *flags = calloc(n, sizeof *flags), *ids = calloc(n, sizeof *ids);
+  int status = exprs && flags && ids ? 0 : -1;
+  for (size_t id = 0; status == 0 && id < n; id++) {
+    char *text = NULL;
+    if (id < o->nwords) { /* a word: each byte as \xHH, a literal */
+      size_t len = strlen(o->words[id]);
+      if ((text = malloc(4 * len + 1)) != NULL)
+        for (size_t i = 0; i < len; i++)
+          snprintf(text + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
+      status = text ? 0 : -1;
+    } else {
+      text = ere_translate(o->regex_texts[id - o->nwords]);
+    }
+    if (!text)
+      continue;
+    exprs[k] = text;
+    ids[k] = (unsigned)id;
+    /* DOTALL only matters for a '.' the translation has not replaced;
+     * no MULTILINE: ^ and $ anchor at the body's ends. SINGLEMATCH: the
+     * first match of each is all that is reported. */
+    flags[k++] = HS_FLAG_DOTALL | HS_FLAG_SINGLEMATCH;
   }
-  return (!o->nwords || v->nwords) && (!o->nregexes || v->nregexes);
+  while (status == 0 && k > 0) {
+    hs_compile_error_t *err = NULL;
+    if (hs_compile_multi((const char *const *)exprs, flags, ids, (unsigned)k, HS_MODE_STREAM, NULL,
+                         &g->db, &err) == HS_SUCCESS)
+      break;
+    int bad = err ? err->expression : -1;
+    hs_free_compile_error(err);
+    if (bad < 0 || (size_t)bad >= k) {
+      k = 0; /* the set as a whole: none streams */
+      break;
+    }
+    free(exprs[bad]);
+    memmove(exprs + bad, exprs + bad + 1, (k - (size_t)bad - 1) * sizeof *exprs);
+    memmove(ids + bad, ids + bad + 1, (k - (size_t)bad - 1) * sizeof *ids);
+    k--;
+  }
+  if (status == 0 && g->db && hs_alloc_scratch(g->db, &g->scratch) != HS_SUCCESS)
+    status = -1;
+  for (size_t i = 0; status == 0 && g->db && i < k; i++)
+    g->streamed[ids[i]] = 1;
+  for (size_t i = 0; exprs && i < k; i++)
+    free(exprs[i]);
+  free(exprs);
+  free(flags);
+  free(ids);
+  return status;
+}
+#endif
+
+/* Decides where each matcher runs, and whether bodies are kept: only when
+ * a body matcher runs over the kept body (every output field but those is
+ * taken from the stream: the body's length is counted, the title read from
+ * its first bytes). Returns 0, or -1 when out of memory. */
+static int engine_build(engine *g, const options *o)
+{
+  size_t n = o->nwords + o->nregexes;
+  if (!(g->streamed = calloc(n + 1, 1)))
+    return -1;
+  if (!n || o->part == PART_HEADER)
+    return 0;
+#if SCAN_VECTORSCAN
+  if (engine_compile(g, o) != 0)
+    return -1;
+#endif
+  for (size_t id = 0; id < n; id++) {
+    if (g->streamed[id])
+      g->nstreamed++;
+    else
+      g->nwhole++;
+  }
+  g->keep_body = g->nwhole > 0;
+  return 0;
+}
+
+static void engine_free(engine *g)
+{
+#if SCAN_VECTORSCAN
+  hs_free_scratch(g->scratch);
+  hs_free_database(g->db);
+#endif
+  free(g->streamed);
 }
 
 /* ---- Output ------------------------------------------------------------- */
@@ -931,8 +1498,9 @@ static void json_timestamp(line *l)
 
 /* ---- The page title ----------------------------------------------------- */
 
-#define TITLE_SCAN 8192 /* bytes of the title element looked at */
-#define TITLE_MAX  1024 /* bytes of the title written, at most */
+#define TITLE_HEAD (16 * 1024) /* bytes of the body the title is looked for in */
+#define TITLE_SCAN 8192        /* bytes of the title element looked at */
+#define TITLE_MAX  1024        /* bytes of the title written, at most */
 
 /* The first occurrence of needle (ASCII, lower case) in hay[0..n), in any
  * case; NULL if none. */
@@ -1077,8 +1645,11 @@ typedef enum slot_state {
   SLOT_RUNNING /* its transfer is in the multi handle */
 } slot_state;
 
+struct scan;
+
 /* One unit of concurrency: a transfer at a time. */
 typedef struct slot {
+  struct scan *scan; /* for the body observer */
   CURL *easy;
   rc_response *resp;
   slot_state state;
@@ -1087,6 +1658,17 @@ typedef struct slot {
   double due;                   /* READY: seconds since the scan's start */
   struct timespec started;      /* when the transfer was handed to curl */
   char errbuf[CURL_ERROR_SIZE]; /* curl's detailed message for a failure */
+  /* What the body observer found in the body of hop number hop (a count:
+   * 0 before any body), the final one unless a later hop came: */
+  size_t hop;
+  verdict v;          /* the hits so far, head and streamed body */
+  char *head;         /* the body's first TITLE_HEAD bytes, for the title */
+  size_t head_len;    /* bytes in head */
+  size_t stream_hits; /* streamed matchers that reported a match */
+#if SCAN_VECTORSCAN
+  hs_stream_t *stream; /* from the body's first slice to the target's end */
+  int stream_over;     /* nothing more to learn from it: no more scanning */
+#endif
 } slot;
 
 /* How a target's last transfer ended, for its report. */
@@ -1100,7 +1682,7 @@ typedef struct scan {
   const options *opt;
   int out;   /* the JSON lines' file descriptor */
   line line; /* the line being built; its memory is reused */
-  verdict verdict;
+  engine engine;
   rc_pool *pool;
   CURLM *multi;
   slot *slots;
@@ -1168,6 +1750,144 @@ static int catch_signals(void)
   return sigaction(SIGINT, &sa, NULL) == 0 && sigaction(SIGTERM, &sa, NULL) == 0 ? 0 : -1;
 }
 
+/* ---- The body observer -------------------------------------------------- */
+
+#if SCAN_VECTORSCAN
+/* A streamed matcher's first match (SINGLEMATCH: its only report), ending
+ * at body offset to. Once every streamed matcher has reported, the stream
+ * has nothing more to say: a nonzero return ends its scanning. */
+static int on_stream_match(unsigned int id, unsigned long long from, unsigned long long to,
+                           unsigned int flags, void *ctx)
+{
+  (void)from;
+  (void)flags;
+  slot *sl = ctx;
+  verdict_hit(&sl->v, sl->scan->opt, id, (size_t)to);
+  return ++sl->stream_hits == sl->scan->engine.nstreamed;
+}
+#endif
+
+/* Closes the slot's stream, if open; eod: first reporting the matches
+ * that the body's end decides ($), the body being whole. */
+static void stream_close(scan *s, slot *sl, int eod)
+{
+#if SCAN_VECTORSCAN
+  if (sl->stream)
+    hs_close_stream(sl->stream, s->engine.scratch, eod && !sl->stream_over ? on_stream_match : NULL,
+                    sl);
+  sl->stream = NULL;
+#endif
+  (void)s;
+  (void)sl;
+  (void)eod;
+}
+
+/* Before a transfer: nothing observed yet. */
+static void observed_reset(scan *s, slot *sl)
+{
+  stream_close(s, sl, 0);
+  sl->hop = 0;
+  sl->head_len = 0;
+}
+
+/* The first slice of a hop's body: its head is complete, so the status
+ * and the header lines are matched now; the body's matchers start afresh
+ * (a hop's body that a later hop follows, a redirect's, is not the final
+ * body). Returns 0, or -1 when a stream cannot be opened. */
+static int body_begin(scan *s, slot *sl, size_t hops)
+{
+  observed_reset(s, sl);
+  sl->hop = hops;
+  sl->stream_hits = 0;
+  match_head(s->opt, sl->resp, &sl->v);
+#if SCAN_VECTORSCAN
+  /* A target that its status rules out is not looked at. */
+  sl->stream_over = sl->v.status_missed;
+  if (s->engine.db && !sl->stream_over &&
+      hs_open_stream(s->engine.db, 0, &sl->stream) != HS_SUCCESS) {
+    sl->stream = NULL;
+    return -1;
+  }
+#endif
+  return 0;
+}
+
+/* Whether the target's verdict is known before its body ends (for
+ * --stop-on-match): its status rules it out, or every --word and --regex
+ * has hit or looks only at header lines, which are all in. An HTML body's
+ * first TITLE_HEAD bytes are read first, for its title. */
+static int settled(const scan *s, const slot *sl)
+{
+  const options *o = s->opt;
+  if (!sl->v.status_missed && o->part != PART_HEADER &&
+      (s->engine.nwhole || sl->v.nwords < o->nwords || sl->v.nregexes < o->nregexes))
+    return 0;
+  return sl->head_len >= TITLE_HEAD || !is_html(sl->resp);
+}
+
+/* The body observer: sees each slice of the decoded body as it arrives
+ * (within --max-body), kept or not. It keeps the first TITLE_HEAD bytes
+ * for the title and runs the streamed matchers over the slice; a match
+ * that straddles slices is found, as the stream carries what it needs
+ * from one to the next. */
+static rc_code observe(void *ud, const char *data, size_t len)
+{
+  slot *sl = ud;
+  scan *s = sl->scan;
+  size_t hops = rc_hop_count(sl->resp);
+  if (hops != sl->hop && body_begin(s, sl, hops) != 0)
+    return RC_E_NOMEM;
+  if (sl->head_len < TITLE_HEAD) {
+    size_t n = len < TITLE_HEAD - sl->head_len ? len : TITLE_HEAD - sl->head_len;
+    memcpy(sl->head + sl->head_len, data, n);
+    sl->head_len += n;
+  }
+#if SCAN_VECTORSCAN
+  for (size_t done = 0; sl->stream && !sl->stream_over && done < len;) {
+    unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
+    hs_error_t err =
+        hs_scan_stream(sl->stream, data + done, n, 0, s->engine.scratch, on_stream_match, sl);
+    if (err == HS_SCAN_TERMINATED)
+      sl->stream_over = 1;
+    else if (err != HS_SUCCESS)
+      return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
+    done += n;
+  }
+#endif
+  if (s->opt->stop_on_match && settled(s, sl))
+    return RC_STOPPED;
+  return RC_OK;
+}
+
+/* The target's verdict, once its transfer is over: the stream's matches
+ * at the body's end, then the matchers that run over the body kept. */
+static int matches(scan *s, slot *sl)
+{
+  const options *o = s->opt;
+  verdict *v = &sl->v;
+  size_t hops = rc_hop_count(sl->resp);
+  if (hops != sl->hop) {
+    /* No body of the final response was observed (none came, or it was
+     * empty): an empty stream, for what matches an empty body ("^$"). */
+    observed_reset(s, sl);
+    if (hops > 0 && body_begin(s, sl, hops) != 0)
+      match_head(o, sl->resp, v); /* no stream: the head alone */
+  }
+  stream_close(s, sl, 1);
+  if (hops == 0) {
+    verdict_clear(v, o); /* no response arrived */
+    return 0;
+  }
+  if (v->status_missed) {
+    verdict_clear(v, o);
+    v->status_missed = 1;
+    return 0;
+  }
+  if (o->part != PART_HEADER && s->engine.nwhole)
+    match_text(o, rc_body(sl->resp), 1, s->engine.streamed, v);
+  return verdict_matched(o, v);
+}
+
 /* ---- Transfers ---------------------------------------------------------- */
 
 /* The request options from the command line, the same for every target. */
@@ -1199,7 +1919,14 @@ static int set_request(CURL *e, const options *o)
 static int slot_init(scan *s, slot *sl, const rc_limits *lim)
 {
   const options *o = s->opt;
-  if (rc_response_new(s->pool, lim, &sl->resp) != RC_OK || !(sl->easy = curl_easy_init()))
+  sl->scan = s;
+  if (rc_response_new(s->pool, lim, &sl->resp) != RC_OK || !(sl->easy = curl_easy_init()) ||
+      verdict_init(&sl->v, o) != 0 || !(sl->head = malloc(TITLE_HEAD)))
+    return -1;
+  /* Every body goes by the observer; it is stored only when a matcher
+   * needs it whole, so that otherwise memory does not grow with bodies. */
+  if (rc_response_observe(sl->resp, observe, sl,
+                          s->engine.keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK)
     return -1;
   /* The response's callbacks; it decodes the body itself, so that
    * --max-body counts decoded bytes. */
@@ -1222,7 +1949,8 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
 /* ---- Reports ------------------------------------------------------------ */
 
 /* The error field: NULL, or what went wrong. A body cut at the cap is
- * reported by "truncated", not as an error. */
+ * reported by "truncated", a transfer that --stop-on-match ended by
+ * "stopped", not as errors. */
 static const char *error_text(slot *sl, ending how, CURLcode cc, char *buf, size_t cap)
 {
   if (how == INTERRUPTED)
@@ -1232,7 +1960,7 @@ static const char *error_text(slot *sl, ending how, CURLcode cc, char *buf, size
     snprintf(buf, cap, "transfer failed: %s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(cc));
     return buf;
   }
-  return rc != RC_OK && rc != RC_TRUNCATED ? rc_strerror(rc) : NULL;
+  return rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED ? rc_strerror(rc) : NULL;
 }
 
 /* A header of the final response as a JSON string; null when absent. */
@@ -1258,7 +1986,8 @@ static void json_content_length(line *l, rc_response *r)
     puts_line(l, "null");
 }
 
-/* The title of an HTML body; null for other bodies, or without one. */
+/* The title of an HTML body, from its first bytes; null for other bodies,
+ * or without one. */
 static void json_title(line *l, rc_response *r, rc_view body)
 {
   char title[TITLE_MAX];
@@ -1282,16 +2011,20 @@ static void json_chain(line *l, rc_response *r)
   puts_line(l, "]");
 }
 
-/* One hit of the matches array. */
-static void json_hit(line *l, int *first, const char *kind, const char *value)
+/* One hit of the matches array; offset NO_OFFSET is null. */
+static void json_hit(line *l, int *first, const char *kind, const char *value, size_t offset)
 {
   printf_line(l, "%s{\"matcher\":\"%s\",\"value\":", *first ? "" : ",", kind);
   json_string(l, value);
-  puts_line(l, "}");
+  if (offset == NO_OFFSET)
+    puts_line(l, ",\"offset\":null}");
+  else
+    printf_line(l, ",\"offset\":%zu}", offset);
   *first = 0;
 }
 
-/* The matchers that hit: [{"matcher":"status","value":"200"}, ...]. */
+/* The matchers that hit: [{"matcher":"status","value":"200","offset":null},
+ * {"matcher":"word","value":"admin","offset":1234}, ...]. */
 static void json_matches(line *l, const options *o, const verdict *v, int status)
 {
   int first = 1;
@@ -1299,14 +2032,14 @@ static void json_matches(line *l, const options *o, const verdict *v, int status
   if (v->status) {
     char code[8];
     snprintf(code, sizeof code, "%d", status);
-    json_hit(l, &first, "status", code);
+    json_hit(l, &first, "status", code, NO_OFFSET);
   }
   for (size_t i = 0; i < o->nwords; i++)
     if (v->words[i])
-      json_hit(l, &first, "word", o->words[i]);
+      json_hit(l, &first, "word", o->words[i], v->word_at[i]);
   for (size_t i = 0; i < o->nregexes; i++)
     if (v->regexes[i])
-      json_hit(l, &first, "regex", o->regex_texts[i]);
+      json_hit(l, &first, "regex", o->regex_texts[i], v->regex_at[i]);
   puts_line(l, "]");
 }
 
@@ -1341,8 +2074,9 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
 {
   const options *o = s->opt;
   rc_response *r = sl->resp;
-  verdict *v = &s->verdict;
-  int matched = matches(o, r, v);
+  verdict *v = &sl->v;
+  int matched = matches(s, sl);
+  int stopped = how != NOT_STARTED && rc_result(r, cc) == RC_STOPPED;
   char buf[CURL_ERROR_SIZE + 128];
   const char *err = error_text(sl, how, cc, buf, sizeof buf);
   char *final_url = NULL;
@@ -1351,14 +2085,16 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
     curl_easy_getinfo(sl->easy, CURLINFO_EFFECTIVE_URL, &final_url);
     curl_easy_getinfo(sl->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
   }
-  rc_view body = rc_body(r);
+  /* Counted whether or not the body was kept. */
+  size_t body_bytes = rc_body_length(r);
+  rc_view head = {sl->head, sl->head_len};
   double took = seconds_since(&sl->started);
 
   s->done++;
   s->matched += matched != 0;
   s->errors += err != NULL;
   s->interrupted += how == INTERRUPTED;
-  s->body_bytes += body.len;
+  s->body_bytes += body_bytes;
   s->wire_bytes += (uint64_t)wire;
   if (!matched && o->matched_only)
     return;
@@ -1382,15 +2118,15 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
   puts_line(l, ",\"webserver\":");
   json_header(l, r, "server");
   puts_line(l, ",\"title\":");
-  json_title(l, r, body);
+  json_title(l, r, head);
   puts_line(l, ",\"chain_status_codes\":");
   json_chain(l, r);
   printf_line(l,
               ",\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,\"truncated\":%s,"
-              "\"encoding\":\"%s\",\"spilled\":%s,\"matched\":%s,\"matches\":",
-              http_version_json(r), rc_hop_count(r), body.len, rc_truncated(r) ? "true" : "false",
-              encoding_name(rc_body_encoding(r)), rc_body_spilled(r) ? "true" : "false",
-              matched ? "true" : "false");
+              "\"stopped\":%s,\"encoding\":\"%s\",\"spilled\":%s,\"matched\":%s,\"matches\":",
+              http_version_json(r), rc_hop_count(r), body_bytes, rc_truncated(r) ? "true" : "false",
+              stopped ? "true" : "false", encoding_name(rc_body_encoding(r)),
+              rc_body_spilled(r) ? "true" : "false", matched ? "true" : "false");
   json_matches(l, o, v, rc_status(r));
   printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");
   json_string(l, err);
@@ -1446,6 +2182,7 @@ static void slot_start(scan *s, slot *sl)
   sl->state = SLOT_IDLE;
   sl->errbuf[0] = '\0';
   sl->attempts++;
+  observed_reset(s, sl);
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
   CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
   if (cc == CURLE_OK && curl_multi_add_handle(s->multi, sl->easy) == CURLM_OK) {
@@ -1632,6 +2369,11 @@ static void summary(scan *s)
             caught == SIGINT ? "SIGINT" : "SIGTERM", s->interrupted);
   fprintf(stderr, "scan: received %.1f MiB of bodies (%.1f MiB on the wire)\n",
           (double)s->body_bytes / MiB, (double)s->wire_bytes / MiB);
+  const engine *g = &s->engine;
+  if (g->nstreamed || g->nwhole)
+    fprintf(stderr,
+            "scan: body matchers: %zu streamed (%s), %zu over the kept body (regexec); bodies %s\n",
+            g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */
     fprintf(stderr, "scan: peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
@@ -1698,11 +2440,9 @@ static int setup(scan *s)
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);
   s->multi = curl_multi_init();
-  s->verdict.words = calloc(o->nwords + 1, 1);
-  s->verdict.regexes = calloc(o->nregexes + 1, 1);
   s->src.shard = o->shard;
   s->src.shards = o->shards;
-  if (!s->slots || !s->multi || !s->verdict.words || !s->verdict.regexes) {
+  if (!s->slots || !s->multi || engine_build(&s->engine, o) != 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
@@ -1727,10 +2467,12 @@ static void teardown(scan *s)
     if (sl->easy)
       curl_easy_cleanup(sl->easy);
     rc_response_free(sl->resp);
+    stream_close(s, sl, 0);
+    verdict_free(&sl->v);
+    free(sl->head);
   }
   free(s->slots);
-  free(s->verdict.words);
-  free(s->verdict.regexes);
+  engine_free(&s->engine);
   free(s->line.p);
   if (s->multi)
     curl_multi_cleanup(s->multi);

@@ -12,6 +12,8 @@
 #include <libgen.h>
 #include <time.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <regex.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -211,7 +213,7 @@ static int run_scan(const char *const *args) { return run_example("scan", args, 
 /* ---- A JSON line -------------------------------------------------------- */
 
 #define MAX_CHAIN   32
-#define MAX_MATCHES 8
+#define MAX_MATCHES 24
 
 /* The fields of one output line. Strings are unescaped; a null string is
  * marked by its *_null flag. status is status_code. */
@@ -225,9 +227,10 @@ typedef struct record {
   long chain[MAX_CHAIN];
   size_t nchain;
   char match_kind[MAX_MATCHES][16], match_value[MAX_MATCHES][128];
+  long match_offset[MAX_MATCHES]; /* -1: null */
   size_t nmatches;
   size_t body_bytes;
-  int truncated, spilled, matched, failed;
+  int truncated, stopped, spilled, matched, failed;
   double time_ms;
   unsigned long seen; /* bit per field found */
 } record;
@@ -248,6 +251,7 @@ static const char *const FIELDS[] = {"timestamp",
                                      "hops",
                                      "body_bytes",
                                      "truncated",
+                                     "stopped",
                                      "encoding",
                                      "spilled",
                                      "matched",
@@ -384,7 +388,8 @@ static const char *parse_chain(const char *p, record *r)
   return p + 1;
 }
 
-/* matches at p: an array of {"matcher": string, "value": string}. */
+/* matches at p: an array of {"matcher": string, "value": string,
+ * "offset": number or null}. */
 static const char *parse_matches(const char *p, record *r)
 {
   if (*p++ != '[')
@@ -393,21 +398,26 @@ static const char *parse_matches(const char *p, record *r)
     size_t i = r->nmatches++;
     if (i == MAX_MATCHES)
       return NULL;
-    static const char *const keys[] = {"matcher", "value"};
-    char *dst[] = {r->match_kind[i], r->match_value[i]};
-    size_t cap[] = {sizeof r->match_kind[i], sizeof r->match_value[i]};
+    static const char *const keys[] = {"matcher", "value", "offset"};
+    char offset[32];
+    char *dst[] = {r->match_kind[i], r->match_value[i], offset};
+    size_t cap[] = {sizeof r->match_kind[i], sizeof r->match_value[i], sizeof offset};
     if (*p++ != '{')
       return NULL;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
       char key[16];
       scalar v;
       if (!(p = json_str(skip_ws(p), key, sizeof key)) || strcmp(key, keys[k]) != 0)
         return NULL;
       p = skip_ws(p);
-      if (*p++ != ':' || !(p = json_scalar(skip_ws(p), &v, dst[k], cap[k])) || v.kind != V_STR)
+      if (*p++ != ':' || !(p = json_scalar(skip_ws(p), &v, dst[k], cap[k])))
         return NULL;
+      if (k < 2 ? v.kind != V_STR : v.kind != V_NUM && v.kind != V_NULL)
+        return NULL;
+      if (k == 2)
+        r->match_offset[i] = v.kind == V_NUM ? (long)v.num : -1;
       p = skip_ws(p);
-      if (*p++ != (k == 0 ? ',' : '}'))
+      if (*p++ != (k < 2 ? ',' : '}'))
         return NULL;
     }
     p = skip_ws(p);
@@ -441,14 +451,15 @@ static int set_field(record *r, size_t k, const scalar *v, const char *str)
   case 12: r->hops = (long)v->num; return num ? 0 : -1;
   case 13: r->body_bytes = (size_t)v->num; return num ? 0 : -1;
   case 14: r->truncated = v->boolean; return boolean ? 0 : -1;
-  case 15: return set_str(r->encoding, sizeof r->encoding, NULL, v, str);
-  case 16: r->spilled = v->boolean; return boolean ? 0 : -1;
-  case 17: r->matched = v->boolean; return boolean ? 0 : -1;
-  case 19: r->failed = v->boolean; return boolean ? 0 : -1;
-  case 20: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
-  case 21: r->attempts = (long)v->num; return num ? 0 : -1;
-  case 22: return set_str(r->time, sizeof r->time, NULL, v, str);
-  case 23: r->time_ms = v->num; return num ? 0 : -1;
+  case 15: r->stopped = v->boolean; return boolean ? 0 : -1;
+  case 16: return set_str(r->encoding, sizeof r->encoding, NULL, v, str);
+  case 17: r->spilled = v->boolean; return boolean ? 0 : -1;
+  case 18: r->matched = v->boolean; return boolean ? 0 : -1;
+  case 20: r->failed = v->boolean; return boolean ? 0 : -1;
+  case 21: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
+  case 22: r->attempts = (long)v->num; return num ? 0 : -1;
+  case 23: return set_str(r->time, sizeof r->time, NULL, v, str);
+  case 24: r->time_ms = v->num; return num ? 0 : -1;
   default: return -1;
   }
 }
@@ -915,6 +926,344 @@ static double now_s(void)
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* ---- Streaming matchers --------------------------------------------------- */
+
+/* Whether this scan streams its matchers (built with Vectorscan), as its
+ * --version says. */
+static int scan_streams(void)
+{
+  const char *version[] = {"--version", NULL};
+  ck_assert_int_eq(run_scan(version), 0);
+  char *out = slurp(out_path);
+  int streams = strstr(out, "streaming matchers: Vectorscan") != NULL;
+  free(out);
+  return streams;
+}
+
+/* The first occurrence of needle in hay, as the offset of its end; -1
+ * when there is none. */
+static long first_end(const unsigned char *hay, size_t n, const char *needle, size_t k)
+{
+  for (size_t i = 0; i + k <= n; i++)
+    if (memcmp(hay + i, needle, k) == 0)
+      return (long)(i + k);
+  return -1;
+}
+
+/* Where the first match of ere in body to end, ends, by its definition:
+ * the shortest prefix in which regexec finds a match ($ matching only at
+ * the body's own end); -1 when it does not match. Tried length by length:
+ * the independent check of scan's halving and of the stream's reports. */
+static long regex_end(const char *ere, const unsigned char *body, size_t n)
+{
+  regex_t re;
+  ck_assert_int_eq(regcomp(&re, ere, REG_EXTENDED | REG_NOSUB), 0);
+  long end = -1;
+  regmatch_t whole = {0, (regoff_t)n};
+  if (regexec(&re, (const char *)body, 1, &whole, REG_STARTEND) == 0) {
+    for (size_t e = 0; e <= n && end < 0; e++) {
+      regmatch_t range = {0, (regoff_t)e};
+      if (regexec(&re, (const char *)body, 1, &range, REG_STARTEND | (e < n ? REG_NOTEOL : 0)) == 0)
+        end = (long)e;
+    }
+  }
+  regfree(&re);
+  return end;
+}
+
+/* A fixed-width regex's first match ends where its leftmost one does. */
+static long fixed_regex_end(const char *ere, const unsigned char *body, size_t n)
+{
+  regex_t re;
+  ck_assert_int_eq(regcomp(&re, ere, REG_EXTENDED), 0);
+  regmatch_t m = {0, (regoff_t)n};
+  long end = regexec(&re, (const char *)body, 1, &m, REG_STARTEND) == 0 ? (long)m.rm_eo : -1;
+  regfree(&re);
+  return end;
+}
+
+/* Checks that r lists matcher kind/value exactly when end >= 0, with
+ * that offset. */
+static void check_hit(const record *r, const char *kind, const char *value, long end,
+                      const char *where)
+{
+  size_t i = 0;
+  while (i < r->nmatches && (strcmp(r->match_kind[i], kind) || strcmp(r->match_value[i], value)))
+    i++;
+  if (end < 0) {
+    ck_assert_msg(i == r->nmatches, "%s: %s %s hit at %ld, want none", where, kind, value,
+                  r->match_offset[i]);
+    return;
+  }
+  ck_assert_msg(i < r->nmatches, "%s: %s %s did not hit (want offset %ld)", where, kind, value,
+                end);
+  ck_assert_msg(r->match_offset[i] == end, "%s: %s %s at %ld, want %ld", where, kind, value,
+                r->match_offset[i], end);
+}
+
+/* len pattern bytes from about at as text for a --word: the first
+ * position from at - len + 1 on whose bytes hold no NUL, so that the word
+ * takes in offset at when it can. */
+static size_t pattern_text(size_t at, size_t len, char *out)
+{
+  size_t from = at >= len ? at - len + 1 : 0;
+  while (memchr(pattern + from, '\0', len))
+    from++;
+  memcpy(out, pattern + from, len);
+  out[len] = '\0';
+  return from;
+}
+
+/* Bytes as an ERE that matches them literally. */
+static void ere_literal(const char *bytes, size_t n, char *out)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strchr(".[]()*+?{}|^$\\", bytes[i]))
+      out[k++] = '\\';
+    out[k++] = bytes[i];
+  }
+  out[k] = '\0';
+}
+
+/* Verdicts equal to the whole-body matcher's, with the offsets where the
+ * first matches end, over bodies in many slicings (1 byte, 7, 1000, 4 KiB
+ * sends; chunked), codings (gzip, br, zstd, stacked), cut at caps, with
+ * the words straddling slice boundaries, at the very end, past the cap
+ * and absent. */
+START_TEST(stream_verdicts)
+{
+  static const struct {
+    const char *path;
+    size_t n, cap; /* body length; --max-body (0: 4M) */
+  } cases[] = {
+      {"/bytes?n=300000&write=4096&delay_us=50", 300000, 0},
+      {"/bytes?n=70000&te=chunked&write=7", 70000, 0},
+      {"/bytes?n=3000&write=1", 3000, 0},
+      {"/bytes?n=300000&write=1000", 300000, 200005}, /* the cap cuts word 2 */
+      {"/bytes?n=300000", 300000, 10000},             /* the cap is before most */
+      {"/gzip?n=300000&coding=gzip&write=1000", 300000, 0},
+      {"/gzip?n=300000&coding=br", 300000, 0},
+      {"/gzip?n=300000&coding=zstd&members=3", 300000, 0},
+      {"/gzip?n=300000&coding=gzip-br", 300000, 0},
+      {"/gzip?n=300000&coding=zstd", 300000, 100000},
+  };
+  /* Words across 3 * 4096, 65536 - 1 (a regex) and past 200000. */
+  char w1[16], w2[16], r1[64], r2[64], a[16], b[8];
+  pattern_text(3 * 4096, 10, w1);
+  pattern_text(200004, 10, w2);
+  size_t r1_at = pattern_text(65536, 12, a);
+  memcpy(a, pattern + r1_at, 4);
+  memcpy(b, pattern + r1_at + 9, 3);
+  char ea[16], eb[16];
+  ere_literal(a, 4, ea);
+  ere_literal(b, 3, eb);
+  snprintf(r1, sizeof r1, "%s.{5}%s", ea, eb);
+  ere_literal((const char *)pattern, 6, ea);
+  snprintf(r2, sizeof r2, "^%s", ea);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *coding = strstr(cases[c].path, "coding=");
+    if (coding && ((strstr(coding, "br") && !ts_can_encode("br")) ||
+                   (strstr(coding, "zstd") && !ts_can_encode("zstd"))))
+      continue; /* this server cannot send it */
+    size_t n = cases[c].cap && cases[c].cap < cases[c].n ? cases[c].cap : cases[c].n;
+    /* The body's last 8 bytes as a word, and its last 5 as "...$". */
+    char w_end[16], r_end[64], tail[8];
+    memcpy(w_end, pattern + n - 8, 8);
+    w_end[8] = '\0';
+    ck_assert_msg(!memchr(w_end, '\0', 8), "the body ends in a NUL; pick another length");
+    memcpy(tail, pattern + n - 5, 5);
+    ere_literal(tail, 5, ea);
+    snprintf(r_end, sizeof r_end, "%s$", ea);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%zu", cases[c].cap ? cases[c].cap : 4 * MiB);
+    const char *opts[] = {"--max-body", cap,       "--word",     w1,       "--word",
+                          w2,           "--word",  w_end,        "--word", "absent-word-!",
+                          "--regex",    r1,        "--regex",    r2,       "--regex",
+                          r_end,        "--regex", "absent-(x)", NULL};
+    record r = scan_one(cases[c].path, opts);
+    ck_assert_msg(r.error_null && r.body_bytes == n && r.truncated == (n < cases[c].n),
+                  "%s: error %s, %zu bytes", cases[c].path, r.error, r.body_bytes);
+    const char *const words[] = {w1, w2, w_end, "absent-word-!"};
+    int any_word = 0, any_regex = 0;
+    for (size_t i = 0; i < 4; i++) {
+      long end = first_end(pattern, n, words[i], strlen(words[i]));
+      check_hit(&r, "word", words[i], end, cases[c].path);
+      any_word |= end >= 0;
+    }
+    const char *const regexes[] = {r1, r2, r_end, "absent-(x)"};
+    for (size_t i = 0; i < 4; i++) {
+      long end = fixed_regex_end(regexes[i], pattern, n);
+      check_hit(&r, "regex", regexes[i], end, cases[c].path);
+      any_regex |= end >= 0;
+    }
+    ck_assert_int_eq(r.matched, any_word && any_regex);
+    ck_assert(!r.stopped);
+  }
+}
+END_TEST
+
+/* The body of /html?title=T, T given decoded: as the server writes it. */
+static size_t html_body(const char *title, size_t tlen, unsigned char *out)
+{
+  static const char head[] =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<TITLE lang=en>";
+  static const char tail[] = "</title></head>\n<body><h1>hello</h1></body></html>\n";
+  size_t n = 0;
+  memcpy(out, head, sizeof head - 1);
+  n += sizeof head - 1;
+  memcpy(out + n, title, tlen);
+  n += tlen;
+  memcpy(out + n, tail, sizeof tail - 1);
+  return n + sizeof tail - 1;
+}
+
+/* The meaning of a regex is regexec's, whichever engine runs it: '.' is
+ * any byte but NUL, a line break included; a negated bracket takes NUL;
+ * $ is the body's very end, not before a final newline; ^ its start;
+ * glibc's reading of "\n" (an n), of a backslash in brackets, of {,n}
+ * and of quantified quantifiers; classes in the C locale. Offsets too. */
+START_TEST(regex_meaning)
+{
+  static const char title[] = "a\0b a\nb anb n\\k ]q 12345 (x) aaaaaa xyzzy";
+  static const char encoded[] =
+      "a%00b+a%0Ab+anb+n%5Ck+%5Dq+12345+%28x%29+aaaaaa+xyzzy&write=3&delay_us=20";
+  static const char *const streamable[] = {
+      "a.b",          "a[^x]b",       "a\\nb",        "[\\n]k",    "html>$",
+      "html>.$",      "^<!DOCTYPE",   "^html",        "[]q]q",     "[[:digit:]]{3}",
+      "a{2}{3}",      "x{,2}yz+y",    "a+?b",         "(a|b)*nb",  "\\(x\\)",
+      "\\w\\w\\W\\S", "[[:space:]]a", "title.*xyzzy", "z{2}y|>hel"};
+  static const char *const whole[] = {"(a)\\1\\1", "x*", "^$", "(z)\\1y"};
+  unsigned char body[512];
+  size_t n = html_body(title, sizeof title - 1, body);
+  char path[256];
+  snprintf(path, sizeof path, "/html?title=%s", encoded);
+  int streams = scan_streams();
+  for (int set = 0; set < 2; set++) {
+    const char *const *res = set ? whole : streamable;
+    size_t count = set ? sizeof whole / sizeof *whole : sizeof streamable / sizeof *streamable;
+    char err_path[256];
+    temp_path(err_path, sizeof err_path, "err");
+    char url[256];
+    const char *args[64] = {"-u", ts_url(srv, path, url, sizeof url)};
+    size_t k = 2;
+    for (size_t i = 0; i < count; i++) {
+      args[k++] = "--regex";
+      args[k++] = res[i];
+    }
+    args[k] = NULL;
+    ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+    record *recs;
+    ck_assert_uint_eq(read_records(&recs), 1);
+    ck_assert_uint_eq(recs[0].body_bytes, n);
+    for (size_t i = 0; i < count; i++)
+      check_hit(&recs[0], "regex", res[i], regex_end(res[i], body, n), "/html");
+    free(recs);
+    /* Bodies are kept only for matchers that need them whole: none of
+     * the first set's when they stream. */
+    char *err = slurp(err_path);
+    int kept = strstr(err, "bodies kept") != NULL;
+    ck_assert_msg(kept == (set == 1 || !streams), "%s", err);
+    free(err);
+    unlink(err_path);
+  }
+}
+END_TEST
+
+/* Reads "peak in use N MiB" from scan's summary. */
+static double pool_peak(const char *err_path)
+{
+  char *err = slurp(err_path);
+  const char *p = strstr(err, "peak in use ");
+  ck_assert_msg(p, "no summary: %s", err);
+  double mib = strtod(p + 12, NULL);
+  free(err);
+  return mib;
+}
+
+/* A body that no matcher needs whole is not kept: the pool holds no body
+ * memory, however large the bodies; body_bytes still counts them, and the
+ * title is read from the stream. */
+START_TEST(bodies_not_kept)
+{
+  char err_path[256], url[160];
+  temp_path(err_path, sizeof err_path, "err");
+  ts_url(srv, "/bytes?n=3M", url, sizeof url);
+  const char *plain[] = {"-u", url, "-u", url, NULL};
+  ck_assert_int_eq(run_example("scan", plain, NULL, err_path), 0);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), 2);
+  ck_assert_uint_eq(recs[0].body_bytes, 3 * MiB);
+  free(recs);
+  ck_assert_double_lt(pool_peak(err_path), 1.0);
+
+  /* A word: streamed with Vectorscan (not kept), else over the body kept. */
+  const char *word[] = {"-u", url, "--word", "officia", NULL};
+  ck_assert_int_eq(run_example("scan", word, NULL, err_path), 0);
+  if (scan_streams())
+    ck_assert_double_lt(pool_peak(err_path), 1.0);
+  else
+    ck_assert_double_ge(pool_peak(err_path), 3.0);
+
+  /* The title of an HTML page, from the stream. */
+  const char *title[] = {"-u", ts_url(srv, "/html?title=Streamed&write=5", url, sizeof url), NULL};
+  ck_assert_int_eq(run_example("scan", title, NULL, err_path), 0);
+  ck_assert_uint_eq(read_records(&recs), 1);
+  ck_assert_str_eq(recs[0].title, "Streamed");
+  free(recs);
+  unlink(err_path);
+}
+END_TEST
+
+/* --stop-on-match: a transfer ends once its verdict is known (every
+ * matcher hit, or the status rules the target out), far before a large
+ * slow body ends; "stopped" says so, and it is not an error. A matcher
+ * that needs the whole body lets it run to the end. */
+START_TEST(stop_on_match)
+{
+  const char *slow = "/bytes?n=8M&write=16384&delay_us=2000";
+  char word[16];
+  pattern_text(40000, 10, word);
+  long end = first_end(pattern, MAX_BODY, word, 10);
+  int streams = scan_streams();
+  const char *opts[] = {"--max-body", "8M", "--stop-on-match", "--word", word, NULL};
+  record r = scan_one(slow, opts);
+  if (streams) {
+    ck_assert_msg(r.stopped && r.error_null && r.matched, "stopped %d, error %s", r.stopped,
+                  r.error);
+    ck_assert_uint_lt(r.body_bytes, MiB); /* the word is at 40 KB of 8 MiB */
+    ck_assert_uint_ge(r.body_bytes, (size_t)end);
+    check_hit(&r, "word", word, end, slow);
+  } else {
+    /* The word is matched over the body kept whole: it runs to the end. */
+    ck_assert(!r.stopped && r.matched && r.body_bytes == 8 * MiB);
+  }
+
+  /* The status rules the target out: it stops at the body's first bytes. */
+  const char *status[] = {"--max-body", "8M", "--stop-on-match", "--status", "404", "--word",
+                          word,         NULL};
+  r = scan_one(slow, status);
+  ck_assert_msg(r.stopped && r.error_null && !r.matched && r.nmatches == 0, "%s", r.error);
+  ck_assert_uint_lt(r.body_bytes, MiB);
+
+  /* Two words, one absent: the verdict is known only at the end. */
+  const char *absent[] = {"--stop-on-match", "--word", word, "--word", "absent-word-!", NULL};
+  r = scan_one("/bytes?n=300000", absent);
+  ck_assert(!r.stopped && r.error_null && r.matched && r.body_bytes == 300000);
+
+  /* A matcher that needs the body whole (a back reference). */
+  const char *whole[] = {"--stop-on-match", "--word", word, "--regex", "(q)\\1", NULL};
+  r = scan_one("/bytes?n=300000", whole);
+  ck_assert(!r.stopped && r.body_bytes == 300000);
+
+  /* Header lines only: known once the head is in. */
+  const char *header[] = {"--max-body", "8M",     "--stop-on-match", "--part",
+                          "header",     "--word", "Content-Length",  NULL};
+  r = scan_one(slow, header);
+  ck_assert(r.stopped && r.matched && r.body_bytes < MiB);
+}
+END_TEST
+
 /* --help, --version and a bad option, for scan and the demo. */
 START_TEST(conventions)
 {
@@ -1163,6 +1512,11 @@ static void pool_counts(const char *err_path, unsigned long *pauses, unsigned lo
   free(err);
 }
 
+/* A regex with a back reference: no streaming engine takes it, so it runs
+ * over the body kept whole, and bodies are kept (without a matcher that
+ * needs them they are not, and nothing spills or waits). */
+#define KEEP_BODIES "--regex", "(q)\\1"
+
 /* --max-memory: every field as without it, bodies past it in spill files;
  * --overflow: under a small budget, spill never pauses, wait never spills. */
 START_TEST(memory_options)
@@ -1176,18 +1530,23 @@ START_TEST(memory_options)
     ck_assert_msg(r[i].body_bytes == TARGETS[i].body, "%s: body_bytes %zu", urls[i],
                   r[i].body_bytes);
 
-  const char *spilling[] = {"-l", targets_path, "--max-memory", "64k", NULL};
+  const char *spilling[] = {"-l", targets_path, "--max-memory", "64k", KEEP_BODIES, NULL};
   ck_assert_int_eq(run_example("scan", spilling, NULL, err_path), 0);
   unsigned long pauses, spills;
   pool_counts(err_path, &pauses, &spills);
   ck_assert_uint_ge(spills, 3); /* 100k, 3M, 200k, the bomb at least */
+  /* Without such a matcher no body is kept: nothing to spill. */
+  const char *not_kept[] = {"-l", targets_path, "--max-memory", "64k", NULL};
+  ck_assert_int_eq(run_example("scan", not_kept, NULL, err_path), 0);
+  pool_counts(err_path, &pauses, &spills);
+  ck_assert_uint_eq(spills, 0);
 
   char big[160];
   ts_url(srv, "/bytes?n=2M&write=16384&delay_us=200", big, sizeof big);
   static const char *const modes[] = {"spill", "wait"};
   for (size_t m = 0; m < 2; m++) {
-    const char *args[32] = {"-c", "6", "--budget", "1M", "--overflow", modes[m]};
-    size_t n = 6;
+    const char *args[32] = {"-c", "6", "--budget", "1M", "--overflow", modes[m], KEEP_BODIES};
+    size_t n = 8;
     for (int i = 0; i < 6; i++) {
       args[n++] = "-u";
       args[n++] = big;
@@ -1570,6 +1929,10 @@ int main(void)
   tcase_add_test(tc, regex_body);
   tcase_add_test(tc, header_part);
   tcase_add_test(tc, all_part);
+  tcase_add_test(tc, stream_verdicts);
+  tcase_add_test(tc, regex_meaning);
+  tcase_add_test(tc, bodies_not_kept);
+  tcase_add_test(tc, stop_on_match);
   tcase_add_test(tc, conventions);
   tcase_add_test(tc, targets_and_output);
   tcase_add_test(tc, matched_only_and_silent);

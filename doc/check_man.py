@@ -7,7 +7,8 @@ Usage: check_man.py HEADER PAGE...
   (a page, or a .so link to one) that lists it under NAME and declares it
   under SYNOPSIS exactly as the header does (white space normalised);
 - no SYNOPSIS declares an rc_ function the header does not have;
-- every page has the sections its kind needs;
+- every page has the sections its kind needs (the overviews, respchain(3)
+  and respchain-*(3), declare no function);
 - every page (links aside) renders with man --warnings without a warning.
 """
 import os
@@ -126,7 +127,7 @@ def main(argv):
         secs = sections(lines)
         parsed[base] = secs
         need = (PROGRAM_SECTIONS if base.endswith(".1") else
-                OVERVIEW_SECTIONS if base == "respchain.3" else
+                OVERVIEW_SECTIONS if base.startswith("respchain") else
                 FUNCTION_SECTIONS)
         for s in need:
             if s not in secs:

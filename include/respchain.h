@@ -64,6 +64,10 @@ extern "C" {
 #define RC_DEFAULT_MAX_CODINGS     5u                   /* Content-Encoding chain */
 #define RC_DEFAULT_MAX_WAIT_MS     1000L                /* budget wait, then spill */
 
+/* max_buffer's default: the largest capacity kept idle, a default body and
+ * its NUL. */
+#define RC_DEFAULT_MAX_BUFFER (RC_DEFAULT_MAX_BODY + 1u)
+
 /*
  * Result codes. RC_OK is 0; the others are positive and stable.
  * X(name, value, message)
@@ -150,7 +154,8 @@ typedef struct rc_pool_config {
                                     least one chunk), in whole chunks (a declared
                                     size within the cap is allocated at once);
                                     >= 1 */
-  size_t large_threshold;        /* capacity from which a buffer counts as large */
+  size_t large_threshold;        /* capacity from which a buffer counts as large;
+                                    >= 1 */
   size_t max_large;              /* idle large buffers kept, at most: within it
                                     the pool keeps as many as were in use lately
                                     (released ones a burst will take again),
@@ -190,17 +195,20 @@ typedef struct rc_pool_stats {
 RC_API void rc_pool_config_init(rc_pool_config *cfg);
 
 /* Creates a pool from cfg (NULL: defaults). On success *out owns a new pool
- * (release with rc_pool_free). RC_E_INVAL for a zero chunk_size or a
- * partial allocator or an unknown overflow mode, RC_E_NOMEM. */
+ * (release with rc_pool_free). RC_E_INVAL for a NULL out, a zero chunk_size
+ * or large_threshold, a partial allocator or an unknown overflow mode;
+ * RC_E_NOMEM. */
 RC_API rc_code rc_pool_new(const rc_pool_config *cfg, rc_pool **out);
 
 /* Drops the caller's reference. Responses created on the pool keep it alive;
  * the pool and its idle buffers are freed once the last of them is freed.
- * NULL is a no-op. Must not be called on rc_pool_default(). */
+ * NULL is a no-op, and so is rc_pool_default(): the default pool lives
+ * until exit, whatever is freed. */
 RC_API void rc_pool_free(rc_pool *pool);
 
 /* The process-wide pool with default settings, created on first use and
- * kept until exit. Never NULL (aborts if it cannot be created). */
+ * kept until exit (rc_pool_free does not end it). Never NULL (aborts if it
+ * cannot be created). */
 RC_API rc_pool *rc_pool_default(void);
 
 /* Frees every idle buffer. Buffers held by responses are unaffected. */
@@ -238,15 +246,19 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *  - RC_OVERFLOW_AUTO (the default): a transfer that owns its connection
  *    (HTTP/1.x) waits, at most max_wait_ms (1 s), then spills. A multiplexed
  *    stream (HTTP/2, HTTP/3) spills at once: pausing one stream of a shared
- *    connection does not stop the peer, and curl then keeps the stream's
- *    data in its own buffers, outside any bound.
+ *    connection does not stop the peer at once, and curl keeps what arrives
+ *    for the paused stream in its own buffers: curl 7.x (7.88) up to 64 MiB
+ *    per stream (past that the transfer fails, CURLE_OUT_OF_MEMORY); curl
+ *    8.x up to the stream's flow-control window, at most 10 MB.
  *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk.
  *  - RC_OVERFLOW_SPILL: spills at once, never waits.
  * How a transfer waits: one attached with rc_attach pauses
  * (CURL_WRITEFUNC_PAUSE) and the thread that drives it resumes it with
  * rc_pool_resume (or rc_multi_poll, which calls it); one given a wait time
  * with rc_response_set_budget_wait blocks in its callback instead (threads
- * on curl_easy_perform). A response that can do neither takes the
+ * on curl_easy_perform). Only rc_attach tells the response its easy
+ * handle: with rc_write_cb set up by hand it cannot pause. A response
+ * that can do neither takes the
  * holder's place (below) when it is free, else spills (under
  * RC_OVERFLOW_WAIT: fails with RC_E_TIMEOUT). A blocking wait that expires
  * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT).
@@ -269,7 +281,12 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * tells how many wait now. A transfer that ends while it waits (its
  * timeout, an error, curl_multi_remove_handle) keeps its place in the
  * queue until its response is reset, freed or detached (rc_detach): do
- * one of these before curl_easy_cleanup of its handle.
+ * one of these as soon as it ended, and before curl_easy_cleanup of its
+ * handle. A response keeps the handle it was attached to (reset keeps it,
+ * for the next transfer on the same handle) until rc_detach, rc_attach to
+ * another handle, or rc_response_free: one that outlives its handle is
+ * detached before curl_easy_cleanup, or attached again before its next
+ * transfer. respchain-multi(3) shows the whole lifecycle.
  *
  * The curl_multi_perform loop:
  *
@@ -341,9 +358,11 @@ typedef enum rc_cap_policy {
 typedef struct rc_limits {
   size_t max_body;         /* body bytes kept (decoded bytes when decoding) */
   size_t max_header_bytes; /* raw header bytes per hop, trailers included */
-  size_t max_hops;         /* hops kept per transfer; >= 1. Every status
-                              line counts (1xx, redirects, auth, CONNECT):
-                              keep it above CURLOPT_MAXREDIRS + 1 */
+  size_t max_hops;         /* hops kept per transfer; >= 1, and values over
+                              INT_MAX count as INT_MAX (hops are named by
+                              int). Every status line counts (1xx,
+                              redirects, auth, CONNECT): keep it above
+                              CURLOPT_MAXREDIRS + 1 */
   rc_cap_policy on_cap;    /* what happens at the body cap */
   size_t max_codings;      /* longest Content-Encoding chain decoded; at
                               most 16 (larger values count as 16) */
@@ -360,7 +379,9 @@ typedef struct rc_limits {
 RC_API void rc_limits_init(rc_limits *lim);
 
 /* Creates a response drawing from pool (NULL: rc_pool_default()) with lim
- * (NULL: defaults). *out owns it; release with rc_response_free. */
+ * (NULL: defaults). *out owns it; release with rc_response_free.
+ * RC_E_INVAL for a NULL out or limits rc_response_set_limits refuses;
+ * RC_E_NOMEM. */
 RC_API rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out);
 
 /* Returns all storage to the pool and frees the response. NULL is a no-op.
@@ -372,7 +393,8 @@ RC_API void rc_response_free(rc_response *resp);
 RC_API void rc_response_reset(rc_response *resp);
 
 /* Changes the limits. Only between transfers: RC_E_BUSY if the response
- * holds any data (reset it first), RC_E_INVAL for max_hops == 0. */
+ * holds any data (reset it first); RC_E_INVAL for a NULL argument,
+ * max_hops == 0 or an on_cap that is not an rc_cap_policy. */
 RC_API rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim);
 
 /* What became of the last hop's Content-Encoding. */
@@ -451,17 +473,30 @@ RC_API rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *u
  *
  * rc_write_cb / rc_header_cb are the callbacks themselves, with curl's
  * signatures and the response as userdata, for callers who set them up by
- * hand.
+ * hand. Set up so, the response does not know its easy handle and cannot
+ * pause for the memory budget: refused memory makes it take the holder's
+ * place when that is free, else spill (under RC_OVERFLOW_WAIT: fail with
+ * RC_E_TIMEOUT), unless rc_response_set_budget_wait lets it block. Such a
+ * caller also sets CURLOPT_ACCEPT_ENCODING and decoding itself.
+ *
+ * rc_accept_encoding is the value rc_attach gives CURLOPT_ACCEPT_ENCODING:
+ * the codings this build decodes, "gzip, deflate", then ", br" and
+ * ", zstd" when built in. Static, never NULL.
  */
 RC_API rc_code rc_attach(rc_response *resp, CURL *easy);
 RC_API rc_code rc_detach(rc_response *resp, CURL *easy);
 RC_API size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *resp);
 RC_API size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *resp);
+RC_API const char *rc_accept_encoding(void);
 
 /* The outcome of the transfer, given curl's result for it: the first limit
  * the response hit (RC_TRUNCATED, RC_E_TOO_LARGE, RC_E_HEADER_CAP,
  * RC_E_HOP_CAP, RC_E_NOMEM, ...), else RC_E_TRANSFER when curlcode is not
  * CURLE_OK, else RC_OK. What was read before a limit was hit is kept.
+ * Corrupt compressed data is RC_E_DECODE whatever curlcode says; a
+ * compressed body that ends before its stream does is RC_E_DECODE only
+ * with CURLE_OK (with a curl failure, such as CURLE_PARTIAL_FILE, the
+ * failure explains the short body: RC_E_TRANSFER).
  * A body in a spill file is mapped here as by rc_body: when that fails
  * (address space exhausted), RC_E_NOMEM instead of RC_OK or RC_TRUNCATED,
  * so that with those two rc_body always gives the whole body. */
@@ -471,8 +506,15 @@ RC_API rc_code rc_result(const rc_response *resp, CURLcode curlcode);
 RC_API int rc_truncated(const rc_response *resp);
 
 /* ------------------------------------------------------------------------
- * Reading. Hop indexes count from 0 (the first response seen) to
- * rc_hop_count()-1; -1 (and any negative n: -n from the end) names the last.
+ * Reading. Hop indexes are int and count from 0 (the first response seen)
+ * to rc_hop_count()-1; -1 (and any negative n: -n from the end) names the
+ * last. rc_hop_count returns size_t, yet never more than INT_MAX (max_hops
+ * counts as INT_MAX at most), so (int)i for i < rc_hop_count() is a valid
+ * index.
+ *
+ * Every reader takes a const response: reading never changes what the
+ * response holds. The caches some fill on first use (the spill file's
+ * mapping, the assembled full response) are made once, under a lock.
  */
 
 /* The final body: contiguous, NUL-terminated just past its last byte. A
@@ -535,8 +577,9 @@ RC_API rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
 /* The full response of the last hop: its raw header block (status line,
  * headers, blank line) followed by the body; NUL-terminated. Assembled on the
  * first call and cached in the response (at most once, thread-safe), freed
- * with it. RC_E_NOMEM, and RC_E_RANGE before any hop. */
-RC_API rc_code rc_full_response(rc_response *resp, rc_view *out);
+ * with it. RC_E_NOMEM, and RC_E_RANGE before any hop. (resp was not const
+ * before 0.2.0; callers compile and link unchanged.) */
+RC_API rc_code rc_full_response(const rc_response *resp, rc_view *out);
 
 /* Copies, owned by the caller (free()), NUL-terminated; *len (may be NULL)
  * receives the length without the NUL. NULL when out of memory, or for

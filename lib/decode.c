@@ -65,6 +65,8 @@ static const struct {
 #endif
 };
 
+const char *rc_accept_encoding(void) { return rc__decoder_accept(); }
+
 const char *rc__decoder_accept(void)
 {
   return "gzip, deflate"

@@ -86,7 +86,7 @@ void rc_pool_config_init(rc_pool_config *cfg)
   cfg->large_threshold = RC_DEFAULT_LARGE_THRESHOLD;
   cfg->max_large = RC_DEFAULT_MAX_LARGE;
   cfg->max_idle_small = RC_DEFAULT_MAX_IDLE_SMALL;
-  cfg->max_buffer = RC_DEFAULT_MAX_BODY + 1; /* a default body and its NUL */
+  cfg->max_buffer = RC_DEFAULT_MAX_BUFFER;
   cfg->budget = 0;
   cfg->overflow = RC_OVERFLOW_AUTO;
   cfg->max_wait_ms = RC_DEFAULT_MAX_WAIT_MS;

@@ -1,6 +1,7 @@
 /* The response: lifecycle, limits, and every reading accessor. */
 #include "body.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,22 @@ void rc_limits_init(rc_limits *lim)
 
 static size_t clamp(size_t v) { return v < SIZE_CLAMP ? v : SIZE_CLAMP; }
 
+/* The most hops kept: hops are named by int (rc_hop, rc_header), and the
+ * hop table must stay addressable. */
+static size_t max_hops_clamp(void)
+{
+  size_t addressable = SIZE_CLAMP / sizeof(rc__hop);
+  return (size_t)INT_MAX < addressable ? (size_t)INT_MAX : addressable;
+}
+
+static int known_policy(rc_cap_policy p)
+{
+  return p == RC_CAP_STOP || p == RC_CAP_DRAIN || p == RC_CAP_REJECT;
+}
+
 static rc_code check_limits(const rc_limits *in, rc_limits *out)
 {
-  if (in->max_hops == 0 || in->on_cap > RC_CAP_REJECT)
+  if (in->max_hops == 0 || !known_policy(in->on_cap))
     return RC_E_INVAL;
   *out = *in;
   out->max_body = clamp(in->max_body);
@@ -33,8 +47,8 @@ static rc_code check_limits(const rc_limits *in, rc_limits *out)
   out->max_memory = clamp(in->max_memory);
   if (out->max_codings > RC__MAX_CODINGS)
     out->max_codings = RC__MAX_CODINGS;
-  if (out->max_hops > SIZE_CLAMP / sizeof(rc__hop))
-    out->max_hops = SIZE_CLAMP / sizeof(rc__hop);
+  if (out->max_hops > max_hops_clamp())
+    out->max_hops = max_hops_clamp();
   return RC_OK;
 }
 
@@ -273,10 +287,13 @@ rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth, rc_vie
   return rc__hops_find(&resp->hops, h, &q, out);
 }
 
-rc_code rc_full_response(rc_response *resp, rc_view *out)
+rc_code rc_full_response(const rc_response *readonly, rc_view *out)
 {
-  if (!resp || !out)
+  if (!readonly || !out)
     return RC_E_INVAL;
+  /* The assembled copy is a cache, made once under its lock: the response
+   * is not const to begin with (it was made by rc_response_new). */
+  rc_response *resp = (rc_response *)readonly;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);
   if (!h)
     return RC_E_RANGE;

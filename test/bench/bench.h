@@ -4,8 +4,8 @@
  * scenarios.c (what is requested), contenders.c (how bodies are kept),
  * driver.c (the curl multi loop and one measured run), report.c (tables,
  * CSV, targets), chart.c (the burst chart), child.c (the scan program run
- * as a child process), main.c (options, the order of runs). main.c says
- * what is measured and how.
+ * as a child process), match.c (matcher throughput, no transfers), main.c
+ * (options, the order of runs). main.c says what is measured and how.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -80,6 +80,14 @@ typedef struct request {
   bool zeros; /* the body is zero bytes (bombs), not the pattern */
 } request;
 
+/* The matchers the scan program runs (contender scan-match): --word and
+ * --regex arguments, and --stop-on-match. */
+typedef struct scan_matchers {
+  const char *words[4];   /* NULL-terminated */
+  const char *regexes[4]; /* NULL-terminated */
+  bool stop;
+} scan_matchers;
+
 typedef struct scenario scenario;
 struct scenario {
   const char *name;
@@ -96,11 +104,13 @@ struct scenario {
   bool gzip;         /* encoded bodies: the baselines let curl decode */
   bool per_transfer; /* respchain creates and frees a response per transfer */
   void (*request)(const scenario *sc, size_t i, request *out);
-  size_t distinct; /* requests 0..distinct-1 name every URL used */
-  bool child;      /* the scan program runs it too, as a child process */
+  size_t distinct;            /* requests 0..distinct-1 name every URL used */
+  bool child;                 /* the scan program runs it too, as a child process */
+  const scan_matchers *match; /* scan-match's matchers (child scenarios) */
+  bool throughput;            /* no transfers: match.c's matcher throughput */
 };
 
-#define NSCEN 10
+#define NSCEN 13
 extern scenario SCENARIOS[NSCEN];
 
 int scen_index(const char *name);
@@ -165,9 +175,11 @@ struct contender {
   void (*teardown)(run *r);
 };
 
-/* K_SCAN is no write callback: the scan program, run as a child process on
- * the same URLs (child.c), in the scenarios marked child only. */
-enum { K_DISCARD, K_ONECOPY, K_RC, K_RCB, K_RCS, K_GIM, K_DOUBLING, K_SCAN, NCONT };
+/* K_SCAN and K_SCANM are no write callbacks: the scan program, run as a
+ * child process on the same URLs (child.c), in the scenarios marked child
+ * only; K_SCANM with the scenario's matchers. */
+enum { K_DISCARD, K_ONECOPY, K_RC, K_RCB, K_RCS, K_GIM, K_DOUBLING, K_SCAN, K_SCANM, NCONT };
+#define IS_CHILD(k) ((k) >= K_SCAN)
 
 extern const contender CONTENDERS[NCONT];
 extern size_t opt_rc_max_large, opt_rc_chunk, opt_spill_memory;
@@ -207,6 +219,11 @@ typedef struct tally {
   size_t child_peak; /* ru_maxrss, bytes */
   int child_status;  /* as from wait4 */
   size_t lines;      /* JSON lines written */
+  /* With matchers (K_SCANM): lines whose "matched" and "matches" were
+   * what the body says, lines "stopped", and the summary's byte counts. */
+  size_t verdicts_ok, stopped_lines;
+  double summary_body_mib, summary_wire_mib;
+  char engine[128]; /* the summary's "body matchers:" line */
 } tally;
 
 extern double opt_limit, opt_idle;
@@ -233,6 +250,8 @@ void print_csv(size_t si);
 void report_targets(FILE *f);
 /* The scan-* scenarios: the program against the in-process loop. */
 void report_scan(FILE *f);
+/* Scenarios scan-match, scan-stop and match. */
+void report_match(FILE *f);
 
 /* ---- main.c ---------------------------------------------------------------- */
 
@@ -250,9 +269,39 @@ void child_init(void);
 /* NULL when the scan program can run; else why it cannot. */
 const char *child_absent(void);
 const char *child_program(void);
-/* One run of the scan program on sc's URLs. */
-void run_child(const scenario *sc, tally *t);
+/* Works out what sc's matchers find in its body (the pattern up to the
+ * cap): false when one of them is not a valid ERE. Call before its runs. */
+bool child_expect(const scenario *sc);
+/* Where each of sc's matchers first hits (the end of its first match), in
+ * the order words then regexes; SIZE_MAX: nowhere. */
+const size_t *child_expected_at(const scenario *sc);
+/* One run of the scan program on sc's URLs; with_matchers: sc's matchers
+ * (contender scan-match). */
+void run_child(const scenario *sc, tally *t, bool with_matchers);
 void child_shutdown(void);
+
+/* ---- match.c -------------------------------------------------------------- */
+
+typedef struct match_engine {
+  int runs;
+  uint64_t bytes;           /* per run */
+  double bps_cpu, bps_wall; /* best run: bytes per second of thread CPU, of wall */
+} match_engine;
+
+typedef struct match_result {
+  bool ran, failed;
+  size_t arena, bodies, nlit, nre;
+  match_engine hs, posix;
+  size_t disagree;     /* bodies whose verdicts differ */
+  size_t hits;         /* (body, matcher) pairs that hit */
+  size_t matchers_hit; /* matchers that hit in some body */
+  bool hit_by[128];
+} match_result;
+
+extern match_result match_res;
+/* NULL when the scenario can run; else why not. */
+const char *match_absent(void);
+void run_match(const scenario *sc);
 
 /* ---- chart.c --------------------------------------------------------------- */
 

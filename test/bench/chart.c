@@ -7,7 +7,7 @@
 static const char *const COLORS[NCONT] = {
     [K_DISCARD] = "#7f7f7f",  [K_ONECOPY] = "#2ca02c", [K_RC] = "#1f77b4",
     [K_RCB] = "#17becf",      [K_RCS] = "#9467bd",     [K_GIM] = "#d62728",
-    [K_DOUBLING] = "#ff7f0e", [K_SCAN] = "#8c564b"};
+    [K_DOUBLING] = "#ff7f0e", [K_SCAN] = "#8c564b",    [K_SCANM] = "#e377c2"};
 
 /* Page geometry, and the plotted ranges (RSS below the start is drawn at
  * 0). */

@@ -7,7 +7,14 @@
  * resident size of the process it was forked from, and exec keeps it, so a
  * child forked from the bench itself (hundreds of MiB after a burst) would
  * report the bench's size instead of its own. The spawner forks, execs,
- * times and reaps each child, and sends back its wall time and rusage. */
+ * times and reaps each child, and sends back its wall time and rusage.
+ *
+ * With matchers (contender scan-match), every line's "matched" and
+ * "matches" are compared with what the matchers find in the scenario's
+ * body, worked out once before the runs: memmem for the words, regexec for
+ * the regexes, the offset of each first hit being where its first match
+ * ends (for a regex, the shortest prefix of the body it matches in, as
+ * scan(1) defines it). */
 #include "bench.h"
 
 #include <errno.h>
@@ -15,6 +22,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +36,13 @@ static char scan_path[PATH_MAX];
 static char absent[PATH_MAX + 128]; /* why the program cannot run; "" when it can */
 static char tmpdir[PATH_MAX / 2];   /* room for a file name in every path */
 static pid_t spawner = -1;
+/* Per scenario with matchers: "matched":...,"matches":[...] as every line
+ * must have it, and where each matcher first hits. */
+static char *expect_text[NSCEN];
+static size_t expect_at[NSCEN][8];
 static int to_spawner = -1, from_spawner = -1;
 
-#define SPAWN_ARGS 16
+#define SPAWN_ARGS 32
 #define SPAWN_ARG  (PATH_MAX + 64)
 
 /* What the bench asks of the spawner: one program to run. */
@@ -222,6 +234,121 @@ void child_shutdown(void)
     rmdir(tmpdir);
     tmpdir[0] = '\0';
   }
+  for (size_t i = 0; i < NSCEN; i++) {
+    free(expect_text[i]);
+    expect_text[i] = NULL;
+  }
+}
+
+/* ---- What the matchers find -------------------------------------------- */
+
+/* Appends s as a JSON string, escaped as scan escapes it. */
+static void json_append(char *out, size_t n, size_t *at, const char *s)
+{
+  *at += (size_t)snprintf(out + *at, n - *at, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p && *at < n; p++) {
+    if (*p == '"' || *p == '\\')
+      *at += (size_t)snprintf(out + *at, n - *at, "\\%c", *p);
+    else if (*p < 0x20)
+      *at += (size_t)snprintf(out + *at, n - *at, "\\u%04x", *p);
+    else
+      *at += (size_t)snprintf(out + *at, n - *at, "%c", *p);
+  }
+  *at += (size_t)snprintf(out + *at, n - *at, "\"");
+}
+
+/* Where re's first match in s (len bytes) ends: the shortest prefix it
+ * matches in (REG_NOTEOL: $ does not match at a prefix's end); SIZE_MAX:
+ * none. */
+static size_t regex_first_end(const regex_t *re, const unsigned char *s, size_t len)
+{
+  regmatch_t m = {.rm_so = 0, .rm_eo = (regoff_t)len};
+  if (regexec(re, (const char *)s, 1, &m, REG_STARTEND) != 0)
+    return SIZE_MAX;
+  size_t lo = 0, hi = len;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    m.rm_so = 0;
+    m.rm_eo = (regoff_t)mid;
+    if (regexec(re, (const char *)s, 1, &m, REG_STARTEND | REG_NOTEOL) == 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return hi;
+}
+
+/* The matchers' first hits in the pattern's first len bytes, into at[]
+ * (words, then regexes); false when a regex is not an ERE. */
+static bool first_hits(const scan_matchers *mt, size_t len, size_t *at, const char *name)
+{
+  unsigned char *pat = malloc(len ? len : 1);
+  if (!pat) {
+    fprintf(stderr, "bench: no memory for the expected verdict of %s\n", name);
+    exit(1);
+  }
+  ts_pattern_fill(pat, 0, len);
+  size_t id = 0;
+  bool ok = true;
+  for (size_t i = 0; mt->words[i]; i++, id++) {
+    size_t n = strlen(mt->words[i]);
+    const unsigned char *p = memmem(pat, len, mt->words[i], n);
+    at[id] = p ? (size_t)(p - pat) + n : SIZE_MAX;
+  }
+  for (size_t i = 0; mt->regexes[i]; i++, id++) {
+    regex_t re;
+    at[id] = SIZE_MAX;
+    if (regcomp(&re, mt->regexes[i], REG_EXTENDED) != 0) {
+      fprintf(stderr, "bench: %s: not an ERE: %s\n", name, mt->regexes[i]);
+      ok = false;
+      continue;
+    }
+    at[id] = regex_first_end(&re, pat, len);
+    regfree(&re);
+  }
+  free(pat);
+  return ok;
+}
+
+bool child_expect(const scenario *sc)
+{
+  const scan_matchers *mt = sc->match;
+  size_t si = (size_t)(sc - SCENARIOS), cap = scenario_cap(sc);
+  if (!mt)
+    return true;
+  size_t *at = expect_at[si];
+  bool ok = first_hits(mt, sc->size < cap ? sc->size : cap, at, sc->name);
+  /* As scan writes them: the words that hit, then the regexes. */
+  char hits[2048] = "";
+  size_t n = 0, id = 0;
+  bool hit[2] = {false, false};
+  for (int kind = 0; kind < 2; kind++)
+    for (const char *const *m = kind ? mt->regexes : mt->words; *m; m++, id++) {
+      if (at[id] == SIZE_MAX)
+        continue;
+      hit[kind] = true;
+      n += (size_t)snprintf(hits + n, sizeof hits - n,
+                            "%s{\"matcher\":\"%s\",\"value\":", n ? "," : "",
+                            kind ? "regex" : "word");
+      json_append(hits, sizeof hits, &n, *m);
+      n += (size_t)snprintf(hits + n, sizeof hits - n, ",\"offset\":%zu}", at[id]);
+    }
+  bool matched = (!mt->words[0] || hit[0]) && (!mt->regexes[0] || hit[1]);
+  char *text = malloc(sizeof hits + 64);
+  if (!text) {
+    fprintf(stderr, "bench: no memory for the expected verdict of %s\n", sc->name);
+    exit(1);
+  }
+  snprintf(text, sizeof hits + 64, "\"matched\":%s,\"matches\":[%s]", matched ? "true" : "false",
+           hits);
+  free(expect_text[si]);
+  expect_text[si] = text;
+  return ok;
+}
+
+const size_t *child_expected_at(const scenario *sc)
+{
+  return sc->match ? expect_at[sc - SCENARIOS] : NULL;
 }
 
 /* ---- One run ----------------------------------------------------------- */
@@ -254,10 +381,26 @@ static bool line_ok(const char *line, size_t want, bool truncated, uint64_t *byt
   return true;
 }
 
-/* Counts the JSON lines of the output, and those that are right. */
-static void check_output(const scenario *sc, const char *path, tally *t)
+/* A JSON line of a target that --stop-on-match ended: status 200, no
+ * error, "stopped", fewer bytes than the body has. */
+static bool line_stopped(const char *line, size_t want, uint64_t *bytes)
+{
+  const char *b = strstr(line, "\"body_bytes\":");
+  if (!strstr(line, "\"status_code\":200,") || !strstr(line, "\"error\":null") || !b ||
+      !strstr(line, "\"stopped\":true"))
+    return false;
+  unsigned long long got = strtoull(b + strlen("\"body_bytes\":"), NULL, 10);
+  *bytes += got;
+  return got < want;
+}
+
+/* Counts the JSON lines of the output, and those that are right: with
+ * matchers, their verdict too. */
+static void check_output(const scenario *sc, const char *path, tally *t, bool with_matchers)
 {
   size_t cap = scenario_cap(sc), want = sc->size < cap ? sc->size : cap;
+  const char *verdict = with_matchers ? expect_text[sc - SCENARIOS] : NULL;
+  bool stop = with_matchers && sc->match->stop;
   FILE *f = fopen(path, "r");
   char *line = NULL;
   size_t n = 0;
@@ -266,10 +409,16 @@ static void check_output(const scenario *sc, const char *path, tally *t)
     if (line[len - 1] != '\n')
       continue; /* a line cut short */
     t->lines++;
-    if (line_ok(line, want, sc->size > cap, &t->body_bytes))
+    bool ok = stop ? line_stopped(line, want, &t->body_bytes)
+                   : line_ok(line, want, sc->size > cap, &t->body_bytes);
+    bool right = !verdict || strstr(line, verdict);
+    t->verdicts_ok += verdict && right;
+    t->stopped_lines += strstr(line, "\"stopped\":true") != NULL;
+    if (ok && right)
       t->done++;
     else if (t->failed++ < 5)
-      fprintf(stderr, "  scan: wrong line: %.*s\n", (int)(len > 200 ? 200 : len - 1), line);
+      fprintf(stderr, "  scan: wrong line%s: %.*s\n", right ? "" : " (verdict)",
+              (int)(len > 600 ? 600 : len - 1), line);
   }
   free(line);
   if (f)
@@ -285,7 +434,15 @@ static void read_summary(const char *path, tally *t)
   char line[512];
   while (f && fgets(line, sizeof line, f)) {
     unsigned long long acq, reuses, fresh, discards, pauses, spills;
-    double peak;
+    double peak, body_mib, wire_mib;
+    if (sscanf(line, "scan: received %lf MiB of bodies (%lf MiB on the wire)", &body_mib,
+               &wire_mib) == 2) {
+      t->summary_body_mib = body_mib;
+      t->summary_wire_mib = wire_mib;
+    }
+    const char *e = strstr(line, "scan: body matchers: ");
+    if (e)
+      snprintf(t->engine, sizeof t->engine, "%.*s", (int)strcspn(e + 21, "\n"), e + 21);
     const char *p = strstr(line, "pool: ");
     if (p && sscanf(p,
                     "pool: %llu acquisitions (%llu reuses, %llu fresh), %llu discards, "
@@ -310,7 +467,7 @@ static void arg(spawn_req *rq, const char *s)
   snprintf(rq->argv[rq->argc++], SPAWN_ARG, "%s", s);
 }
 
-void run_child(const scenario *sc, tally *t)
+void run_child(const scenario *sc, tally *t, bool with_matchers)
 {
   static spawn_req rq;
   char targets[PATH_MAX], out[PATH_MAX], conc[32], cap[32];
@@ -336,6 +493,16 @@ void run_child(const scenario *sc, tally *t)
   arg(&rq, out);
   arg(&rq, "-l");
   arg(&rq, targets);
+  for (size_t i = 0; with_matchers && sc->match->words[i]; i++) {
+    arg(&rq, "--word");
+    arg(&rq, sc->match->words[i]);
+  }
+  for (size_t i = 0; with_matchers && sc->match->regexes[i]; i++) {
+    arg(&rq, "--regex");
+    arg(&rq, sc->match->regexes[i]);
+  }
+  if (with_matchers && sc->match->stop)
+    arg(&rq, "--stop-on-match");
   rq.limit_s = (unsigned)ceil(opt_limit);
   spawn_rep rep;
   double c0 = cpu_s(RUSAGE_SELF);
@@ -354,7 +521,7 @@ void run_child(const scenario *sc, tally *t)
   t->child_peak = (size_t)rep.ru.ru_maxrss * KiB;
   t->child_status = rep.status;
   t->faults_drv = rep.ru.ru_minflt;
-  check_output(sc, out, t);
+  check_output(sc, out, t, with_matchers);
   read_summary(rq.err_path, t);
   if (WIFSIGNALED(rep.status) && WTERMSIG(rep.status) == SIGALRM) {
     t->stopped = true;

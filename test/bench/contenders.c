@@ -304,4 +304,6 @@ const contender CONTENDERS[NCONT] = {
                     doubling_begin, gim_end, free_buf, plain_poll, no_idle, no_op, no_op},
     /* Not run by the driver: run_child (child.c) runs the program. */
     [K_SCAN] = {"scan", "examples/scan as a child process (scan-* scenarios)", true},
+    [K_SCANM] = {"scan-match", "the same with the scenario's matchers (scan-match, scan-stop)",
+                 true},
 };

@@ -84,10 +84,10 @@
  * that moves an mmapped block costs a TLB shootdown; one curl_multi_perform
  * decoding a bomb can overshoot the limit).
  *
- * Scenarios scan-burst and scan-small (--scenario scan: both) run the scan
- * program (examples/scan; --scan PATH, default ../examples/scan beside this
- * program's directory, --scan '' for none) as a whole process on the
- * scenario's URLs, every one distinct, at the same concurrency, pass by pass
+ * Scenarios scan-burst and scan-small (--scenario scan: every scan-*) run
+ * the scan program (examples/scan; --scan PATH, default ../examples/scan
+ * beside this program's directory, --scan '' for none) as a whole process
+ * on the scenario's URLs, every one distinct, at the same concurrency, pass by pass
  * beside the driver with respchain (scan-burst) or with discard, the bare
  * loop (scan-small): "scan -c CONC --max-body CAP -o FILE -l TARGETS", its
  * stderr to a file (no progress line off a terminal; its summary gives the
@@ -96,8 +96,23 @@
  * while small, as ru_maxrss starts at the size of the forking process),
  * its CPU, and its JSON lines: one per target, status 200, no error, the
  * body's length, or the run failed. It is killed (SIGALRM) past --limit.
- * Without the program (built with -Dexamples=false) the two scenarios are
- * skipped, saying so.
+ * Without the program (built with -Dexamples=false) the scan-* scenarios
+ * are skipped, saying so.
+ *
+ * Scenario scan-match runs the program twice per pass on the same URLs, in
+ * alternating order: without matchers (contender scan) and with three
+ * --word and two --regex (contender scan-match; some occur in the body,
+ * some nowhere). Every scan-match line's "matched" and "matches" (which
+ * matchers hit, and the offset where each first match ends) must be what
+ * memmem and regexec find in the body, worked out once before the runs.
+ * Reported: the wall ratio pass by pass and its median, both peak RSS.
+ * Scenario scan-stop runs scan-match alone with --stop-on-match and
+ * matchers that all occur in the body's first 64 KiB: every line must be
+ * "stopped" with that verdict; reported: the body bytes received (the
+ * lines' body_bytes; the wire bytes from the summary) against the bodies'
+ * total. Scenario match makes no transfers: matcher throughput on one
+ * thread, Vectorscan streaming against regexec + memmem (match.c; skipped
+ * in a build without libhs).
  *
  * --rc-max-large and --rc-chunk change respchain's pools (every respchain
  * contender) for experiments; the defaults measure the library as
@@ -142,7 +157,7 @@ static void usage(FILE *out)
                "             [--rc-max-large N] [--rc-chunk SIZE] [--limit SECONDS]\n"
                "             [--idle SECONDS] [--spill-memory SIZE] [--spill-dir DIR]\n"
                "             [--scan PATH] [--no-warmup] [--help] [--version]\n"
-               "scenarios (--scenario scan: both scan-*):");
+               "scenarios (--scenario scan: every scan-*):");
   for (size_t i = 0; i < NSCEN; i++)
     fprintf(out, " %s", SCENARIOS[i].name);
   fprintf(out, "\ncontenders:");
@@ -353,6 +368,8 @@ static void run_scenario(size_t si)
     fprintf(stderr, "bench: no memory for the expected body of %s\n", sc->name);
     exit(1);
   }
+  if (!child_expect(sc))
+    exit(1);
   /* One request per distinct URL fills the server's caches first. */
   scenario prime = *sc;
   prime.count = sc->distinct;
@@ -366,8 +383,8 @@ static void run_scenario(size_t si)
         continue;
       fprintf(stderr, "%s: %-12s run %d/%d ... ", sc->name, CONTENDERS[k].name, pass + 1, opt_runs);
       fflush(stderr);
-      if (k == K_SCAN) {
-        run_child(sc, &t);
+      if (IS_CHILD(k)) {
+        run_child(sc, &t, k == K_SCANM);
         fprintf(stderr, "%.2f s, %zu ok, %zu failed, %zu JSON lines, peak RSS %.0f MiB\n", t.wall,
                 t.done, t.failed, t.lines, mib((double)t.child_peak));
       } else {
@@ -409,7 +426,10 @@ static void print_legend(bool lib_counted)
 /* Runs every selected scenario; the report follows each. */
 static void run_all(void)
 {
-  if (opt_warmup) {
+  bool transfers = false;
+  for (size_t si = 0; si < NSCEN; si++)
+    transfers |= scen_on[si] && !SCENARIOS[si].throughput;
+  if (opt_warmup && transfers) {
     tally t;
     fprintf(stderr, "warm-up burst (one-copy) ... ");
     fflush(stderr);
@@ -421,9 +441,15 @@ static void run_all(void)
   for (size_t si = 0; si < NSCEN; si++) {
     if (!scen_on[si])
       continue;
-    if (SCENARIOS[si].child && child_absent()) {
-      fprintf(opt_csv ? stderr : stdout, "\n== %s: skipped: %s ==\n", SCENARIOS[si].name,
-              child_absent());
+    const char *absent = SCENARIOS[si].child        ? child_absent()
+                         : SCENARIOS[si].throughput ? match_absent()
+                                                    : NULL;
+    if (absent) {
+      fprintf(opt_csv ? stderr : stdout, "\n== %s: skipped: %s ==\n", SCENARIOS[si].name, absent);
+      continue;
+    }
+    if (SCENARIOS[si].throughput) {
+      run_match(&SCENARIOS[si]);
       continue;
     }
     run_scenario(si);
@@ -491,15 +517,19 @@ int main(int argc, char **argv)
   run_all();
   report_targets(opt_csv ? stderr : stdout);
   report_scan(opt_csv ? stderr : stdout);
+  report_match(opt_csv ? stderr : stdout);
   print_machine(opt_csv ? stderr : stdout, load_start);
   if (!opt_csv)
     print_legend(lib_counted);
   size_t failed = release_results();
+  bool match_failed = match_res.ran && (match_res.failed || match_res.disagree);
+  if (match_failed)
+    fprintf(stderr, "bench: match: the engines' verdicts differ, or a stream failed\n");
   child_shutdown();
   mon_shutdown();
   ts_stop(srv);
   curl_global_cleanup();
   if (failed)
     fprintf(stderr, "bench: %zu transfers failed their check\n", failed);
-  return failed ? 1 : 0;
+  return failed || match_failed ? 1 : 0;
 }

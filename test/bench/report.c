@@ -97,6 +97,8 @@ static void notes_of(const tally *t, char *out, size_t n)
   out[0] = '\0';
   if (t->child)
     note(out, n, &at, "child process, %zu JSON lines; ", t->lines);
+  if (t->child && t->engine[0])
+    note(out, n, &at, "%zu verdicts right, %zu stopped; ", t->verdicts_ok, t->stopped_lines);
   if (t->failed)
     note(out, n, &at, "FAILED %zu; ", t->failed);
   if (t->failed_all > t->failed)
@@ -331,6 +333,15 @@ static void target(FILE *f, const char *what, double got, double limit, const ch
           got <= limit ? "met" : "MISSED");
 }
 
+/* The same for a value that must reach limit. */
+static void target_min(FILE *f, const char *what, double got, double limit, const char *unit)
+{
+  if (isnan(got))
+    return;
+  fprintf(f, "  %-58s %8.2f%s  target >= %.2f%s  %s\n", what, got, unit, limit, unit,
+          got >= limit ? "met" : "MISSED");
+}
+
 static const tally *res(const char *scen, int k)
 {
   int si = scen_index(scen);
@@ -513,13 +524,13 @@ void report_scan(FILE *f)
 {
   bool any = false;
   for (size_t si = 0; si < NSCEN; si++)
-    any |= SCENARIOS[si].child && ran(si, K_SCAN);
+    any |= SCENARIOS[si].child && !SCENARIOS[si].match && ran(si, K_SCAN);
   if (!any)
     return;
   fprintf(f, "\nThe scan program as a whole process beside the in-process loop (%s):\n",
           child_program());
   for (size_t si = 0; si < NSCEN; si++)
-    if (SCENARIOS[si].child)
+    if (SCENARIOS[si].child && !SCENARIOS[si].match)
       report_scan_one(f, si);
 }
 
@@ -543,4 +554,108 @@ void report_targets(FILE *f)
   }
   report_budget(f);
   report_large(f);
+}
+
+/* ---- Matchers ------------------------------------------------------------ */
+
+/* scan-match: the program with matchers against itself without, wall per
+ * request pass by pass (both ran in every pass, in alternating order). */
+static void report_scan_match(FILE *f)
+{
+  int si = scen_index("scan-match");
+  const scenario *sc = &SCENARIOS[si];
+  const tally *sm = ran((size_t)si, K_SCANM), *sp = ran((size_t)si, K_SCAN);
+  if (!sm)
+    return;
+  char size[32];
+  size_text(size, sizeof size, sc->size);
+  fprintf(f, "  scan-match, %zu x %s at %ld: %zu/%zu verdicts right (%zu JSON lines); %s\n",
+          sc->count, size, sc->conc, sm->verdicts_ok, sc->count, sm->lines,
+          sm->engine[0] ? sm->engine : "no engine line in the summary");
+  fprintf(f, "    peak RSS (whole process): with matchers %.1f MiB", mib((double)sm->child_peak));
+  if (sp)
+    fprintf(f, ", without %.1f MiB", mib((double)sp->child_peak));
+  fprintf(f, "\n");
+  double r[8];
+  int n = sp ? (sm->runs < sp->runs ? sm->runs : sp->runs) : 0;
+  for (int i = 0; i < n; i++)
+    r[i] = ratio(sm->wall_runs[i], sp->wall_runs[i]);
+  if (n > 0) {
+    fprintf(f, "    scan-match/scan wall per request, pass by pass:");
+    for (int i = 0; i < n; i++)
+      fprintf(f, " %.3f", r[i]);
+    fprintf(f, "\n");
+  }
+  target(f, "scan-match: peak RSS with matchers, MiB", mib((double)sm->child_peak), 48, "");
+  if (n > 0)
+    target(f, "scan-match: wall vs no matchers (median of passes)", median(r, n), 1.05, "x");
+  if (sm->failed_all)
+    fprintf(f, "    FAILED: %zu lines wrong over all passes\n", sm->failed_all);
+}
+
+/* scan-stop: what the transfers received, against the bodies' total. */
+static void report_scan_stop(FILE *f)
+{
+  int si = scen_index("scan-stop");
+  const scenario *sc = &SCENARIOS[si];
+  const tally *t = ran((size_t)si, K_SCANM);
+  if (!t)
+    return;
+  /* Where the last of the matchers first hits: the verdict is known there. */
+  const size_t *at = child_expected_at(sc);
+  size_t nm = 0, last = 0;
+  while (sc->match->words[nm])
+    nm++;
+  for (size_t i = 0; sc->match->regexes[i]; i++)
+    nm++;
+  for (size_t i = 0; i < nm; i++)
+    last = at[i] > last ? at[i] : last;
+  size_t cap = scenario_cap(sc), want = sc->size < cap ? sc->size : cap;
+  double total = (double)sc->count * (double)want;
+  char size[32];
+  size_text(size, sizeof size, sc->size);
+  fprintf(f,
+          "  scan-stop, %zu x %s at %ld, --stop-on-match, verdict known at %.1f KiB: %zu/%zu "
+          "verdicts right, %zu stopped; received %.1f MiB of bodies (%.1f MiB on the wire) of "
+          "%.0f MiB; peak RSS %.1f MiB; %.2f s\n",
+          sc->count, size, sc->conc, (double)last / KiB, t->verdicts_ok, sc->count,
+          t->stopped_lines, mib((double)t->body_bytes), t->summary_wire_mib, mib(total),
+          mib((double)t->child_peak), t->wall);
+  target(f, "scan-stop: body bytes received / bodies' total, %",
+         100 * ratio((double)t->body_bytes, total), 5, "");
+  target(f, "scan-stop: wire bytes received / bodies' total (info), %",
+         100 * ratio(t->summary_wire_mib * (double)MiB, total), 5, "");
+  if (t->failed_all)
+    fprintf(f, "    FAILED: %zu lines wrong over all passes\n", t->failed_all);
+}
+
+static void report_throughput(FILE *f)
+{
+  const match_result *m = &match_res;
+  if (!m->ran)
+    return;
+  fprintf(f,
+          "  match: %zu literals + %zu regexes over %.0f MiB per run (%zu bodies, %.0f MiB "
+          "distinct), one thread, best of %d run(s):\n",
+          m->nlit, m->nre, mib((double)m->hs.bytes), m->bodies, mib((double)m->arena), m->hs.runs);
+  fprintf(f,
+          "    Vectorscan (stream, 16 KiB slices) %.3f GB/s CPU (%.3f wall); POSIX regexec + "
+          "memmem (whole bodies) %.3f GB/s CPU (%.3f wall); ratio %.1fx\n",
+          m->hs.bps_cpu / 1e9, m->hs.bps_wall / 1e9, m->posix.bps_cpu / 1e9,
+          m->posix.bps_wall / 1e9, ratio(m->hs.bps_cpu, m->posix.bps_cpu));
+  fprintf(f, "    verdicts: %zu bodies, %zu differ; %zu hits of %zu matchers\n", m->bodies,
+          m->disagree, m->hits, m->matchers_hit);
+  target_min(f, "match: Vectorscan throughput, GB/s of CPU (10^9 bytes)", m->hs.bps_cpu / 1e9, 1,
+             "");
+}
+
+void report_match(FILE *f)
+{
+  int a = scen_index("scan-match"), b = scen_index("scan-stop");
+  if (!ran((size_t)a, K_SCANM) && !ran((size_t)b, K_SCANM) && !match_res.ran)
+    return;
+  fprintf(f, "\nMatchers:\n");
+  report_scan_match(f);
+  report_scan_stop(f);
+  report_throughput(f);
 }

@@ -71,6 +71,24 @@ static void req_bomb(const scenario *sc, size_t i, request *rq)
 
 #define BIT(k) (1u << (k))
 
+/* Three words and two regexes over 8 MiB of the pattern: a word and a
+ * regex that occur nowhere (what scanners look for), a word that first
+ * occurs 22 KiB in, one 1.7 MiB in (the pattern's words are 8 bytes,
+ * padded with spaces), and a regex 574 KiB in whose '.' takes the
+ * pattern's line break. */
+static const scan_matchers SCAN_MATCH = {
+    .words = {"root:x:0:0:", "nostrud exercit", "qui     officia deserun"},
+    .regexes = {"AKIA[0-9A-Z]{16}", "[0-9]{7}.(lorem|ipsum) +dolor"},
+};
+
+/* Every one of these first occurs in the first 64 KiB (the last at
+ * 48.8 KiB), so the verdict is known there. */
+static const scan_matchers SCAN_STOP = {
+    .words = {"nostrud exercit", "officia deserun"},
+    .regexes = {"(dolor|labore) +magna"},
+    .stop = true,
+};
+
 scenario SCENARIOS[NSCEN] = {
     {.name = "burst",
      .what = "large bodies, many at once",
@@ -158,6 +176,34 @@ scenario SCENARIOS[NSCEN] = {
      .request = req_bytes_each,
      .distinct = 1,
      .child = true},
+    /* The scan program with matchers beside itself without, on the same
+     * URLs: what streaming matchers cost in time and memory. */
+    {.name = "scan-match",
+     .what = "the scan program with 3 words and 2 regexes beside it without",
+     .count = 500,
+     .size = 8 * MiB,
+     .conc = 50,
+     .kinds = BIT(K_SCAN) | BIT(K_SCANM),
+     .request = req_bytes_each,
+     .distinct = 1,
+     .child = true,
+     .match = &SCAN_MATCH},
+    {.name = "scan-stop",
+     .what = "the scan program with --stop-on-match, every matcher in the first 64 KiB",
+     .count = 500,
+     .size = 8 * MiB,
+     .conc = 50,
+     .kinds = BIT(K_SCANM),
+     .request = req_bytes_each,
+     .distinct = 1,
+     .child = true,
+     .match = &SCAN_STOP},
+    /* No transfers: match.c. size is the bytes each engine goes over. */
+    {.name = "match",
+     .what = "matcher throughput, one core: Vectorscan streaming against regexec + memmem",
+     .size = 1 * GiB,
+     .kinds = 1u << NCONT, /* no contender */
+     .throughput = true},
 };
 
 int scen_index(const char *name)
@@ -170,7 +216,7 @@ int scen_index(const char *name)
 
 bool scenario_runs(const scenario *sc, int k)
 {
-  unsigned kinds = sc->kinds ? sc->kinds : ~(BIT(K_RCS) | BIT(K_SCAN));
+  unsigned kinds = sc->kinds ? sc->kinds : ~(BIT(K_RCS) | BIT(K_SCAN) | BIT(K_SCANM));
   return (kinds & BIT(k)) != 0;
 }
 
@@ -210,10 +256,19 @@ void apply_quick(void)
     size_t count, size;
     long conc;
   } q[] = {
-      {"burst", 40, 2 * MiB, 10}, {"sustained", 0, 0, 10},  {"pressure", 12, 2 * MiB, 12},
-      {"mixed", 30, 0, 10},       {"rapid", 100, 0, 1},     {"small", 1000, 0, 10},
-      {"bombs", 3, 16 * MiB, 2},  {"large", 4, 2 * MiB, 2}, {"scan-burst", 20, 1 * MiB, 10},
+      {"burst", 40, 2 * MiB, 10},
+      {"sustained", 0, 0, 10},
+      {"pressure", 12, 2 * MiB, 12},
+      {"mixed", 30, 0, 10},
+      {"rapid", 100, 0, 1},
+      {"small", 1000, 0, 10},
+      {"bombs", 3, 16 * MiB, 2},
+      {"large", 4, 2 * MiB, 2},
+      {"scan-burst", 20, 1 * MiB, 10},
       {"scan-small", 500, 0, 50},
+      {"scan-match", 20, 1 * MiB, 10},
+      {"scan-stop", 20, 2 * MiB, 10},
+      {"match", 0, 16 * MiB, 0},
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     scenario *sc = &SCENARIOS[scen_index(q[i].name)];

@@ -35,6 +35,7 @@ struct h2_server {
   pid_t janitor;  /* removes dir if this process dies; 0: none */
   int janitor_fd; /* its pipe: end of file tells it to */
   int port;
+  int h2c_port;      /* cleartext HTTP/2 (prior knowledge) */
   char dir[H2_PATH]; /* the temporary directory, holding it all */
   char cafile[H2_PATH];
 };
@@ -248,8 +249,10 @@ static int free_port(void)
 }
 
 /* nginx.conf: one process in the foreground, every path inside the
- * directory, TLS + HTTP/2 on 127.0.0.1:port, static files only. @D@ stands
- * for the directory, @P@ for the port, @U@ for the user line. */
+ * directory, TLS + HTTP/2 on 127.0.0.1:port and cleartext HTTP/2 (prior
+ * knowledge only) on 127.0.0.1:h2c_port, static files only. @D@ stands for
+ * the directory, @P@ for the port, @Q@ for the h2c port, @U@ for the user
+ * line. */
 static const char nginx_conf[] =
     "daemon off;\n"
     "master_process off;\n" /* one process: signals reach all of it */
@@ -274,6 +277,7 @@ static const char nginx_conf[] =
     "  http2_max_concurrent_streams 256;\n"
     "  server {\n"
     "    listen 127.0.0.1:@P@ ssl http2;\n"
+    "    listen 127.0.0.1:@Q@ http2;\n"
     "    server_name localhost;\n"
     "    ssl_certificate \"@D@/cert.pem\";\n"
     "    ssl_certificate_key \"@D@/key.pem\";\n"
@@ -306,14 +310,16 @@ static int expand(const char *tpl, const char *const vals[26], char *out, size_t
 
 static int write_conf(h2_server *s)
 {
-  char path[H2_PATH], port[16], conf[8192];
+  char path[H2_PATH], port[16], h2c_port[16], conf[8192];
   const char *vals[26] = {0};
   vals['D' - 'A'] = s->dir;
   vals['P' - 'A'] = port;
+  vals['Q' - 'A'] = h2c_port;
   /* As root, nginx would otherwise switch to nobody, who cannot read the
    * 0700 directory; as anyone else the directive is ignored with a warning. */
   vals['U' - 'A'] = geteuid() == 0 ? "user root;\n" : "";
   snprintf(port, sizeof port, "%d", s->port);
+  snprintf(h2c_port, sizeof h2c_port, "%d", s->h2c_port);
   size_t len = 0;
   if (expand(nginx_conf, vals, conf, sizeof conf, &len) != 0 || path_in(s, "nginx.conf", path))
     return -1;
@@ -357,7 +363,7 @@ static int wait_ready(h2_server *s)
       s->pid = 0;
       return 1;
     }
-    if (pid_file_written(s) && accepts(s->port))
+    if (pid_file_written(s) && accepts(s->port) && accepts(s->h2c_port))
       return 0;
     sleep_ms(H2_POLL_MS);
   }
@@ -388,8 +394,8 @@ static void stop_nginx(h2_server *s)
   }
 }
 
-/* Starts nginx on a fresh free port, up to H2_TRIES times (another process
- * may take the port between free_port and nginx's bind; nginx then retries
+/* Starts nginx on fresh free ports, up to H2_TRIES times (another process
+ * may take a port between free_port and nginx's bind; nginx then retries
  * the bind for about 2.5 s before it exits). */
 static int launch(h2_server *s)
 {
@@ -402,7 +408,11 @@ static int launch(h2_server *s)
    * compiled-in log path; -p: relative paths stay inside the directory. */
   char *argv[] = {nginx, "-p", prefix, "-c", conf, "-e", err, NULL};
   for (int t = 0; t < H2_TRIES; t++) {
-    if ((s->port = free_port()) < 0 || write_conf(s) != 0)
+    if ((s->port = free_port()) < 0 || (s->h2c_port = free_port()) < 0)
+      return -1;
+    if (s->h2c_port == s->port)
+      continue;
+    if (write_conf(s) != 0)
       return -1;
     if ((s->pid = spawn(argv, log)) < 0)
       return -1;
@@ -508,6 +518,11 @@ void h2_url(const h2_server *s, const char *path, char *buf, size_t n)
 }
 
 int h2_port(const h2_server *s) { return s->port; }
+
+void h2c_url(const h2_server *s, const char *path, char *buf, size_t n)
+{
+  snprintf(buf, n, "http://127.0.0.1:%d%s", s->h2c_port, path);
+}
 
 const char *h2_cafile(const h2_server *s) { return s->cafile; }
 

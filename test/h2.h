@@ -2,11 +2,13 @@
  * HTTP/2-over-TLS test server: a real nginx, started as a child process on
  * 127.0.0.1 by the test that needs it, serving static files.
  *
- * curl 7.88 cannot reuse an h2c (prior knowledge) connection, so HTTP/2 is
- * tested over TLS with ALPN. h2_start makes a fresh temporary directory
- * (mkdtemp under $TMPDIR or /tmp) holding nginx's configuration, logs, pid
- * file and temp paths, a self-signed certificate for 127.0.0.1 and localhost
- * made with the openssl CLI, and the files served:
+ * HTTP/2 is tested over TLS with ALPN; nginx also serves cleartext HTTP/2
+ * with prior knowledge (h2c_url), whose connections curl reuses from 8.0.0
+ * on (curl 7.88 fails the second transfer on one). h2_start makes a fresh
+ * temporary directory (mkdtemp under $TMPDIR or /tmp) holding nginx's
+ * configuration, logs, pid file and temp paths, a self-signed certificate
+ * for 127.0.0.1 and localhost made with the openssl CLI, and the files
+ * served:
  *
  *   /p/0, /p/1k, /p/100k, /p/1m, /p/8m   the first 0, 1024, 102400, 1 MiB
  *                                        and 8 MiB bytes of the HTTP/1.1
@@ -32,9 +34,10 @@
 
 typedef struct h2_server h2_server;
 
-/* Starts nginx on 127.0.0.1 on a free port, TLS and HTTP/2, and waits until
- * it accepts connections. NULL, with the reason on stderr, if nginx or
- * openssl is missing or nginx does not come up within about 5 s. */
+/* Starts nginx on 127.0.0.1 on two free ports, TLS and HTTP/2 on one and
+ * cleartext HTTP/2 on the other, and waits until both accept connections.
+ * NULL, with the reason on stderr, if nginx or openssl is missing or nginx
+ * does not come up within about 5 s. */
 h2_server *h2_start(void);
 
 /* Writes "https://127.0.0.1:PORT" + path into buf (path starts with '/'). */
@@ -42,6 +45,11 @@ void h2_url(const h2_server *s, const char *path, char *buf, size_t n);
 
 /* The port nginx listens on. */
 int h2_port(const h2_server *s);
+
+/* Writes "http://127.0.0.1:PORT" + path into buf, where nginx serves the
+ * same files over cleartext HTTP/2 to clients that speak it first
+ * (CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE; HTTP/1.1 requests fail there). */
+void h2c_url(const h2_server *s, const char *path, char *buf, size_t n);
 
 /* The server's certificate (PEM), to pass as CURLOPT_CAINFO. */
 const char *h2_cafile(const h2_server *s);

@@ -168,10 +168,19 @@ START_TEST(chain_limit)
   ck_assert_uint_eq(rc_body(r).len, 0);
   ck_assert_str_eq(rc_strerror(g.rc), "Content-Encoding chain longer than the limit");
   rc_response_reset(r);
-  /* Past 5, curl refuses the response itself (CVE-2022-32206). */
   g = fetch(r, "/encoding?value=gzip,gzip,gzip,gzip,gzip,gzip&n=1000");
-  ck_assert_int_eq(g.rc, RC_E_TRANSFER);
-  ck_assert_int_eq(g.cc, CURLE_BAD_CONTENT_ENCODING);
+  if (curl_at_least(0x080500)) {
+    /* curl 8.5.0 (client writers, "part 2") ignores Content-Encoding when
+     * its own decoding is off, before counting codings: the chain reaches
+     * respchain, and its limit refuses it. */
+    ck_assert_int_eq(g.rc, RC_E_CODINGS);
+    ck_assert_int_eq(g.cc, CURLE_WRITE_ERROR);
+    ck_assert_uint_eq(rc_body(r).len, 0);
+  } else {
+    /* Past 5, curl refuses the response itself (CVE-2022-32206). */
+    ck_assert_int_eq(g.rc, RC_E_TRANSFER);
+    ck_assert_int_eq(g.cc, CURLE_BAD_CONTENT_ENCODING);
+  }
   rc_response_free(r);
 }
 END_TEST

@@ -1,5 +1,6 @@
-/* Integration: real libcurl transfers over HTTP/2 with TLS, through
- * rc_attach, against an nginx the tests start on loopback (h2.h). */
+/* Integration: real libcurl transfers over HTTP/2 with TLS, and cleartext
+ * with prior knowledge, through rc_attach, against an nginx the tests start
+ * on loopback (h2.h). */
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -232,6 +233,89 @@ START_TEST(spill_file_full_over_h2)
 }
 END_TEST
 
+/* An easy handle for path over cleartext HTTP/2 with prior knowledge. */
+static CURL *h2c_easy(rc_response *resp, const char *path)
+{
+  char url[256];
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(rc_attach(resp, e), RC_OK);
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+  h2c_url(h2, path, url, sizeof url);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
+  return e;
+}
+
+/* h2c with prior knowledge (scan --http2-prior-knowledge), one file after
+ * another on one handle. Since curl 8.0.0 ("http2: fix for
+ * http2-prior-knowledge when reusing connections", curl issue 10634) the
+ * connection is reused: exact bodies over HTTP/2, one connection in all.
+ * curl 7.88 sets up HTTP/2 a second time on the reused connection, and the
+ * second transfer fails in the framing layer: CURLE_HTTP2, nothing kept. */
+START_TEST(h2c_prior_knowledge_reused)
+{
+  static const struct {
+    const char *path;
+    size_t n;
+  } files[] = {{"/p/1k", KiB}, {"/p/1m", MiB}, {"/p/100k", 100 * KiB}, {"/p/8m", 8 * MiB}};
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, NULL, &r), RC_OK);
+  CURL *e = h2c_easy(r, "/");
+  long connects = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char url[256];
+    h2c_url(h2, files[i].path, url, sizeof url);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    CURLcode cc = curl_easy_perform(e);
+    if (i == 1 && !curl_at_least(0x080000)) {
+      ck_assert_int_eq(cc, CURLE_HTTP2);
+      ck_assert_int_eq(rc_result(r, cc), RC_E_TRANSFER);
+      ck_assert_uint_eq(rc_body(r).len, 0);
+      break;
+    }
+    assert_h2_ok(r, e, cc);
+    assert_pattern(rc_body(r), files[i].n);
+    long c = 0;
+    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
+    connects += c;
+    rc_response_reset(r);
+  }
+  ck_assert_int_eq(connects, 1);
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
+/* MULTI_N h2c transfers added at once, on curl >= 8.0.0: all exact, as
+ * streams of one connection (on 7.88 reusing it fails, as above). */
+START_TEST(h2c_multiplexed_on_one_connection)
+{
+  if (!curl_at_least(0x080000))
+    return;
+  CURLM *multi = curl_multi_init();
+  CURL *e[MULTI_N];
+  rc_response *r[MULTI_N];
+  for (int i = 0; i < MULTI_N; i++) {
+    ck_assert_int_eq(rc_response_new(NULL, NULL, &r[i]), RC_OK);
+    e[i] = h2c_easy(r[i], "/p/100k");
+    curl_easy_setopt(e[i], CURLOPT_PRIVATE, r[i]);
+    ck_assert_int_eq(curl_multi_add_handle(multi, e[i]), CURLM_OK);
+  }
+  long ports[MULTI_N];
+  ck_assert_int_eq(run_multi(multi, ports), 1);
+  for (int i = 1; i < MULTI_N; i++)
+    ck_assert_int_eq(ports[i], ports[0]);
+  for (int i = 0; i < MULTI_N; i++) {
+    curl_multi_remove_handle(multi, e[i]);
+    curl_easy_cleanup(e[i]);
+    rc_response_free(r[i]);
+  }
+  curl_multi_cleanup(multi);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("h2");
@@ -243,6 +327,8 @@ int main(void)
   tcase_add_test(tc, multiplexed_on_one_connection);
   tcase_add_test(tc, gzip_decoded_over_h2);
   tcase_add_test(tc, spill_file_full_over_h2);
+  tcase_add_test(tc, h2c_prior_knowledge_reused);
+  tcase_add_test(tc, h2c_multiplexed_on_one_connection);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

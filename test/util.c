@@ -131,6 +131,11 @@ rc_response *new_response(rc_pool *pool, size_t max_body, rc_cap_policy policy)
   return r;
 }
 
+int curl_at_least(unsigned int num)
+{
+  return curl_version_info(CURLVERSION_NOW)->version_num >= num;
+}
+
 int run_suite(Suite *s)
 {
   curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -48,4 +48,9 @@ rc_response *new_response(rc_pool *pool, size_t max_body, rc_cap_policy policy);
 /* Runs every test of s with curl initialised; the process exit status. */
 int run_suite(Suite *s);
 
+/* Whether the libcurl this process runs with (not the one it was compiled
+ * against) is at least version num, as in 0x080e00 for 8.14.0. Where curl's
+ * own behaviour differs by version, a test asserts the outcome for this. */
+int curl_at_least(unsigned int num);
+
 #endif

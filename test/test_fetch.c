@@ -314,10 +314,15 @@ static int full_listener(int *client, int *port)
   return fd;
 }
 
+/* curl's words for CURLE_OPERATION_TIMEDOUT: "Operation timed out after",
+ * "Connection timed out after", "Connection timeout after" (a connect that
+ * ran out of the whole transfer's time, as happens on a loaded machine),
+ * or its strerror text. */
 static int says_timeout(const char *err)
 {
   return strstr(err, "fetch: transfer failed: ") &&
-         (strstr(err, "timed out") || strstr(err, "Timeout was reached"));
+         (strstr(err, "timed out") || strstr(err, "Connection timeout after") ||
+          strstr(err, "Timeout was reached"));
 }
 
 /* -m/--max-time and --connect-timeout: past them the transfer fails with

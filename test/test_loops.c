@@ -312,8 +312,13 @@ static void socket_loop(int over_h2)
 {
   enum { TOTAL = 60, CONC = 20 };
   size_t size = 1 * MiB;
+  /* Over HTTP/2 the budget is below one body: each stream's first block
+   * (its declared 1 MiB) is refused and it spills, however curl and nginx
+   * interleave the streams (curl 8.21 often receives them one after
+   * another, so a larger budget may never be reached). */
+  size_t budget = over_h2 ? 512 * KiB : 4 * MiB;
   loop l = {.curl_timeout = -1};
-  l.pool = budget_pool(4 * MiB, RC_OVERFLOW_AUTO, RC_DEFAULT_MAX_WAIT_MS);
+  l.pool = budget_pool(budget, RC_OVERFLOW_AUTO, RC_DEFAULT_MAX_WAIT_MS);
   ck_assert_int_eq(pipe(l.pipe), 0);
   ck_assert_int_eq(rc_pool_on_wake(l.pool, on_wake, &l), RC_OK);
   l.multi = curl_multi_init();
@@ -358,7 +363,7 @@ static void socket_loop(int over_h2)
   fprintf(stderr, "socket loop (%s): pauses %llu, wakeups %llu, spills %llu, wake calls %d\n",
           over_h2 ? "h2" : "h1", (unsigned long long)st.pauses, (unsigned long long)st.wakeups,
           (unsigned long long)st.spills, l.wakes);
-  ck_assert_uint_le(st.peak_in_use, 4 * MiB + 1 * MiB + 1 + 64 * KiB);
+  ck_assert_uint_le(st.peak_in_use, budget + 1 * MiB + 1 + 64 * KiB);
   if (over_h2) {
     ck_assert_uint_eq(st.pauses, 0);
     ck_assert_uint_gt(st.spills, 0);

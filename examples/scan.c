@@ -163,7 +163,9 @@ static void usage(FILE *out)
         "      --proxy URL         send every request through this proxy\n"
         "      --http1.1           use HTTP/1.1\n"
         "      --http2             try HTTP/2 (TLS: ALPN; cleartext: Upgrade)\n"
-        "      --http2-prior-knowledge  HTTP/2 without asking first\n"
+        "      --http2-prior-knowledge  HTTP/2 without asking first (before curl\n"
+        "                          8.0, a connection per transfer: older curl\n"
+        "                          cannot reuse such connections)\n"
         "  -k, --insecure          do not verify TLS certificates\n"
         "\n"
         "Transfers:\n"
@@ -1914,6 +1916,15 @@ static int set_request(CURL *e, const options *o)
   return ok ? 0 : -1;
 }
 
+/* Whether curl cannot reuse an HTTP/2 prior-knowledge connection: before
+ * 8.0.0 a second transfer on one fails (curl issue 10634), so each
+ * transfer then gets a connection of its own. */
+static int h2c_unreusable(const options *o)
+{
+  return o->http_version == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE &&
+         curl_version_info(CURLVERSION_NOW)->version_num < 0x080000;
+}
+
 /* Makes the slot's easy handle and response, and sets every option that
  * stays the same from one target to the next. */
 static int slot_init(scan *s, slot *sl, const rc_limits *lim)
@@ -1942,7 +1953,8 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
            /* Targets come from outside: only web URLs, also after a redirect. */
            curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK &&
-           curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
+           curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+           (!h2c_unreusable(o) || curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK);
   return ok && set_request(e, o) == 0 ? 0 : -1;
 }
 
@@ -2440,6 +2452,8 @@ static int setup(scan *s)
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);
   s->multi = curl_multi_init();
+  if (s->multi && h2c_unreusable(o)) /* no multiplexing on one either */
+    curl_multi_setopt(s->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
   s->src.shard = o->shard;
   s->src.shards = o->shards;
   if (!s->slots || !s->multi || engine_build(&s->engine, o) != 0) {

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "h2.h"
 #include "net.h"
 
 extern char **environ;
@@ -1745,6 +1746,39 @@ START_TEST(shard)
 }
 END_TEST
 
+/* --http2-prior-knowledge against nginx's cleartext HTTP/2: every target is
+ * answered over HTTP/2 whatever the curl (before 8.0.0, which cannot reuse
+ * such a connection, each transfer gets one of its own). */
+START_TEST(h2c_prior_knowledge)
+{
+  h2_server *h2 = h2_start();
+  ck_assert_ptr_nonnull(h2);
+  char list[256];
+  temp_path(list, sizeof list, "h2c");
+  FILE *f = fopen(list, "w");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < 20; i++) {
+    char url[256];
+    h2c_url(h2, i % 2 ? "/p/1k" : "/p/100k", url, sizeof url);
+    fprintf(f, "%s\n", url);
+  }
+  ck_assert_int_eq(fclose(f), 0);
+  const char *args[] = {"-l", list, "-s", "-c", "5", "--http2-prior-knowledge", NULL};
+  ck_assert_int_eq(run_scan(args), 0);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), 20);
+  for (size_t i = 0; i < 20; i++) {
+    ck_assert_msg(recs[i].error_null, "%s: %s", recs[i].input, recs[i].error);
+    ck_assert_int_eq(recs[i].status, 200);
+    ck_assert_str_eq(recs[i].http_version, "2");
+    ck_assert_uint_eq(recs[i].body_bytes, strstr(recs[i].input, "/p/1k") ? 1024 : 102400);
+  }
+  free(recs);
+  unlink(list);
+  h2_stop(h2);
+}
+END_TEST
+
 /* Lines in a file so far. */
 static size_t count_lines(const char *path)
 {
@@ -1941,6 +1975,7 @@ int main(void)
   tcase_add_test(tc, head_method);
   tcase_add_test(tc, title);
   tcase_add_test(tc, shard);
+  tcase_add_test(tc, h2c_prior_knowledge);
   tcase_add_test(tc, interrupted);
   tcase_add_test(tc, broken_pipe);
   tcase_add_test(tc, demo);

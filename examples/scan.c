@@ -16,13 +16,18 @@
  *    changes CURLOPT_URL. CURLOPT_PRIVATE maps a finished easy handle back to
  *    its slot.
  *  - The multi loop of respchain.h, which never waits while a target could
- *    start: idle slots take their next targets and start; curl_multi_perform;
- *    each finished transfer is reported and its response reset at once, so
- *    its memory goes back to the pool (and to the budget), and its slot
- *    starts the next target before the loop waits again; only then
- *    rc_multi_poll, which sleeps like curl_multi_poll (until curl, the rate
- *    limit, a retry's backoff or the budget has work) and resumes the
- *    transfers that the budget paused.
+ *    start. Each turn: idle slots take their next targets and start;
+ *    rc_multi_poll sleeps like curl_multi_poll (until curl, the rate limit,
+ *    a retry's backoff or the budget has work; a transfer just added is due
+ *    at once) and resumes the transfers that the budget paused;
+ *    curl_multi_perform; each finished transfer is reported and its
+ *    response reset at once, so its memory goes back to the pool (and to
+ *    the budget), and the next turn starts its slot's next target before
+ *    any wait.
+ *  - Matchers run over the body as it arrives, through a body observer
+ *    (rc_response_observe; with Vectorscan when built with it), so a body
+ *    that no matcher needs whole is not kept at all (RC_KEEP_NONE) and
+ *    memory does not grow with bodies.
  *  - Targets are read one at a time as slots free up, so a list of any length
  *    is scanned in constant memory. A slot waits, out of the multi handle,
  *    for its turn under --rate and for the backoff before a retry.

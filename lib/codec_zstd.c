@@ -78,12 +78,16 @@ static rc_code zs_step(void *st, rc__io *io)
     s->frame_start = 0;
   }
   r = ZSTD_decompressStream(s->dc, &out, &in);
+  /* With an error the output position is no count of bytes written:
+   * libzstd (1.5.4) may report the whole region filled while it wrote
+   * nothing there. None of it counts, or the body would take in whatever
+   * the region held before (a pooled block's earlier body). */
+  if (ZSTD_isError(r))
+    return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? RC_E_NOMEM : RC_E_DECODE;
   io->in += in.pos;
   io->in_len -= in.pos;
   io->out += out.pos;
   io->out_len -= out.pos;
-  if (ZSTD_isError(r))
-    return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? RC_E_NOMEM : RC_E_DECODE;
   if (r == 0) /* a frame ended and all of it was flushed */
     io->ended = 1;
   return RC_OK;

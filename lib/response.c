@@ -303,7 +303,7 @@ rc_code rc_full_response(const rc_response *readonly, rc_view *out)
     rc_view body = rc__body_view(resp);
     size_t total = h->len + body.len;
     rc__buf_declare(&resp->full, total); /* allocated once, exactly */
-    if (body.len != rc__body_len(resp))
+    if (resp->keep == RC_KEEP_BODY && body.len != rc__body_len(resp))
       rc = RC_E_NOMEM; /* the spill file could not be mapped */
     else
       rc = rc__buf_reserve(&resp->full, total);

@@ -1379,6 +1379,41 @@ START_TEST(test_zstd_corrupt)
 }
 END_TEST
 
+/* A corrupt zstd stream fed in pieces of 1, 7, 65 and 1 bytes: libzstd
+ * (1.5.4) fails on the third, reporting the whole output region filled
+ * while it wrote nothing there. No byte of the region may count: it would
+ * carry stale memory (in a response, a pooled block's earlier body) into
+ * the body. */
+START_TEST(test_zstd_error_counts_nothing)
+{
+  static const unsigned char frame[] = {
+      0x28, 0x26, 0xb5, 0x2f, 0xfd, 0x02, 0x00, 0x58, 0xb1, 0x31, 0x00, 0x10, 0x62, 0x00, 0x00,
+      0x10, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xb9, 0x43,
+      0x20, 0x64, 0x13, 0x00, 0x6c, 0x61, 0x74, 0x65, 0x0a, 0x90, 0x00, 0x03, 0x6f, 0x6e, 0x74,
+      0x65, 0x6e, 0x74, 0x2d, 0x4c, 0x65, 0x6e, 0x67, 0x74, 0x68, 0x3a, 0xe7, 0x66, 0x6c, 0x61,
+      0x74, 0x65, 0x0a, 0x77, 0x00, 0xb9, 0xb9, 0x2e, 0x01, 0x90, 0x00, 0x00, 0xa0, 0x01};
+  static const size_t pieces[] = {1, 7, 65, 1};
+  rc__decoder *d;
+  tsink t;
+  size_t i, pos = 0;
+  rc_code rc = RC_OK;
+
+  if (!RC_HAVE_ZSTD)
+    return;
+  d = start_new(&plain, "zstd");
+  tsink_init(&t, NO_CAP);
+  t.step = 32767;
+  for (i = 0; i < 4 && rc == RC_OK; i++) {
+    rc = rc__decoder_write(d, frame + pos, pieces[i], &t.sink);
+    pos += pieces[i];
+  }
+  ck_assert_int_eq(rc, RC_E_DECODE);
+  ck_assert_uint_eq(t.len, 0);
+  rc__decoder_free(d);
+  tsink_free(&t);
+}
+END_TEST
+
 /* 64 MiB of zeros in 8 MiB windows, flushed every 4 KiB, its checksum
  * spoiled: RC_TRUNCATED proves the decoder stopped early. */
 START_TEST(test_zstd_bomb)
@@ -1763,6 +1798,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_zstd_cap_frames);
   tcase_add_test(tc, test_zstd_window);
   tcase_add_test(tc, test_zstd_corrupt);
+  tcase_add_test(tc, test_zstd_error_counts_nothing);
   tcase_add_test(tc, test_zstd_bomb);
 #endif
 #if TEST_BR && TEST_ZSTD

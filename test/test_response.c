@@ -465,6 +465,28 @@ START_TEST(full_response_no_leak)
 }
 END_TEST
 
+/* A body that is not kept is no part of the full response, which is the
+ * header block alone, as rc_full_response_dup gives it. */
+START_TEST(full_response_body_not_kept)
+{
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  ck_assert_int_eq(rc_response_observe(r, NULL, NULL, RC_KEEP_NONE), RC_OK);
+  const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
+  ck_assert_uint_eq(feed(r, lines, "abc", 3, 0), 0);
+  ck_assert_uint_eq(rc_body_length(r), 3);
+  rc_view f;
+  ck_assert_int_eq(rc_full_response(r, &f), RC_OK);
+  assert_view(f, "HTTP/1.1 200 OK\r\n\r\n", 19);
+  size_t len;
+  char *dup = rc_full_response_dup(r, &len);
+  ck_assert_ptr_nonnull(dup);
+  ck_assert_uint_eq(len, 19);
+  ck_assert_mem_eq(dup, f.ptr, len);
+  free(dup);
+  rc_response_free(r);
+}
+END_TEST
+
 START_TEST(limits_and_arguments)
 {
   rc_limits lim;
@@ -714,6 +736,7 @@ int main(void)
   tcase_add_test(tc, body_follows_last_hop);
   tcase_add_test(tc, concurrent_readers);
   tcase_add_test(tc, full_response_no_leak);
+  tcase_add_test(tc, full_response_body_not_kept);
   tcase_add_test(tc, limits_and_arguments);
   tcase_add_test(tc, allocation_failure);
   tcase_add_test(tc, codings_not_decoded);

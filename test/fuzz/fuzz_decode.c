@@ -17,7 +17,14 @@
  * restart of the same decoder must give the same bytes. One exception:
  * libbrotli and libzstd hand out decoded bytes in steps (a ring buffer, a
  * block), so at a corrupt stream (RC_E_DECODE) the bytes kept before it
- * depend on the chunking: then one must be a prefix of the other. */
+ * depend on the chunking: then one must be a prefix of the other.
+ *
+ * A second response gets the same pieces with a body observer and
+ * RC_KEEP_NONE (its decoders write into scratch memory, not the body): the
+ * same result, rc_body empty, and the observer sees the bytes the first
+ * response kept, each once, in order, in slices never empty (at a corrupt
+ * br or zstd stream, where the regions offered matter, one a prefix of the
+ * other). */
 #include <string.h>
 
 #include "decode.h"
@@ -43,6 +50,50 @@ typedef struct tsink {
   size_t len, cap, step, offered;
   unsigned long calls, fail_at;
 } tsink;
+
+/* What a body observer saw: at most CAP bytes. */
+typedef struct seen {
+  unsigned char *p;
+  size_t len;
+} seen;
+
+static rc_code see(void *ud, const char *data, size_t len)
+{
+  seen *s = ud;
+  FZ_CHECK(data != NULL && len > 0 && len <= CAP - s->len);
+  memcpy(s->p + s->len, data, len);
+  s->len += len;
+  return RC_OK;
+}
+
+/* A response on pool, decoding, that gets the status line, the given
+ * Content-Encoding line and the blank line, then body in the scheduled
+ * pieces until one is refused. */
+static rc_response *exchange(rc_pool *pool, const rc_limits *lim, char *line, size_t line_len,
+                             const uint8_t *body, size_t body_len, fz_chunks *chunks, seen *s)
+{
+  rc_response *r = NULL;
+  FZ_CHECK(rc_response_new(pool, lim, &r) == RC_OK);
+  FZ_CHECK(rc_response_set_decoding(r, 1) == RC_OK);
+  if (s)
+    FZ_CHECK(rc_response_observe(r, see, s, RC_KEEP_NONE) == RC_OK);
+  char status[] = "HTTP/1.1 200 OK\r\n", blank[] = "\r\n";
+  FZ_CHECK(rc_header_cb(status, 1, sizeof status - 1, r) == sizeof status - 1);
+  FZ_CHECK(rc_header_cb(line, 1, line_len, r) == line_len);
+  FZ_CHECK(rc_header_cb(blank, 1, 2, r) == 2);
+  chunks->next = 0;
+  size_t fed = 0;
+  while (fed < body_len) {
+    size_t n = fz_chunks_next(chunks, body_len - fed);
+    size_t ret = rc_write_cb((char *)body + fed, 1, n, r);
+    fed += n;
+    if (ret != n) {
+      FZ_CHECK(ret == CURL_WRITEFUNC_ERROR);
+      break;
+    }
+  }
+  return r;
+}
 
 static rc_code tsink_reserve(void *ctx, unsigned char **out, size_t *avail)
 {
@@ -171,27 +222,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   cfg.allocator = &fa.a;
   rc_pool *rpool = NULL;
   FZ_CHECK(rc_pool_new(&cfg, &rpool) == RC_OK);
-  rc_response *r = NULL;
-  FZ_CHECK(rc_response_new(rpool, &lim, &r) == RC_OK);
-  FZ_CHECK(rc_response_set_decoding(r, 1) == RC_OK);
-  char status[] = "HTTP/1.1 200 OK\r\n", blank[] = "\r\n";
-  FZ_CHECK(rc_header_cb(status, 1, sizeof status - 1, r) == sizeof status - 1);
-  FZ_CHECK(rc_header_cb(line, 1, line_len, r) == line_len);
-  FZ_CHECK(rc_header_cb(blank, 1, 2, r) == 2);
-  size_t fed = 0;
-  while (fed < body_len) {
-    size_t n = fz_chunks_next(&chunks, body_len - fed);
-    size_t ret = rc_write_cb((char *)body + fed, 1, n, r);
-    fed += n;
-    if (ret != n) {
-      FZ_CHECK(ret == CURL_WRITEFUNC_ERROR);
-      break;
-    }
-  }
+  rc_response *r = exchange(rpool, &lim, line, line_len, body, body_len, &chunks, NULL);
   rc_code res = rc_result(r, CURLE_OK);
   rc_view got = rc_body(r);
   FZ_CHECK(got.ptr != NULL && got.ptr[got.len] == '\0');
-  FZ_CHECK(got.len <= CAP);
+  FZ_CHECK(got.len <= CAP && rc_body_length(r) == got.len);
   FZ_CHECK((res == RC_TRUNCATED) == (rc_truncated(r) != 0));
   rc_view raw = rc_raw_body(r);
   FZ_CHECK(raw.ptr != NULL && raw.ptr[raw.len] == '\0');
@@ -205,6 +240,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   size_t n = 0;
   rc_code prc = check_parse(v.ptr, v.len, max_codings, chain, &n);
   rc_encoding enc = rc_body_encoding(r);
+
+  /* ---- Observed, not kept: the same outcome. */
+  seen obs = {malloc(CAP), 0};
+  FZ_CHECK(obs.p != NULL);
+  rc_response *o = exchange(rpool, &lim, line, line_len, body, body_len, &chunks, &obs);
+  rc_code ores = rc_result(o, CURLE_OK);
+  int steps = prc == RC_OK && res == RC_E_DECODE && steps_out(chain, n);
+  FZ_CHECK(ores == res && rc_body_encoding(o) == enc && rc_truncated(o) == rc_truncated(r));
+  FZ_CHECK(rc_body(o).len == 0 && !rc_body_kept(o) && rc_body_length(o) == obs.len);
+  FZ_CHECK(same_bytes(obs.p, obs.len, got.ptr, got.len, steps));
+  rc_view oraw = rc_raw_body(o);
+  FZ_CHECK(oraw.len == raw.len && (raw.len == 0 || memcmp(oraw.ptr, raw.ptr, raw.len) == 0));
+  rc_response_free(o);
+  free(obs.p);
 
   if (body_len == 0) {
     /* No body byte: the write path never started. */

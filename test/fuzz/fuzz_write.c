@@ -15,8 +15,19 @@
  *            delta (-2..2) around the length the cap applies to
  *   rawopts  bits 0-1 max_raw mode (0, 1 byte, 2 bytes, unlimited),
  *            bits 2-3 max_codings (5, 0, 1, 2), bits 4-5 max_memory
- *            (0: off, 1, 100, 4096): past it the body goes to a spill file
+ *            (0: off, 1, 100, 4096): past it the body goes to a spill file,
+ *            bit 7 the body is observed (the observe byte follows)
  *   [max_raw value]
+ *   [observe] bit 0 RC_KEEP_NONE (else RC_KEEP_BODY), bit 1 no observer
+ *            function (the keep setting alone), bits 2-3 the observer's
+ *            verdict in the final hop (none, RC_STOPPED, another code,
+ *            RC_STOPPED), bits 4-5 where it is given (the where mode),
+ *            bits 6-7 the second run (the same settings, kept across the
+ *            reset; keep swapped; no observer function; both)
+ *   [where]  with a verdict, the byte count that draws it, by the where
+ *            mode: 1 byte; 2 bytes; 1 byte (delta -2..2 around the length
+ *            the final body is expected to reach); 1 byte (times 256)
+ *   [code]   with another code: which (fail_codes)
  *   chunk    2 bytes: the pool's chunk size - 1
  *   pool     bits 0-1 large threshold, 2-3 max large, 4-5 max idle small,
  *            6-7 budget (with contention, never off)
@@ -46,7 +57,22 @@
  * fails with RC_E_TIMEOUT keeping a prefix (wait mode). In spill mode an
  * attached response spills too, never pauses. While the hog holds the
  * place and the budget is used up, a write that is not paused must not make
- * the pool hold more. Wherever the body went, it reads back the same. */
+ * the pool hold more. Wherever the body went, it reads back the same.
+ *
+ * Observer: it sees the body of each hop as the response gets it: after
+ * every write, rc_body_length is the number of bytes it saw for the last
+ * hop, and at the end of a hop those bytes are rc_body's (when kept), each
+ * once, in order, in slices never empty; it may read the hop it observes.
+ * Without a verdict the outcome is the one without an observer. A verdict
+ * is given by the slice that reaches the verdict position in the final hop;
+ * when the body (up to the cap) reaches it, the result is RC_STOPPED (or
+ * RC_E_OBSERVER for any other code), the body is a prefix of the expected
+ * one that holds the position, nothing is truncated, and the observer is
+ * not called again; when it does not, no verdict is given. Under
+ * RC_KEEP_NONE rc_body is empty, rc_body_length says how long the body
+ * was, and no write makes the pool hold more, spill or wait (but the raw
+ * copy, which is not the body). With an allocation failure the observed
+ * bytes are still those kept, and a verdict may give way to RC_E_NOMEM. */
 #include <string.h>
 
 #include <curl/curl.h>
@@ -168,6 +194,63 @@ typedef struct expect {
   size_t hops;
 } expect;
 
+/* What the observer saw of the current hop, and what it answers. */
+typedef struct observation {
+  rc_response *r;
+  uint8_t *log; /* the bytes it saw of the current hop, in order */
+  size_t len, size;
+  int status;       /* of the hop it observes */
+  int final;        /* that hop is the final one: a verdict may come */
+  size_t at;        /* the verdict is given by the slice that reaches at
+                       bytes (>= 1); 0: never */
+  rc_code verdict;  /* what it answers then */
+  int said;         /* the verdict was given */
+  size_t said_from; /* bytes seen before the slice that drew it */
+} observation;
+
+static rc_code observe(void *ud, const char *data, size_t len)
+{
+  observation *w = ud;
+  FZ_CHECK(data != NULL && len > 0);
+  FZ_CHECK(!w->said); /* never called after its verdict */
+  rc_hop_info hop;    /* it may read the hop it observes */
+  FZ_CHECK(rc_hop(w->r, -1, &hop) == RC_OK && hop.is_final && hop.status == w->status);
+  if (w->len + len > w->size) {
+    size_t size = 2 * (w->len + len);
+    uint8_t *p = realloc(w->log, size);
+    FZ_CHECK(p != NULL);
+    w->log = p;
+    w->size = size;
+  }
+  memcpy(w->log + w->len, data, len);
+  size_t from = w->len;
+  w->len += len;
+  if (w->final && w->at && w->len >= w->at) {
+    w->said = 1;
+    w->said_from = from;
+    return w->verdict;
+  }
+  return RC_OK;
+}
+
+/* A new hop begins: what was seen belongs to the one before. */
+static void watch_hop(observation *w, int status, int final)
+{
+  w->len = 0;
+  w->status = status;
+  w->final = final;
+}
+
+/* The bytes seen of the last hop are those the response holds. */
+static void watch_matches(rc_response *r, const observation *w)
+{
+  FZ_CHECK(rc_body_length(r) == w->len);
+  if (rc_body_kept(r)) {
+    rc_view body = rc_body(r);
+    FZ_CHECK(body.len == w->len && (w->len == 0 || memcmp(body.ptr, w->log, w->len) == 0));
+  }
+}
+
 typedef struct setup {
   rc_limits lim;      /* as given */
   size_t max_codings; /* as honoured */
@@ -188,6 +271,9 @@ typedef struct setup {
   rc_overflow overflow; /* the pool's mode */
   int raw_copy;         /* a raw copy is kept: it grows past the budget */
   int timed_out;        /* a write was refused with RC_E_TIMEOUT */
+  /* This run's rc_response_observe settings. */
+  observation *watch; /* the observer's; NULL: no observer */
+  rc_keep keep;
 } setup;
 
 static int header(rc_response *r, const char *s)
@@ -225,6 +311,27 @@ static size_t in_use(rc_pool *pool)
   return st.bytes_in_use;
 }
 
+/* One write call. A body that is not kept takes no pool memory, no
+ * spill file and no wait (the raw copy is not the body, and is not
+ * checked); the observer has seen what the response counts. */
+static size_t write_once(rc_response *r, setup *s, const void *p, size_t n)
+{
+  int none = s->keep == RC_KEEP_NONE && !s->raw_copy;
+  rc_pool_stats before, after;
+  if (none)
+    rc_pool_stats_get(s->pool, &before);
+  size_t ret = rc_write_cb((char *)p, 1, n, r);
+  if (none) {
+    rc_pool_stats_get(s->pool, &after);
+    FZ_CHECK(ret != CURL_WRITEFUNC_PAUSE && !rc_body_spilled(r));
+    FZ_CHECK(after.bytes_in_use == before.bytes_in_use && after.spills == before.spills &&
+             after.pauses == before.pauses);
+  }
+  if (s->watch)
+    FZ_CHECK(rc_body_length(r) == s->watch->len);
+  return ret;
+}
+
 static int body_write(rc_response *r, setup *s, const void *p, size_t n)
 {
   /* While another response holds the holder place and the budget is used
@@ -234,7 +341,7 @@ static int body_write(rc_response *r, setup *s, const void *p, size_t n)
    * any size up to max_raw: with it on, this is not checked. */
   int watch = s->hog_holds;
   size_t before = watch ? in_use(s->pool) : 0;
-  size_t ret = rc_write_cb((char *)p, 1, n, r);
+  size_t ret = write_once(r, s, p, n);
   if (watch && ret != CURL_WRITEFUNC_PAUSE && before >= s->limit)
     FZ_CHECK(s->raw_copy || in_use(s->pool) <= before);
   if (ret == CURL_WRITEFUNC_PAUSE) {
@@ -245,7 +352,7 @@ static int body_write(rc_response *r, setup *s, const void *p, size_t n)
     rc_response_reset(s->hog);
     s->hog_holds = 0;
     rc_pool_resume(s->pool); /* curl_easy_pause on an idle handle: refused */
-    ret = rc_write_cb((char *)p, 1, n, r);
+    ret = write_once(r, s, p, n);
     FZ_CHECK(ret != CURL_WRITEFUNC_PAUSE);
   }
   FZ_CHECK(ret == n || ret == CURL_WRITEFUNC_ERROR);
@@ -260,6 +367,9 @@ static int body_write(rc_response *r, setup *s, const void *p, size_t n)
 static void transfer(rc_response *r, setup *s)
 {
   static const uint8_t short_gzip[12] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3, 0xcb, 0xcd};
+  observation *w = s->watch;
+  if (w)
+    watch_hop(w, s->prelude == 1 ? 100 : 302, 0);
   if (s->prelude == 1) {
     if (!header(r, "HTTP/1.1 100 Continue\r\n") || !header(r, "\r\n"))
       return;
@@ -277,8 +387,12 @@ static void transfer(rc_response *r, setup *s)
         return;
     }
   }
+  if (w)
+    watch_matches(r, w); /* the prelude's body, if any */
   if (!header(r, "HTTP/1.1 200 OK\r\n"))
     return;
+  if (w)
+    watch_hop(w, 200, 1);
   if (s->cl_line[0] && !header(r, s->cl_line))
     return;
   char line[80];
@@ -304,6 +418,12 @@ static void transfer(rc_response *r, setup *s)
   }
 }
 
+/* What rc_result says after the observer answered code. */
+static rc_code verdict_result(rc_code code)
+{
+  return code == RC_STOPPED ? RC_STOPPED : RC_E_OBSERVER;
+}
+
 static void check_run(rc_response *r, const setup *s, const expect *e, int nomem)
 {
   rc_code res = rc_result(r, CURLE_OK);
@@ -319,29 +439,60 @@ static void check_run(rc_response *r, const setup *s, const expect *e, int nomem
   FZ_CHECK(raw.ptr != NULL && raw.ptr[raw.len] == '\0');
   FZ_CHECK(raw.len <= s->lim.max_raw);
 
+  /* The body's bytes: those kept, else those the observer saw (else only
+   * how many there were). */
+  const observation *w = s->watch;
+  size_t len = rc_body_length(r);
+  const uint8_t *got = (const uint8_t *)body.ptr;
+  FZ_CHECK(len <= s->lim.max_body);
+  if (s->keep == RC_KEEP_NONE) {
+    FZ_CHECK(!rc_body_kept(r) && body.len == 0 && !rc_body_spilled(r));
+    got = w ? w->log : NULL;
+  } else {
+    FZ_CHECK(rc_body_kept(r) && body.len == len);
+  }
+  if (w)
+    watch_matches(r, w);
+  /* The expected body reaches the verdict position: the verdict comes. */
+  int verdict = w && w->at && w->at <= e->len;
+  rc_code said = w && w->said ? verdict_result(w->verdict) : RC_OK;
+  FZ_CHECK(said == RC_OK || verdict);
+
   /* A failed allocation is reported, except in one case: the decoder asks
    * zlib for one more byte to tell whether the body goes on past the cap,
    * and zlib may hand over the byte and fail to allocate its window in the
    * same call. The body has reached the cap either way: truncation is the
-   * outcome, and it is what the response reports. */
-  if (nomem && res != RC_E_NOMEM && res != RC_E_TIMEOUT)
-    FZ_CHECK(res == RC_TRUNCATED && e->res == RC_TRUNCATED && e->enc == RC_ENC_DECODED);
+   * outcome, and it is what the response reports. A verdict given before
+   * the failure may be the outcome too; one given in the step that failed
+   * gives way to it. */
+  if (nomem && res != RC_E_NOMEM && res != RC_E_TIMEOUT && (said == RC_OK || res != said))
+    FZ_CHECK(res == RC_TRUNCATED && e->res == RC_TRUNCATED && e->enc == RC_ENC_DECODED &&
+             said == RC_OK);
   if (nomem && (res == RC_E_NOMEM || res == RC_E_TIMEOUT)) {
     /* What was kept is the start of what was expected. */
     FZ_CHECK(!rc_truncated(r));
     if (rc_hop_count(r) == e->hops) {
-      FZ_CHECK(body.len <= e->len);
-      FZ_CHECK(memcmp(body.ptr, e->src, body.len) == 0);
+      FZ_CHECK(len <= e->len);
+      FZ_CHECK(got == NULL || memcmp(got, e->src, len) == 0);
     }
     return;
   }
-  FZ_CHECK(res == e->res);
   FZ_CHECK(rc_hop_count(r) == e->hops);
   FZ_CHECK(rc_status(r) == 200);
   FZ_CHECK(rc_body_encoding(r) == e->enc);
-  FZ_CHECK((rc_truncated(r) != 0) == e->truncated);
-  FZ_CHECK(body.len == e->len);
-  FZ_CHECK(memcmp(body.ptr, e->src, e->len) == 0);
+  if (verdict) {
+    /* Given by the slice that reached the position: nothing after it was
+     * read, and the body did not reach the cap as far as the response
+     * can tell. */
+    FZ_CHECK(said != RC_OK && res == said);
+    FZ_CHECK(w->said_from < w->at && w->at <= len && len <= e->len);
+    FZ_CHECK(!rc_truncated(r));
+  } else {
+    FZ_CHECK(res == e->res);
+    FZ_CHECK((rc_truncated(r) != 0) == e->truncated);
+    FZ_CHECK(len == e->len);
+  }
+  FZ_CHECK(got == NULL || memcmp(got, e->src, len) == 0);
   if (e->enc == RC_ENC_DECODED && s->lim.max_raw) {
     FZ_CHECK(raw.len <= s->wire.n && memcmp(raw.ptr, s->wire.p, raw.len) == 0);
     if (res == RC_OK) {
@@ -442,6 +593,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   static const size_t max_memory_v[4] = {0, 1, 100, 4096};
   static const rc_overflow overflow_v[4] = {RC_OVERFLOW_AUTO, RC_OVERFLOW_WAIT, RC_OVERFLOW_SPILL,
                                             RC_OVERFLOW_AUTO};
+  /* Codes an observer may fail with: any but RC_OK and RC_STOPPED, among
+   * them the values the library uses inside for "wait" and "spill". */
+  static const rc_code fail_codes[8] = {RC_E_DECODE, RC_TRUNCATED,  RC_E_NOMEM,  RC_E_OBSERVER,
+                                        RC_E_INVAL,  RC_E_TRANSFER, (rc_code)-1, (rc_code)-2};
 
   fz_in in = {data, size};
   setup s;
@@ -473,6 +628,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   case 3: s.lim.max_raw = SIZE_MAX; break;
   default: s.lim.max_raw = 0; break;
   }
+  int observed = (ropts >> 7) & 1;
+  unsigned oopts = observed ? fz_u8(&in) : 0;
+  unsigned verdict_kind = (oopts >> 2) & 3, where_mode = (oopts >> 4) & 3;
+  unsigned long where = !verdict_kind ? 0 : where_mode == 1 ? fz_u16(&in) : fz_u8(&in);
+  rc_code code = verdict_kind == 2 ? fail_codes[fz_u8(&in) % 8] : RC_STOPPED;
   s.lim.max_codings = codings_v[(ropts >> 2) & 3];
   s.lim.max_memory = max_memory_v[(ropts >> 4) & 3];
   s.max_codings = s.lim.max_codings;
@@ -525,6 +685,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   expect e;
   expected(&s, &e);
 
+  /* The observer's settings for each run, and where it gives its verdict. */
+  observation w;
+  memset(&w, 0, sizeof w);
+  rc_keep keep[2] = {RC_KEEP_BODY, RC_KEEP_BODY};
+  int observer[2] = {0, 0};
+  if (observed) {
+    unsigned second = (oopts >> 6) & 3;
+    keep[0] = oopts & 1 ? RC_KEEP_NONE : RC_KEEP_BODY;
+    keep[1] = second & 1 ? (rc_keep)!keep[0] : keep[0];
+    observer[0] = !((oopts >> 1) & 1);
+    observer[1] = observer[0] && !(second & 2);
+  }
+  if (verdict_kind) {
+    size_t at = where;
+    if (where_mode == 2)
+      at = e.len + where % 5 < 2 ? 0 : e.len + where % 5 - 2;
+    else if (where_mode == 3)
+      at = where * 256;
+    w.at = at ? at : 1;
+    w.verdict = code;
+  }
+
   counting_alloc ca;
   counting_alloc_init(&ca);
   ca.fail_at = fail_at;
@@ -569,10 +751,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.easy = easy;
   }
   FZ_CHECK(rc_response_set_decoding(r, s.decode) == RC_OK);
+  w.r = r;
 
   for (int round = 0; round < 2; round++) {
     s.chunks.next = (size_t)round;
     s.timed_out = 0;
+    /* Set for the first run; the second keeps them across the reset, or
+     * changes them. */
+    if (observed && (round == 0 || keep[1] != keep[0] || observer[1] != observer[0]))
+      FZ_CHECK(rc_response_observe(r, observer[round] ? observe : NULL, &w, keep[round]) == RC_OK);
+    s.keep = keep[round];
+    s.watch = observer[round] ? &w : NULL;
+    w.len = 0;
+    w.said = 0;
     if (s.hog) {
       FZ_CHECK(rc_pool_set_budget(pool, cfg.budget) == RC_OK);
       fill_hog(&s);
@@ -584,6 +775,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int nomem = fail_at > before && fail_at <= ca.calls;
     check_run(r, &s, &e, nomem);
     check_full(r, &ca);
+    /* The settings are fixed while the response holds data. */
+    FZ_CHECK(rc_response_observe(r, NULL, NULL, (rc_keep)2) == RC_E_INVAL);
+    FZ_CHECK(rc_response_observe(r, NULL, NULL, (rc_keep)!s.keep) == RC_E_BUSY);
+    FZ_CHECK((rc_body_kept(r) != 0) == (s.keep == RC_KEEP_BODY));
     rc_response_reset(r);
     rc_response_reset(s.hog);
     s.hog_holds = 0;
@@ -597,6 +792,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rc_pool_free(pool);
 done:
   FZ_CHECK(ca.live == 0);
+  free(w.log);
   free(s.body.p);
   free(s.wire.p);
   return 0;

@@ -160,14 +160,25 @@ K_NONE, K_GZIP, K_XGZIP, K_ZLIB, K_RAW, K_GZIP_DEFLATE, K_TWO_LINES, \
 def w_seed(body, kind=K_NONE, decode=1, fail_at=None, prelude=0, level=6,
            strategy=0, policy=0, cap_mode=2, cap=1 << 20, cl_mode=0,
            raw_mode=0, raw=0, codings_idx=0, chunk=32768, pool=0, repeat=1,
-           split=128, chunks=b"\x00", slack=None, attach=0):
+           split=128, chunks=b"\x00", slack=None, attach=0, memory=0, observe=None,
+           where=0, code=0):
+    """observe: the observe byte (an observer when not None); where and
+    code follow it as its bits call for."""
     flags = (decode | (1 if fail_at is not None else 0) << 1 | prelude << 2 |
              (1 if slack is not None else 0) << 4 | attach << 5)
     out = bytes([flags, kind, level | strategy << 4,
                  policy | cap_mode << 2 | cl_mode << 4])
     out += cap.to_bytes({0: 1, 1: 2, 2: 3, 3: 1}[cap_mode], "big")
-    out += bytes([raw_mode | codings_idx << 2])
+    out += bytes([raw_mode | codings_idx << 2 | memory << 4 |
+                  (1 if observe is not None else 0) << 7])
     out += raw.to_bytes({0: 0, 1: 1, 2: 2, 3: 0}[raw_mode], "big")
+    if observe is not None:
+        out += bytes([observe])
+        verdict, where_mode = observe >> 2 & 3, observe >> 4 & 3
+        if verdict:
+            out += where.to_bytes(2 if where_mode == 1 else 1, "big")
+        if verdict == 2:
+            out += bytes([code])
     out += (chunk - 1).to_bytes(2, "big") + bytes([pool])
     if slack is not None:
         out += bytes([slack])
@@ -220,6 +231,59 @@ def write_seeds():
                                                    slack=20, repeat=40))
     write(t, "not-decoded-lying-length", w_seed(TEXT, K_XGZIP, decode=0, cl_mode=2,
                                                 chunks=three))
+    # Body observers. The observe byte: keep NONE, no observer function,
+    # verdict (none, stop, fail, stop), where mode (1 byte, 2 bytes, around
+    # the expected length, 1 byte * 256), second run (same, keep swapped,
+    # no observer, both).
+    def obs(none=0, nofn=0, verdict=0, where_mode=0, second=0):
+        return (none | nofn << 1 | verdict << 2 | where_mode << 4 |
+                second << 6)
+    write(t, "observe-plain-keep-none", w_seed(TEXT, cl_mode=1, chunks=three,
+                                               observe=obs(none=1)))
+    write(t, "observe-gzip-stop-mid", w_seed(TEXT, K_GZIP, repeat=8,
+                                             chunks=three,
+                                             observe=obs(verdict=1, where_mode=1),
+                                             where=1000))
+    write(t, "observe-gzip-stop-at-cap", w_seed(TEXT, K_GZIP, cap_mode=3, cap=1,
+                                                repeat=8, observe=obs(
+                                                    none=1, verdict=1,
+                                                    where_mode=2), where=2))
+    write(t, "observe-fail-last-byte", w_seed(TEXT, K_NONE, chunks=three,
+                                              observe=obs(verdict=2,
+                                                          where_mode=2,
+                                                          second=1),
+                                              where=2, code=6))
+    write(t, "observe-past-end", w_seed(TEXT, K_ZLIB, observe=obs(
+        verdict=3, where_mode=2, second=2), where=3))
+    write(t, "observe-chain-keep-none-drain", w_seed(
+        TEXT, K_GZIP_DEFLATE, policy=1, cap_mode=1, cap=1000, repeat=4,
+        raw_mode=2, raw=300, observe=obs(none=1, second=3)))
+    write(t, "observe-redirect-spill", w_seed(TEXT, K_MEMBERS, prelude=2,
+                                              memory=2, repeat=10,
+                                              chunks=three, observe=obs(
+                                                  verdict=1, where_mode=3),
+                                              where=2))
+    write(t, "observe-redirect-gzip-keep-none", w_seed(
+        TEXT, K_GZIP, prelude=3, raw_mode=2, raw=300, cap_mode=1, cap=5000,
+        observe=obs(none=1, verdict=1, where_mode=0), where=100))
+    write(t, "observe-failing-alloc", w_seed(TEXT, K_GZIP, fail_at=7, chunk=100,
+                                             chunks=three, observe=obs(
+                                                 none=1, verdict=1,
+                                                 where_mode=0), where=200))
+    write(t, "observe-budget-pause", w_seed(noise(3000), K_GZIP, level=0,
+                                            pool=0x80, slack=40, attach=1,
+                                            observe=obs(verdict=1,
+                                                        where_mode=1,
+                                                        second=1),
+                                            where=2500))
+    write(t, "observe-budget-pause-plain", w_seed(TEXT, K_NONE, pool=0x80,
+                                                  slack=2, attach=1,
+                                                  repeat=30, chunk=1024,
+                                                  chunks=b"\x42\x07\x20",
+                                                  observe=obs()))
+    write(t, "observe-keep-none-no-function", w_seed(
+        TEXT, K_GZIP, pool=0x40, slack=20, repeat=40, observe=obs(nofn=1,
+                                                                  none=1)))
 
 
 if __name__ == "__main__":

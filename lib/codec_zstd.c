@@ -19,7 +19,9 @@
 
 typedef struct zs_state {
   ZSTD_DCtx *dc;
-  int frame_start; /* the next input byte opens a frame */
+  int frame_start;        /* the next input byte opens a frame */
+  unsigned char magic[4]; /* a frame's first bytes, held until all are in */
+  size_t magic_len;
 } zs_state;
 
 static void zs_drop(void *st, const rc_allocator *a)
@@ -58,25 +60,62 @@ static rc_code zs_begin(void **st, rc__coding c, const rc_allocator *a)
   /* Keeps the parameters (the window limit) and the buffers. */
   ZSTD_DCtx_reset(s->dc, ZSTD_reset_session_only);
   s->frame_start = 1;
+  s->magic_len = 0;
   return RC_OK;
 }
 
-/* Legacy frames open with 0xFD2FB522..0xFD2FB527 (little-endian); today's
- * with ...28 and skippable ones with 0x184D2A5?, so the first byte tells. */
-static int is_legacy_start(unsigned char first) { return first >= 0x22 && first <= 0x27; }
+/* A frame's magic number (little-endian): today's frames and skippable
+ * ones are read; legacy frames (0xFD2FB522..0xFD2FB527) and anything else
+ * are refused. The whole number is looked at, not its first byte: libzstd
+ * tells a legacy frame by the piece it is given, not by the header bytes it
+ * buffered, so a frame that opens with 0x28 and goes on with a legacy
+ * magic in the next piece would reach its legacy decoder. */
+static int known_magic(const unsigned char m[4])
+{
+  uint32_t v = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
+  return v == ZSTD_MAGICNUMBER || (v & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START;
+}
+
+/* Takes a frame's first four bytes from the input, and once all are in and
+ * known, gives them to libzstd as one piece. RC_OK with the input used up
+ * while fewer are in. */
+static rc_code frame_open(zs_state *s, rc__io *io)
+{
+  size_t take = 4 - s->magic_len < io->in_len ? 4 - s->magic_len : io->in_len;
+  if (take)
+    memcpy(s->magic + s->magic_len, io->in, take);
+  s->magic_len += take;
+  io->in += take;
+  io->in_len -= take;
+  if (s->magic_len < 4)
+    return RC_OK;
+  if (!known_magic(s->magic))
+    return RC_E_DECODE;
+  ZSTD_inBuffer in = {s->magic, 4, 0};
+  ZSTD_outBuffer out = {io->out, io->out_len, 0};
+  size_t r = ZSTD_decompressStream(s->dc, &out, &in);
+  if (ZSTD_isError(r))
+    return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? RC_E_NOMEM : RC_E_DECODE;
+  /* Four bytes of a header: buffered whole, nothing decoded from them. */
+  if (in.pos != 4 || out.pos != 0)
+    return RC_E_DECODE;
+  s->frame_start = 0;
+  s->magic_len = 0;
+  return RC_OK;
+}
 
 static rc_code zs_step(void *st, rc__io *io)
 {
   zs_state *s = st;
-  ZSTD_inBuffer in = {io->in, io->in_len, 0};
-  ZSTD_outBuffer out = {io->out, io->out_len, 0};
   size_t r;
 
-  if (s->frame_start && io->in_len > 0) {
-    if (is_legacy_start(*io->in))
-      return RC_E_DECODE;
-    s->frame_start = 0;
+  if (s->frame_start) {
+    rc_code rc = frame_open(s, io);
+    if (rc != RC_OK || s->frame_start)
+      return rc;
   }
+  ZSTD_inBuffer in = {io->in, io->in_len, 0};
+  ZSTD_outBuffer out = {io->out, io->out_len, 0};
   r = ZSTD_decompressStream(s->dc, &out, &in);
   /* With an error the output position is no count of bytes written:
    * libzstd (1.5.4) may report the whole region filled while it wrote
@@ -103,6 +142,7 @@ static rc_code zs_again(void **st, rc__coding c, const rc_allocator *a)
   if (s == NULL && (s = *st = zs_new(a)) == NULL)
     return RC_E_NOMEM;
   s->frame_start = 1;
+  s->magic_len = 0;
   return RC_OK;
 }
 

@@ -1380,10 +1380,12 @@ START_TEST(test_zstd_corrupt)
 END_TEST
 
 /* A corrupt zstd stream fed in pieces of 1, 7, 65 and 1 bytes: libzstd
- * (1.5.4) fails on the third, reporting the whole output region filled
- * while it wrote nothing there. No byte of the region may count: it would
- * carry stale memory (in a response, a pooled block's earlier body) into
- * the body. */
+ * (1.5.4), reading it as a legacy frame, failed on the third while
+ * reporting the whole output region filled, though it wrote nothing there.
+ * No byte of the region may count: it would carry stale memory (in a
+ * response, a pooled block's earlier body) into the body. Its magic is now
+ * refused before libzstd sees it (test_zstd_legacy_across_pieces); a step
+ * that fails still counts nothing. */
 START_TEST(test_zstd_error_counts_nothing)
 {
   static const unsigned char frame[] = {
@@ -1411,6 +1413,31 @@ START_TEST(test_zstd_error_counts_nothing)
   ck_assert_uint_eq(t.len, 0);
   rc__decoder_free(d);
   tsink_free(&t);
+}
+END_TEST
+
+/* A frame whose first byte (0x28, today's) comes alone and whose next
+ * piece opens with a legacy magic (0xFD2FB526): libzstd would take the
+ * legacy decoder by that piece, outside the allocator and the window
+ * limit. Refused in every chunking, as when the bytes come whole. */
+START_TEST(test_zstd_legacy_across_pieces)
+{
+  static const unsigned char body[] = {0x28, 0x26, 0xb5, 0x2f, 0xfd, 0x04, 0xcf, 0x00, 0x0d};
+  static const size_t cuts[][4] = {{1, 7, 1, 0}, {9, 0, 0, 0}, {2, 2, 5, 0}, {3, 6, 0, 0}};
+  if (!RC_HAVE_ZSTD)
+    return;
+  for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+    rc__decoder *d = start_new(&plain, "zstd");
+    tsink t;
+    tsink_init(&t, NO_CAP);
+    rc_code rc = RC_OK;
+    for (size_t i = 0, pos = 0; i < 4 && cuts[c][i] && rc == RC_OK; pos += cuts[c][i++])
+      rc = rc__decoder_write(d, body + pos, cuts[c][i], &t.sink);
+    ck_assert_msg(rc == RC_E_DECODE, "cut %zu: %s", c, rc_strerror(rc));
+    ck_assert_uint_eq(t.len, 0);
+    rc__decoder_free(d);
+    tsink_free(&t);
+  }
 }
 END_TEST
 
@@ -1799,6 +1826,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_zstd_window);
   tcase_add_test(tc, test_zstd_corrupt);
   tcase_add_test(tc, test_zstd_error_counts_nothing);
+  tcase_add_test(tc, test_zstd_legacy_across_pieces);
   tcase_add_test(tc, test_zstd_bomb);
 #endif
 #if TEST_BR && TEST_ZSTD

@@ -108,9 +108,10 @@ struct scenario {
   bool child;                 /* the scan program runs it too, as a child process */
   const scan_matchers *match; /* scan-match's matchers (child scenarios) */
   bool throughput;            /* no transfers: match.c's matcher throughput */
+  bool multiplexed;           /* HTTP/2 to nginx, a process per run: multiplex.c */
 };
 
-#define NSCEN 13
+#define NSCEN 14
 extern scenario SCENARIOS[NSCEN];
 
 int scen_index(const char *name);
@@ -302,6 +303,18 @@ extern match_result match_res;
 /* NULL when the scenario can run; else why not. */
 const char *match_absent(void);
 void run_match(const scenario *sc);
+
+/* ---- multiplex.c ---------------------------------------------------------- */
+
+/* NULL when scenario h2 can run (nginx is installed); else why not. */
+const char *h2_absent(void);
+/* Runs scenario h2: every overflow mode, a process per run. */
+void run_h2(const scenario *sc);
+/* Its table; false when a run failed. */
+bool report_h2(FILE *f, const scenario *sc);
+/* The child process of one run: bench --h2-child MODE URL CAFILE COUNT CONC
+ * BUDGET. */
+int h2_child_main(int argc, char **argv);
 
 /* ---- chart.c --------------------------------------------------------------- */
 

@@ -428,7 +428,7 @@ static void run_all(void)
 {
   bool transfers = false;
   for (size_t si = 0; si < NSCEN; si++)
-    transfers |= scen_on[si] && !SCENARIOS[si].throughput;
+    transfers |= scen_on[si] && !SCENARIOS[si].throughput && !SCENARIOS[si].multiplexed;
   if (opt_warmup && transfers) {
     tally t;
     fprintf(stderr, "warm-up burst (one-copy) ... ");
@@ -441,15 +441,20 @@ static void run_all(void)
   for (size_t si = 0; si < NSCEN; si++) {
     if (!scen_on[si])
       continue;
-    const char *absent = SCENARIOS[si].child        ? child_absent()
-                         : SCENARIOS[si].throughput ? match_absent()
-                                                    : NULL;
+    const char *absent = SCENARIOS[si].child         ? child_absent()
+                         : SCENARIOS[si].throughput  ? match_absent()
+                         : SCENARIOS[si].multiplexed ? h2_absent()
+                                                     : NULL;
     if (absent) {
       fprintf(opt_csv ? stderr : stdout, "\n== %s: skipped: %s ==\n", SCENARIOS[si].name, absent);
       continue;
     }
     if (SCENARIOS[si].throughput) {
       run_match(&SCENARIOS[si]);
+      continue;
+    }
+    if (SCENARIOS[si].multiplexed) {
+      run_h2(&SCENARIOS[si]);
       continue;
     }
     run_scenario(si);
@@ -481,6 +486,8 @@ static size_t release_results(void)
 
 int main(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "--h2-child") == 0)
+    return h2_child_main(argc, argv); /* one run of scenario h2 */
   if (!parse_args(argc, argv))
     return 2; /* parse_args said why, on one line */
   if (opt_help || opt_version) {
@@ -518,6 +525,7 @@ int main(int argc, char **argv)
   report_targets(opt_csv ? stderr : stdout);
   report_scan(opt_csv ? stderr : stdout);
   report_match(opt_csv ? stderr : stdout);
+  bool h2_ok = report_h2(opt_csv ? stderr : stdout, &SCENARIOS[scen_index("h2")]);
   print_machine(opt_csv ? stderr : stdout, load_start);
   if (!opt_csv)
     print_legend(lib_counted);
@@ -531,5 +539,7 @@ int main(int argc, char **argv)
   curl_global_cleanup();
   if (failed)
     fprintf(stderr, "bench: %zu transfers failed their check\n", failed);
-  return failed || match_failed ? 1 : 0;
+  if (!h2_ok)
+    fprintf(stderr, "bench: h2: a run failed\n");
+  return failed || match_failed || !h2_ok ? 1 : 0;
 }

@@ -204,6 +204,15 @@ scenario SCENARIOS[NSCEN] = {
      .size = 1 * GiB,
      .kinds = 1u << NCONT, /* no contender */
      .throughput = true},
+    /* The budget on HTTP/2: streams multiplexed over one TLS connection to
+     * nginx, each overflow mode in a process of its own (multiplex.c). */
+    {.name = "h2",
+     .what = "the budget on HTTP/2 streams of one TLS connection, per overflow mode",
+     .count = 200,
+     .size = 8 * MiB,
+     .conc = 50,
+     .kinds = 1u << NCONT, /* no contender: modes */
+     .multiplexed = true},
 };
 
 int scen_index(const char *name)
@@ -269,6 +278,7 @@ void apply_quick(void)
       {"scan-match", 20, 1 * MiB, 10},
       {"scan-stop", 20, 2 * MiB, 10},
       {"match", 0, 16 * MiB, 0},
+      {"h2", 20, 1 * MiB, 10},
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     scenario *sc = &SCENARIOS[scen_index(q[i].name)];

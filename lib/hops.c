@@ -53,7 +53,7 @@ void rc__hops_init(rc__hops *h, rc_pool *pool)
 {
   /* Header blocks grow in 4 KiB steps, not body-sized chunks, and are never
    * held back by the budget (see rc_header_cb). */
-  rc__buf_init(&h->raw, pool, RAW_LIMIT, 4096, NULL);
+  rc__buf_init(&h->raw, pool, RAW_LIMIT, 4096);
   h->v = NULL;
   h->n = h->cap = 0;
 }
@@ -186,7 +186,7 @@ rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q
 
 void rc__hops_reset(rc__hops *h)
 {
-  rc__buf_release(&h->raw);
+  rc__buf_free(&h->raw);
   h->n = 0;
 }
 

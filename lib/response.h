@@ -4,6 +4,7 @@
 #define RC_RESPONSE_H
 
 #include <pthread.h>
+#include "budget.h"
 #include "buf.h"
 #include "decode.h"
 #include "hops.h"

@@ -2,7 +2,9 @@
  * path applies the body cap (to decoded bytes when decoding) and the cap
  * policy; the header path feeds the hops. */
 #include "body.h"
+#include "budget.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +20,7 @@ static size_t fail(rc_response *resp, rc_code rc)
 static void drop_full(rc_response *resp)
 {
   if (resp->full.blk)
-    rc__buf_release(&resp->full);
+    rc__buf_free(&resp->full);
 }
 
 /* Header lines are never paused for the budget: after a paused header call
@@ -146,11 +148,6 @@ static size_t at_cap(rc_response *resp, size_t n)
   return fail(resp, RC_TRUNCATED);
 }
 
-/* Under a budget, encoded input goes to the decoder in slices this long,
- * each admitted first: a slice's decoded output is all that can pass the
- * budget unasked (a few KiB for ordinary content). */
-#define SLICE 1024
-
 static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
 {
   if (resp->lim.max_raw) {
@@ -168,31 +165,26 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;
 }
 
-/* A pause for the budget may come in the middle of a chunk; curl delivers
- * the whole chunk again on resuming, and skip says how much of it was
- * decoded already. */
+/* Encoded input goes to the decoder in slices, each admitted by the body
+ * first. A pause for the budget may come in the middle of a chunk; curl
+ * delivers the whole chunk again on resuming, and skip says how much of it
+ * was decoded already. */
 static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
 {
   size_t done = resp->skip < n ? resp->skip : n;
   resp->skip = 0;
-  rc__budget *budget = rc__pool_budget(resp->pool);
-  /* A body that is not kept takes no memory: nothing to admit. */
-  int gated = rc__budget_limit(budget) != 0 && resp->keep == RC_KEEP_BODY;
-  size_t slice = gated ? SLICE : n;
+  size_t slice = rc__body_input_slice(resp);
   while (done < n) {
-    if (gated && !rc_body_spilled(resp)) {
-      rc_code rc = rc__budget_gate(budget, &resp->waiter, SLICE);
-      if (rc == RC__WAIT) {
-        resp->skip = done;
-        return CURL_WRITEFUNC_PAUSE;
-      }
-      if (rc == RC__SPILL)
-        rc = rc__body_spill(resp);
-      if (rc != RC_OK)
-        return fail(resp, rc);
-    }
     size_t len = n - done < slice ? n - done : slice;
-    rc_code rc = decode_slice(resp, ptr + done, len);
+    int paused = 0;
+    rc_code rc = slice == SIZE_MAX ? RC_OK : rc__body_admit_input(resp, len, &paused);
+    if (rc != RC_OK)
+      return fail(resp, rc);
+    if (paused) {
+      resp->skip = done;
+      return CURL_WRITEFUNC_PAUSE;
+    }
+    rc = decode_slice(resp, ptr + done, len);
     if (rc == RC_TRUNCATED)
       return at_cap(resp, n);
     if (rc != RC_OK)
@@ -221,8 +213,9 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
 
   size_t room = resp->lim.max_body - rc__body_len(resp);
   size_t take = n < room ? n : room;
-  rc_code rc = rc__body_append(resp, ptr, take);
-  if (rc == RC__WAIT)
+  int paused;
+  rc_code rc = rc__body_append(resp, ptr, take, &paused);
+  if (rc == RC_OK && paused)
     return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
   if (rc != RC_OK)
     return fail(resp, rc);

@@ -10,8 +10,6 @@
 #include "hops.h"
 #include "spill.h"
 
-#define RC__MAX_CODINGS 16 /* largest max_codings honoured */
-
 struct rc_response {
   rc_pool *pool; /* referenced for the response's lifetime */
   rc_limits lim;

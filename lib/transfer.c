@@ -43,60 +43,23 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   return n;
 }
 
-/* The last Content-Length of the last hop: curl frames the body by the
- * last one too, so with two that differ, both agree on the size. */
-static size_t content_length(const rc_response *resp)
-{
-  rc_view v, next;
-  size_t nth = 0;
-  if (rc_header(resp, -1, "Content-Length", nth, &v) != RC_OK)
-    return RC__UNKNOWN;
-  while (rc_header(resp, -1, "Content-Length", ++nth, &next) == RC_OK)
-    v = next;
-  if (v.len == 0 || v.len > 19)
-    return RC__UNKNOWN;
-  size_t n = 0;
-  for (size_t i = 0; i < v.len; i++) {
-    if (v.ptr[i] < '0' || v.ptr[i] > '9')
-      return RC__UNKNOWN;
-    n = n * 10 + (size_t)(v.ptr[i] - '0');
-  }
-  return n;
-}
-
-/* Reads every Content-Encoding line of the last hop into one chain. */
-static rc_code codings(const rc_response *resp, rc__coding *chain, size_t *n)
-{
-  rc_view v;
-  *n = 0;
-  for (size_t i = 0; rc_header(resp, -1, "Content-Encoding", i, &v) == RC_OK; i++) {
-    size_t got;
-    rc_code rc = rc__coding_parse(v.ptr, v.len, chain + *n, resp->lim.max_codings - *n, &got);
-    if (rc != RC_OK)
-      return rc;
-    *n += got;
-  }
-  return RC_OK;
-}
-
 /* Decides, at the first body byte of the last hop, its declared size and
- * whether it is decoded. */
+ * whether it is decoded, from the framing read at the end of its header
+ * block. */
 static rc_code setup_body(rc_response *resp)
 {
   resp->body_started = 1;
-  resp->declared = content_length(resp);
-  rc_hop_info hop;
+  const rc__framing *f = rc__hops_framing(&resp->hops, resp->lim.max_codings);
+  resp->declared = f->length;
   /* A stream of HTTP/2 or later shares its connection: pausing it does
    * not hold the peer back. */
-  resp->waiter.multiplexed = rc_hop(resp, -1, &hop) == RC_OK && hop.version >= 20;
+  resp->waiter.multiplexed = f->version >= 20;
   if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
       resp->declared > resp->lim.max_body)
     return RC_E_TOO_LARGE;
 
-  rc__coding chain[RC__MAX_CODINGS];
-  size_t n;
-  rc_code rc = codings(resp, chain, &n);
-  if (rc == RC_OK && n == 0)
+  rc_code rc = f->codings_rc;
+  if (rc == RC_OK && f->ncodings == 0)
     return RC_OK; /* none, or identity */
   if (!resp->decode) {
     resp->encoding = RC_ENC_NOT_DECODED; /* whatever it is: not ours */
@@ -110,7 +73,7 @@ static rc_code setup_body(rc_response *resp)
     return rc;
   if (!resp->dec && !(resp->dec = rc__decoder_new(rc__pool_allocator(resp->pool))))
     return RC_E_NOMEM;
-  rc = rc__decoder_start(resp->dec, chain, n);
+  rc = rc__decoder_start(resp->dec, f->codings, f->ncodings);
   if (rc != RC_OK)
     return rc;
   resp->encoding = RC_ENC_DECODED;

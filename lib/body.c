@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define STAGE (16u * 1024u) /* decoded bytes gathered per spill write */
+#define SCRATCH (16u * 1024u) /* decoded bytes gathered per spill write */
 
 static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
 
@@ -17,7 +17,7 @@ size_t rc__body_len(const rc_response *r)
 {
   if (!kept(r))
     return r->seen;
-  return spilled(r) ? r->spill.len + r->stage_len : r->body.len;
+  return spilled(r) ? r->spill.len + r->scratch_len : r->body.len;
 }
 
 /* Shows n new body bytes at p to the observer, until it has said anything
@@ -187,27 +187,28 @@ rc_code rc__body_flush(rc_response *r)
    * last block): the byte at len, the NUL's place, is written again. */
   if (!spilled(r) && r->body.blk)
     rc__buf_commit(&r->body, 0);
-  if (!r->stage_len)
+  if (!r->scratch_len)
     return RC_OK;
-  rc_code rc = rc__spill_write(&r->spill, r->stage, r->stage_len);
-  r->stage_len = 0;
+  rc_code rc = rc__spill_write(&r->spill, r->scratch, r->scratch_len);
+  r->scratch_len = 0;
   return rc;
 }
 
-/* The stage: decoded bytes gathered for the spill file, or, when the body
- * is not kept, the scratch a decoder writes into for the observer. */
-static rc_code stage_tail(rc_response *r, unsigned char **out, size_t *avail)
+/* The scratch region a decoder writes into when the body is not in memory:
+ * its bytes are gathered for the spill file (spilled), or only shown to
+ * the observer (not kept). */
+static rc_code scratch_tail(rc_response *r, unsigned char **out, size_t *avail)
 {
   rc_code rc = rc__body_flush(r);
   if (rc != RC_OK)
     return rc;
-  if (!r->stage) {
+  if (!r->scratch) {
     const rc_allocator *a = rc__pool_allocator(r->pool);
-    if (!(r->stage = a->malloc(STAGE, a->ud)))
+    if (!(r->scratch = a->malloc(SCRATCH, a->ud)))
       return RC_E_NOMEM;
   }
-  *out = (unsigned char *)r->stage;
-  *avail = STAGE;
+  *out = (unsigned char *)r->scratch;
+  *avail = SCRATCH;
   return RC_OK;
 }
 
@@ -224,7 +225,7 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
       (rc = move_to_file(r)) != RC_OK)
     return rc;
   if (spilled(r) || !kept(r)) {
-    rc = stage_tail(r, out, avail);
+    rc = scratch_tail(r, out, avail);
   } else {
     rc = rc__buf_reserve(&r->body, 1);
     if (rc == RC_OK)
@@ -246,8 +247,8 @@ void rc__body_commit(rc_response *r, size_t n)
   if (!kept(r)) {
     r->seen += n;
   } else if (spilled(r)) {
-    RC__ASSERT(r->stage && r->stage_len + n <= STAGE);
-    r->stage_len += n;
+    RC__ASSERT(r->scratch && r->scratch_len + n <= SCRATCH);
+    r->scratch_len += n;
   } else {
     rc__buf_commit(&r->body, n);
   }
@@ -281,17 +282,17 @@ rc_view rc__body_view(const rc_response *r)
 void rc__body_drop(rc_response *r)
 {
   rc__buf_clear(&r->body);
-  r->stage_len = 0;
+  r->scratch_len = 0;
   rc__spill_close(&r->spill);
 }
 
-void rc__body_release(rc_response *r)
+void rc__body_free(rc_response *r)
 {
   rc__body_drop(r);
   rc__buf_free(&r->body);
-  if (r->stage) {
+  if (r->scratch) {
     const rc_allocator *a = rc__pool_allocator(r->pool);
-    a->free(r->stage, a->ud);
-    r->stage = NULL;
+    a->free(r->scratch, a->ud);
+    r->scratch = NULL;
   }
 }

@@ -43,7 +43,7 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail);
 /* n bytes were written at the region last offered by rc__body_tail. */
 void rc__body_commit(rc_response *r, size_t n);
 
-/* After a decoder step: writes out what commit staged for the spill file,
+/* After a decoder step: writes out what commit gathered for the spill file,
  * and NUL-terminates the body in memory again. RC_OK or RC_E_SPILL. */
 rc_code rc__body_flush(rc_response *r);
 
@@ -54,6 +54,6 @@ rc_view rc__body_view(const rc_response *r);
 void rc__body_drop(rc_response *r);
 
 /* Empties the body and gives back everything it holds. */
-void rc__body_release(rc_response *r);
+void rc__body_free(rc_response *r);
 
 #endif

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Under AddressSanitizer, idle blocks are poisoned, and a released block
+/* Under AddressSanitizer, idle blocks are poisoned, and a given-back block
  * waits in a short quarantine before it may be handed out again: a view
  * read after its response was reset is then reported, whether its block is
  * idle or would already have been another response's. */
@@ -48,7 +48,7 @@ struct rc_pool {
   pthread_mutex_t lock;
   rc_allocator alloc;
   rc_pool_config cfg; /* cfg.allocator unused: see alloc */
-  rc__blk *small;     /* idle stacks, most recently released first */
+  rc__blk *small;     /* idle stacks, most recently given back first */
   rc__blk *large;
   size_t small_bytes; /* capacity of the idle small blocks */
   size_t refs;        /* the creator's, plus one per response */
@@ -56,7 +56,7 @@ struct rc_pool {
   char *spill_dir;  /* from the allocator; NULL or "": $TMPDIR or /tmp */
   rc_pool_stats st; /* the idle and block counters */
   rc__budget budget;
-  rc__blk *quarantine[QUARANTINE]; /* released blocks, oldest first */
+  rc__blk *quarantine[QUARANTINE]; /* given-back blocks, oldest first */
   size_t quarantined;
   int exact;         /* no quarantine: see rc__pool_exact */
   rc__demand demand; /* large blocks held lately: how many to keep idle */

@@ -59,7 +59,9 @@ rc_code rc__pool_carry_out(rc_pool *pool, rc__blk **b, size_t used, rc__plan *pl
 /* Gives back what a plan took, unused. */
 void rc__pool_abandon(rc_pool *pool, rc__plan *plan);
 
-/* plan, then carry out: a growth nothing asks for. RC_OK or RC_E_NOMEM. */
+/* plan, then carry out, asking nobody. For the pool's unit tests: the
+ * library plans (buf.c), since the body asks the budget in between. RC_OK
+ * or RC_E_NOMEM. */
 rc_code rc__pool_grow(rc_pool *pool, rc__blk **b, const rc__grow *g);
 
 /* For tests only (the library never calls it): given-back blocks go idle

@@ -110,7 +110,7 @@ void rc__response_drop_body(rc_response *resp)
 
 void rc__response_clear(rc_response *resp)
 {
-  rc__body_release(resp);
+  rc__body_free(resp);
   rc__buf_free(&resp->raw);
   rc__buf_free(&resp->full);
   rc__hops_reset(&resp->hops);

@@ -122,7 +122,7 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   }
   rc__sink sink = {sink_reserve, sink_commit, resp};
   rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
-  rc_code flushed = rc__body_flush(resp); /* staged bytes out, the NUL back */
+  rc_code flushed = rc__body_flush(resp); /* gathered bytes out, the NUL back */
   if (rc == RC_OK)
     rc = resp->observed; /* said at the step's last bytes */
   return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;

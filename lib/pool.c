@@ -102,7 +102,7 @@ enum { FREED, KEPT_SMALL, KEPT_LARGE };
 
 /* Decides whether the bounds let b stay idle (counting it) or frees it.
  * b is in no list. Lock held. */
-static int admit(rc_pool *p, rc__blk *b)
+static int retain(rc_pool *p, rc__blk *b)
 {
   if (b->cap <= p->cfg.max_buffer) {
     if (is_large(p, b->cap) && p->st.idle_large < rc__demand_keep(&p->demand, p->cfg.max_large)) {
@@ -165,7 +165,7 @@ static void enforce_bounds(rc_pool *p)
       rc__blk *b = old[i];
       old[i] = b->next;
       b->next = NULL;
-      switch (admit(p, b)) {
+      switch (retain(p, b)) {
       case KEPT_LARGE:
         *tail_large = b;
         tail_large = &b->next;
@@ -490,7 +490,7 @@ static rc__blk *blk_resize(rc_pool *p, rc__blk *b, size_t cap)
 static void push_idle(rc_pool *p, rc__blk *b)
 {
   b->next = NULL;
-  int where = admit(p, b);
+  int where = retain(p, b);
   if (where == KEPT_LARGE) {
     b->next = p->large;
     p->large = b;

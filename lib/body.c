@@ -227,7 +227,7 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
   if (spilled(r) || !kept(r)) {
     rc = scratch_tail(r, out, avail);
   } else {
-    rc = rc__buf_reserve(&r->body, 1);
+    rc = rc__buf_make_room(&r->body, 1);
     if (rc == RC_OK)
       *out = rc__buf_tail(&r->body, avail);
   }

@@ -144,9 +144,10 @@ static void appoint_holder(rc__budget *b)
     wake(b, b->holder);
 }
 
-/* Memory was credited back, a reservation settled or the limit changed: the holder, then waiters
- * oldest first while their needs added up fit. The first that does not fit stops the pass: later,
- * smaller ones do not overtake it. */
+/* Memory was credited back, admitted bytes settled or the limit changed:
+ * the holder, then waiters oldest first while their needs added up fit.
+ * The first that does not fit stops the pass: later, smaller ones do not
+ * overtake it. */
 static void changed(rc__budget *b)
 {
   if (!b->head)

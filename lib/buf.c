@@ -68,7 +68,7 @@ rc_code rc__buf_carry_out(rc__buf *b, rc__plan *plan)
 
 void rc__buf_abandon(rc__buf *b, rc__plan *plan) { rc__pool_abandon(b->pool, plan); }
 
-rc_code rc__buf_reserve(rc__buf *b, size_t n)
+rc_code rc__buf_make_room(rc__buf *b, size_t n)
 {
   rc__plan plan;
   if (rc__buf_plan(b, n, &plan) == 0)
@@ -80,7 +80,7 @@ rc_code rc__buf_append(rc__buf *b, const void *data, size_t n)
 {
   if (n == 0)
     return RC_OK; /* an empty buffer stays without a block */
-  rc_code rc = rc__buf_reserve(b, n);
+  rc_code rc = rc__buf_make_room(b, n);
   if (rc != RC_OK)
     return rc;
   memcpy(b->blk->data + b->len, data, n);

@@ -51,14 +51,14 @@ void rc__buf_abandon(rc__buf *b, rc__plan *plan);
 
 /* plan, then carry out: room for n more bytes and the NUL, asking nobody.
  * RC_OK or RC_E_NOMEM; on error nothing changed. */
-rc_code rc__buf_reserve(rc__buf *b, size_t n);
+rc_code rc__buf_make_room(rc__buf *b, size_t n);
 
-/* reserve, then copies n bytes at the end; all or nothing. */
+/* make_room, then copies n bytes at the end; all or nothing. */
 rc_code rc__buf_append(rc__buf *b, const void *data, size_t n);
 
 /* For writers that fill the buffer in place (a decoder, the full response):
- * after a reserve, the writable region at the end, *avail bytes long (the
- * NUL's place excluded); then commit the n bytes written there. */
+ * after rc__buf_make_room, the writable region at the end, *avail bytes
+ * long (the NUL's place excluded); then commit the n bytes written there. */
 unsigned char *rc__buf_tail(const rc__buf *b, size_t *avail);
 void rc__buf_commit(rc__buf *b, size_t n);
 

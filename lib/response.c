@@ -306,7 +306,7 @@ rc_code rc_full_response(const rc_response *readonly, rc_view *out)
     if (resp->keep == RC_KEEP_BODY && body.len != rc__body_len(resp))
       rc = RC_E_NOMEM; /* the spill file could not be mapped */
     else
-      rc = rc__buf_reserve(&resp->full, total);
+      rc = rc__buf_make_room(&resp->full, total);
     if (rc == RC_OK) {
       size_t avail;
       unsigned char *p = rc__buf_tail(&resp->full, &avail);

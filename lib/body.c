@@ -1,9 +1,12 @@
-/* The body: memory first, then the spill file. */
+/* The body: memory first, then the spill file; admission of body memory
+ * by the budget. */
 #include "body.h"
+#include "budget.h"
 
+#include <stdint.h>
 #include <string.h>
 
-#define STAGE (16u * 1024u) /* decoded bytes gathered per spill write */
+#define SCRATCH (16u * 1024u) /* decoded bytes gathered per spill write */
 
 static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
 
@@ -14,7 +17,7 @@ size_t rc__body_len(const rc_response *r)
 {
   if (!kept(r))
     return r->seen;
-  return spilled(r) ? r->spill.len + r->stage_len : r->body.len;
+  return spilled(r) ? r->spill.len + r->scratch_len : r->body.len;
 }
 
 /* Shows n new body bytes at p to the observer, until it has said anything
@@ -40,11 +43,13 @@ void rc__body_begin(rc_response *r)
 {
   if (!kept(r))
     return;
-  rc__buf_set_rules(&r->body, memory_limit(r), r->decoding ? NULL : &r->waiter);
+  rc__buf_set_limit(&r->body, memory_limit(r));
   rc__buf_declare(&r->body, r->declared);
 }
 
-rc_code rc__body_spill(rc_response *r)
+/* Moves the body to the spill file and gives its memory back.
+ * RC_OK or RC_E_SPILL (the body stays in memory). */
+static rc_code move_to_file(rc_response *r)
 {
   if (spilled(r))
     return RC_OK;
@@ -54,7 +59,7 @@ rc_code rc__body_spill(rc_response *r)
     rc__spill_close(&r->spill);
     return RC_E_SPILL;
   }
-  rc__buf_release(&r->body);
+  rc__buf_free(&r->body);
   rc__budget_spilled(rc__pool_budget(r->pool));
   return RC_OK;
 }
@@ -70,31 +75,107 @@ static int past_memory(const rc_response *r, size_t n)
   return declared_over || r->body.len + n > m;
 }
 
+/* Where the budget lets the body's next bytes go. */
+enum room {
+  IN_MEMORY, /* admitted: the bytes asked for are reserved until settled */
+  IN_FILE,   /* the body moved to its spill file */
+  LATER      /* pause, then ask again */
+};
+
+/* The one place body memory is asked for: bytes more for r's body. RC_OK
+ * and where the bytes go; RC_E_SPILL (a spill failed) or RC_E_TIMEOUT. */
+static rc_code ask_room(rc_response *r, size_t bytes, enum room *where)
+{
+  *where = LATER;
+  switch (rc__budget_admit(rc__pool_budget(r->pool), &r->waiter, bytes)) {
+  case RC__ADMITTED: *where = IN_MEMORY; return RC_OK;
+  case RC__WAIT: return RC_OK;
+  case RC__SPILL: *where = IN_FILE; return move_to_file(r);
+  case RC__TIMED_OUT: break;
+  }
+  return RC_E_TIMEOUT;
+}
+
+/* Appends n bytes in memory, if the budget admits the growth they need.
+ * RC_OK and where they went (IN_FILE: nowhere yet), or an error. */
+static rc_code store_in_memory(rc_response *r, const char *p, size_t n, enum room *where)
+{
+  rc__plan plan;
+  size_t more = rc__buf_plan(&r->body, n, &plan);
+  rc_code rc = RC_OK;
+  *where = IN_MEMORY;
+  if (more)
+    rc = ask_room(r, more, where);
+  if (rc != RC_OK || *where != IN_MEMORY) {
+    rc__buf_abandon(&r->body, &plan);
+    return rc;
+  }
+  rc = rc__buf_carry_out(&r->body, &plan);
+  if (more)
+    rc__budget_settle(rc__pool_budget(r->pool), more); /* charged by now, or failed */
+  if (rc != RC_OK)
+    return rc;
+  size_t avail;
+  memcpy(rc__buf_tail(&r->body, &avail), p, n);
+  rc__buf_commit(&r->body, n);
+  return RC_OK;
+}
+
 /* Stores n bytes: in memory, or in the spill file. */
-static rc_code store(rc_response *r, const char *p, size_t n)
+static rc_code store(rc_response *r, const char *p, size_t n, int *paused)
 {
   if (!kept(r)) {
     r->seen += n;
     return RC_OK;
   }
   if (!spilled(r)) {
-    rc_code rc = RC__SPILL;
+    enum room where = IN_FILE;
+    rc_code rc = RC_OK;
     if (!past_memory(r, n))
-      rc = rc__buf_append(&r->body, p, n);
-    if (rc != RC__SPILL)
+      rc = store_in_memory(r, p, n, &where);
+    if (rc != RC_OK || where == IN_MEMORY)
       return rc;
-    if ((rc = rc__body_spill(r)) != RC_OK)
+    if (where == LATER) {
+      *paused = 1;
+      return RC_OK;
+    }
+    if ((rc = move_to_file(r)) != RC_OK)
       return rc;
   }
   return rc__spill_write(&r->spill, p, n);
 }
 
-rc_code rc__body_append(rc_response *r, const char *p, size_t n)
+rc_code rc__body_append(rc_response *r, const char *p, size_t n, int *paused)
 {
+  *paused = 0;
   if (n == 0)
     return RC_OK;
-  rc_code rc = store(r, p, n);
-  return rc == RC_OK ? observe(r, p, n) : rc;
+  rc_code rc = store(r, p, n, paused);
+  return rc == RC_OK && !*paused ? observe(r, p, n) : rc;
+}
+
+/* Input bytes per decoder step under a budget: a step's decoded output is
+ * all that can pass the budget unasked (a few KiB for ordinary content). */
+#define SLICE 1024
+
+size_t rc__body_input_slice(rc_response *r)
+{
+  if (!kept(r) || rc__budget_limit(rc__pool_budget(r->pool)) == 0)
+    return SIZE_MAX;
+  return SLICE;
+}
+
+rc_code rc__body_admit_input(rc_response *r, size_t bytes, int *paused)
+{
+  *paused = 0;
+  if (!kept(r) || spilled(r))
+    return RC_OK;
+  enum room where;
+  rc_code rc = ask_room(r, bytes, &where);
+  if (rc == RC_OK && where == IN_MEMORY)
+    rc__budget_settle(rc__pool_budget(r->pool), bytes); /* a gate: the step charges its own */
+  *paused = rc == RC_OK && where == LATER;
+  return rc;
 }
 
 rc_code rc__body_flush(rc_response *r)
@@ -106,27 +187,28 @@ rc_code rc__body_flush(rc_response *r)
    * last block): the byte at len, the NUL's place, is written again. */
   if (!spilled(r) && r->body.blk)
     rc__buf_commit(&r->body, 0);
-  if (!r->stage_len)
+  if (!r->scratch_len)
     return RC_OK;
-  rc_code rc = rc__spill_write(&r->spill, r->stage, r->stage_len);
-  r->stage_len = 0;
+  rc_code rc = rc__spill_write(&r->spill, r->scratch, r->scratch_len);
+  r->scratch_len = 0;
   return rc;
 }
 
-/* The stage: decoded bytes gathered for the spill file, or, when the body
- * is not kept, the scratch a decoder writes into for the observer. */
-static rc_code stage_tail(rc_response *r, unsigned char **out, size_t *avail)
+/* The scratch region a decoder writes into when the body is not in memory:
+ * its bytes are gathered for the spill file (spilled), or only shown to
+ * the observer (not kept). */
+static rc_code scratch_tail(rc_response *r, unsigned char **out, size_t *avail)
 {
   rc_code rc = rc__body_flush(r);
   if (rc != RC_OK)
     return rc;
-  if (!r->stage) {
+  if (!r->scratch) {
     const rc_allocator *a = rc__pool_allocator(r->pool);
-    if (!(r->stage = a->malloc(STAGE, a->ud)))
+    if (!(r->scratch = a->malloc(SCRATCH, a->ud)))
       return RC_E_NOMEM;
   }
-  *out = (unsigned char *)r->stage;
-  *avail = STAGE;
+  *out = (unsigned char *)r->scratch;
+  *avail = SCRATCH;
   return RC_OK;
 }
 
@@ -140,12 +222,12 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
     return RC_OK;
   rc_code rc;
   if (kept(r) && !spilled(r) && r->lim.max_memory && r->body.len >= memory_limit(r) &&
-      (rc = rc__body_spill(r)) != RC_OK)
+      (rc = move_to_file(r)) != RC_OK)
     return rc;
   if (spilled(r) || !kept(r)) {
-    rc = stage_tail(r, out, avail);
+    rc = scratch_tail(r, out, avail);
   } else {
-    rc = rc__buf_reserve(&r->body, 1);
+    rc = rc__buf_make_room(&r->body, 1);
     if (rc == RC_OK)
       *out = rc__buf_tail(&r->body, avail);
   }
@@ -165,8 +247,8 @@ void rc__body_commit(rc_response *r, size_t n)
   if (!kept(r)) {
     r->seen += n;
   } else if (spilled(r)) {
-    RC__ASSERT(r->stage && r->stage_len + n <= STAGE);
-    r->stage_len += n;
+    RC__ASSERT(r->scratch && r->scratch_len + n <= SCRATCH);
+    r->scratch_len += n;
   } else {
     rc__buf_commit(&r->body, n);
   }
@@ -200,17 +282,17 @@ rc_view rc__body_view(const rc_response *r)
 void rc__body_drop(rc_response *r)
 {
   rc__buf_clear(&r->body);
-  r->stage_len = 0;
+  r->scratch_len = 0;
   rc__spill_close(&r->spill);
 }
 
-void rc__body_release(rc_response *r)
+void rc__body_free(rc_response *r)
 {
   rc__body_drop(r);
-  rc__buf_release(&r->body);
-  if (r->stage) {
+  rc__buf_free(&r->body);
+  if (r->scratch) {
     const rc_allocator *a = rc__pool_allocator(r->pool);
-    a->free(r->stage, a->ud);
-    r->stage = NULL;
+    a->free(r->scratch, a->ud);
+    r->scratch = NULL;
   }
 }

@@ -1,9 +1,8 @@
-/* The memory budget: accounting, admission, the waiter queue and its
- * holder, blocking waits, the wait bound, wakers, and resuming. */
+/* The memory budget: the counter, admission, the waiter queue and its
+ * holder, blocking waits, the wait bound, and the wakers it tells. */
 #include "budget.h"
 #include "clock.h"
 #include "debug.h"
-#include "pool.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,13 +16,14 @@ static long ms_until(struct timespec a, struct timespec b)
   return ms > 0 ? (long)(ms < LONG_MAX ? ms : LONG_MAX) : 0;
 }
 
-rc_code rc__budget_init(rc__budget *b, const rc_pool_config *cfg, const rc_allocator *alloc)
+rc_code rc__budget_init(rc__budget *b, size_t limit, rc_overflow mode, long max_wait_ms,
+                        const rc_allocator *alloc)
 {
   memset(b, 0, sizeof *b);
   b->alloc = alloc;
-  b->limit = cfg->budget;
-  b->mode = cfg->overflow;
-  b->max_wait_ms = cfg->max_wait_ms;
+  b->limit = limit;
+  b->mode = mode;
+  b->max_wait_ms = max_wait_ms;
   pthread_condattr_t ca;
   if (pthread_condattr_init(&ca) != 0)
     return RC_E_NOMEM;
@@ -53,21 +53,25 @@ void rc__budget_destroy(rc__budget *b)
 
 /* ---- The queue. All below with the lock held. */
 
-/* Bytes still free under the limit, less those promised to woken waiters. */
+/* Bytes still free under the limit, less those reserved for admitted
+ * growth and those promised to woken waiters. */
 static size_t available(const rc__budget *b)
 {
   if (b->limit == 0)
     return SIZE_MAX;
-  size_t used = b->in_use + b->promised;
-  return used < b->in_use || used >= b->limit ? 0 : b->limit - used;
+  size_t used = b->in_use + b->reserved;
+  if (used < b->in_use)
+    return 0;
+  size_t all = used + b->promised;
+  return all < used || all >= b->limit ? 0 : b->limit - all;
 }
 
 /* A woken waiter that is not the holder has its need promised: later
- * arrivals do not take it. Every change of ready or holder goes between
+ * arrivals do not take it. Every change of woken or holder goes between
  * unpromise and promise. */
 static void unpromise(rc__budget *b, const rc__waiter *w)
 {
-  if (w->ready && !w->holder) {
+  if (w->woken && !w->holder) {
     RC__ASSERT(b->promised >= w->need);
     b->promised -= w->need;
   }
@@ -75,7 +79,7 @@ static void unpromise(rc__budget *b, const rc__waiter *w)
 
 static void promise(rc__budget *b, const rc__waiter *w)
 {
-  if (w->ready && !w->holder)
+  if (w->woken && !w->holder)
     b->promised += w->need;
 }
 
@@ -88,7 +92,7 @@ static void enqueue(rc__budget *b, rc__waiter *w)
     b->head = w;
   b->tail = w;
   w->queued = 1;
-  w->ready = w->cont = 0;
+  w->woken = w->resumed = 0;
   w->thread = pthread_self();
   w->since = rc__now();
   b->pauses++;
@@ -96,7 +100,7 @@ static void enqueue(rc__budget *b, rc__waiter *w)
 
 static void dequeue(rc__budget *b, rc__waiter *w)
 {
-  RC__ASSERT(w->queued || !w->ready);
+  RC__ASSERT(w->queued || !w->woken);
   rc__waiter **pp = &b->head, *prev = NULL;
   while (*pp && *pp != w) {
     prev = *pp;
@@ -109,14 +113,14 @@ static void dequeue(rc__budget *b, rc__waiter *w)
   }
   w->next = NULL;
   unpromise(b, w);
-  w->queued = w->ready = w->cont = 0;
+  w->queued = w->woken = w->resumed = 0;
 }
 
 /* Tells w's thread that w may go on: its loop through the wakers, or its
  * blocked callback through the condition. */
 static void wake(rc__budget *b, rc__waiter *w)
 {
-  w->ready = 1;
+  w->woken = 1;
   promise(b, w);
   b->wakeups++;
   if (w->wait_ms > 0) {
@@ -136,13 +140,14 @@ static void appoint_holder(rc__budget *b)
   b->holder = b->head;
   unpromise(b, b->holder);
   b->holder->holder = 1;
-  if (!b->holder->ready)
+  if (!b->holder->woken)
     wake(b, b->holder);
 }
 
-/* Memory was released or the limit changed: the holder, then waiters oldest
- * first while their needs added up fit. The first that does not fit stops
- * the pass: later, smaller ones do not overtake it. */
+/* Memory was credited back, admitted bytes settled or the limit changed:
+ * the holder, then waiters oldest first while their needs added up fit.
+ * The first that does not fit stops the pass: later, smaller ones do not
+ * overtake it. */
 static void changed(rc__budget *b)
 {
   if (!b->head)
@@ -150,7 +155,7 @@ static void changed(rc__budget *b)
   appoint_holder(b);
   size_t avail = available(b);
   for (rc__waiter *w = b->head; w; w = w->next) {
-    if (w->holder || w->ready)
+    if (w->holder || w->woken)
       continue; /* the holder needs no room; a woken one has its own */
     if (w->need > avail)
       break;
@@ -163,7 +168,7 @@ static void changed(rc__budget *b)
 static int fits(const rc__budget *b, const rc__waiter *w, size_t bytes)
 {
   size_t avail = available(b);
-  if (w && w->ready && !w->holder && avail <= SIZE_MAX - w->need)
+  if (w && w->woken && !w->holder && avail <= SIZE_MAX - w->need)
     avail += w->need;
   return b->limit == 0 || bytes <= avail;
 }
@@ -175,36 +180,30 @@ static int spills_at_once(const rc__budget *b, const rc__waiter *w)
          (b->mode == RC_OVERFLOW_AUTO && w->multiplexed);
 }
 
-/* A blocking waiter waits for its turn or its deadline. RC_OK to ask
- * again; otherwise what its refusal ends in. */
-static rc_code block(rc__budget *b, rc__waiter *w)
+/* A blocking waiter waits for its turn or its deadline: RC__ADMITTED to
+ * ask again; otherwise what its refusal ends in. */
+static rc__admission block(rc__budget *b, rc__waiter *w)
 {
   struct timespec deadline = rc__after_ms(w->since, w->wait_ms);
-  while (!w->ready && !w->holder)
+  while (!w->woken && !w->holder)
     if (pthread_cond_timedwait(&b->cond, &b->lock, &deadline) == ETIMEDOUT)
       break;
-  if (w->ready || w->holder)
-    return RC_OK;
+  if (w->woken || w->holder)
+    return RC__ADMITTED;
   dequeue(b, w);
-  return b->mode == RC_OVERFLOW_WAIT ? RC_E_TIMEOUT : RC__SPILL;
+  return b->mode == RC_OVERFLOW_WAIT ? RC__TIMED_OUT : RC__SPILL;
 }
 
-static rc_code ask(rc__budget *b, rc__waiter *w, size_t bytes, int count)
+static rc__admission ask(rc__budget *b, rc__waiter *w, size_t bytes)
 {
-  if (w)
-    w->cont = 0;
+  w->resumed = 0;
   for (;;) {
-    if (!w || w->holder || fits(b, w, bytes)) {
-      if (w && w->queued)
+    if (w->holder || fits(b, w, bytes)) {
+      if (w->queued)
         dequeue(b, w);
-      if (w)
-        w->spill = 0;
-      if (count) {
-        b->in_use += bytes;
-        if (b->in_use > b->peak)
-          b->peak = b->in_use;
-      }
-      return RC_OK;
+      w->spill = 0;
+      b->reserved += bytes;
+      return RC__ADMITTED;
     }
     int can_wait = w->easy || w->wait_ms > 0;
     if (spills_at_once(b, w) || (!can_wait && b->holder && b->mode != RC_OVERFLOW_WAIT)) {
@@ -219,39 +218,58 @@ static rc_code ask(rc__budget *b, rc__waiter *w, size_t bytes, int count)
       continue;
     }
     if (!can_wait)
-      return RC_E_TIMEOUT;
+      return RC__TIMED_OUT;
     if (!w->queued)
       enqueue(b, w);
     unpromise(b, w);
-    w->ready = 0;
+    w->woken = 0;
     w->need = bytes;
     appoint_holder(b);
     if (w->holder)
       continue;
     if (w->wait_ms <= 0)
       return RC__WAIT;
-    rc_code rc = block(b, w);
-    if (rc != RC_OK) {
+    rc__admission a = block(b, w);
+    if (a != RC__ADMITTED) {
       changed(b);
-      return rc;
+      return a;
     }
   }
 }
 
-rc_code rc__budget_reserve(rc__budget *b, rc__waiter *w, size_t bytes)
+rc__admission rc__budget_admit(rc__budget *b, rc__waiter *w, size_t bytes)
 {
   pthread_mutex_lock(&b->lock);
-  rc_code rc = ask(b, w, bytes, 1);
+  rc__admission a = ask(b, w, bytes);
   pthread_mutex_unlock(&b->lock);
-  return rc;
+  return a;
 }
 
-rc_code rc__budget_gate(rc__budget *b, rc__waiter *w, size_t bytes)
+void rc__budget_settle(rc__budget *b, size_t bytes)
 {
   pthread_mutex_lock(&b->lock);
-  rc_code rc = ask(b, w, bytes, 0);
+  RC__ASSERT(b->reserved >= bytes);
+  b->reserved -= bytes;
+  changed(b); /* a growth charged less than it reserved, or none */
   pthread_mutex_unlock(&b->lock);
-  return rc;
+}
+
+void rc__budget_charge(rc__budget *b, size_t bytes)
+{
+  pthread_mutex_lock(&b->lock);
+  b->in_use += bytes;
+  if (b->in_use > b->peak)
+    b->peak = b->in_use;
+  pthread_mutex_unlock(&b->lock);
+}
+
+void rc__budget_credit(rc__budget *b, size_t bytes)
+{
+  pthread_mutex_lock(&b->lock);
+  RC__ASSERT(b->in_use >= bytes);
+  b->in_use -= bytes;
+  changed(b);
+  pthread_mutex_unlock(&b->lock);
 }
 
 void rc__budget_proceed(rc__budget *b, rc__waiter *w)
@@ -261,15 +279,6 @@ void rc__budget_proceed(rc__budget *b, rc__waiter *w)
     dequeue(b, w);
     changed(b); /* what was promised to it goes on */
   }
-  pthread_mutex_unlock(&b->lock);
-}
-
-void rc__budget_release(rc__budget *b, size_t bytes)
-{
-  pthread_mutex_lock(&b->lock);
-  RC__ASSERT(b->in_use >= bytes);
-  b->in_use -= bytes;
-  changed(b);
   pthread_mutex_unlock(&b->lock);
 }
 
@@ -306,8 +315,24 @@ void rc__budget_leave(rc__budget *b, rc__waiter *w)
 {
   pthread_mutex_lock(&b->lock);
   withdraw(b, w);
-  w->spill = w->cont = 0;
+  w->spill = w->resumed = 0;
   pthread_mutex_unlock(&b->lock);
+}
+
+void rc__budget_set_limit(rc__budget *b, size_t limit)
+{
+  pthread_mutex_lock(&b->lock);
+  b->limit = limit;
+  changed(b);
+  pthread_mutex_unlock(&b->lock);
+}
+
+size_t rc__budget_limit(rc__budget *b)
+{
+  pthread_mutex_lock(&b->lock);
+  size_t limit = b->limit;
+  pthread_mutex_unlock(&b->lock);
+  return limit;
 }
 
 void rc__budget_stats(rc__budget *b, rc_pool_stats *st)
@@ -324,27 +349,7 @@ void rc__budget_stats(rc__budget *b, rc_pool_stats *st)
   pthread_mutex_unlock(&b->lock);
 }
 
-size_t rc__budget_limit(rc__budget *b)
-{
-  pthread_mutex_lock(&b->lock);
-  size_t limit = b->limit;
-  pthread_mutex_unlock(&b->lock);
-  return limit;
-}
-
-/* ---- The public face: setting the limit, resuming, waking loops. */
-
-rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes)
-{
-  if (!pool)
-    return RC_E_INVAL;
-  rc__budget *b = rc__pool_budget(pool);
-  pthread_mutex_lock(&b->lock);
-  b->limit = bytes;
-  changed(b);
-  pthread_mutex_unlock(&b->lock);
-  return RC_OK;
-}
+/* ---- For the loop functions. */
 
 /* Milliseconds at t until w's wait bound passes (0: passed); -1 when no
  * bound applies (RC_OVERFLOW_WAIT, or max_wait_ms <= 0). */
@@ -355,19 +360,19 @@ static long wait_left(const rc__budget *b, const rc__waiter *w, struct timespec 
   return ms_until(t, rc__after_ms(w->since, b->max_wait_ms));
 }
 
-/* Is w paused by the calling thread (and not resumed yet)? */
-static int paused_here(const rc__waiter *w, pthread_t self)
+/* Is w paused by thread (and not resumed yet)? */
+static int paused_by(const rc__waiter *w, pthread_t thread)
 {
-  return w->easy && w->wait_ms <= 0 && !w->cont && pthread_equal(w->thread, self);
+  return w->easy && w->wait_ms <= 0 && !w->resumed && pthread_equal(w->thread, thread);
 }
 
-/* Is w, paused by the calling thread, to be resumed now? Marks one whose
- * wait bound passed for spilling. */
-static int due(rc__budget *b, rc__waiter *w, pthread_t self, struct timespec t)
+/* Is w, paused by thread, to be resumed now? Marks one whose wait bound
+ * passed for spilling. */
+static int due(rc__budget *b, rc__waiter *w, pthread_t thread, struct timespec t)
 {
-  if (!paused_here(w, self))
+  if (!paused_by(w, thread))
     return 0;
-  if (w->ready)
+  if (w->woken)
     return 1;
   if (wait_left(b, w, t) != 0)
     return 0;
@@ -375,46 +380,31 @@ static int due(rc__budget *b, rc__waiter *w, pthread_t self, struct timespec t)
   return 1;
 }
 
-int rc_pool_resume(rc_pool *pool)
+CURL *rc__budget_next_due(rc__budget *b, pthread_t thread)
 {
-  if (!pool)
-    return 0;
-  rc__budget *b = rc__pool_budget(pool);
-  pthread_t self = pthread_self();
-  int resumed = 0;
   pthread_mutex_lock(&b->lock);
   struct timespec t = rc__now();
-  for (;;) {
-    rc__waiter *w = b->head;
-    while (w && !due(b, w, self, t))
-      w = w->next;
-    if (!w)
-      break;
-    w->cont = 1; /* unpaused; it stays queued until its callback asks */
-    CURL *easy = w->easy;
-    pthread_mutex_unlock(&b->lock);
-    /* May run the write callback at once, which takes the lock again. */
-    curl_easy_pause(easy, CURLPAUSE_CONT);
-    resumed++;
-    pthread_mutex_lock(&b->lock);
+  rc__waiter *w = b->head;
+  while (w && !due(b, w, thread, t))
+    w = w->next;
+  CURL *easy = NULL;
+  if (w) {
+    w->resumed = 1; /* unpaused; it stays queued until its callback asks */
+    easy = w->easy;
   }
   pthread_mutex_unlock(&b->lock);
-  return resumed;
+  return easy;
 }
 
-long rc_pool_timeout(rc_pool *pool)
+long rc__budget_due_in(rc__budget *b, pthread_t thread)
 {
-  if (!pool)
-    return -1;
-  rc__budget *b = rc__pool_budget(pool);
-  pthread_t self = pthread_self();
   long best = -1;
   pthread_mutex_lock(&b->lock);
   struct timespec t = rc__now();
   for (rc__waiter *w = b->head; w; w = w->next) {
-    if (!paused_here(w, self))
+    if (!paused_by(w, thread))
       continue;
-    long ms = w->ready ? 0 : wait_left(b, w, t);
+    long ms = w->woken ? 0 : wait_left(b, w, t);
     if (ms >= 0 && (best < 0 || ms < best))
       best = ms;
   }
@@ -422,61 +412,40 @@ long rc_pool_timeout(rc_pool *pool)
   return best;
 }
 
-/* Sets the calling thread's wake callback, replacing one it had. */
-rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud)
+void rc__budget_add_waker(rc__budget *b, rc__waker *k)
 {
-  if (!pool)
-    return RC_E_INVAL;
-  rc__budget *b = rc__pool_budget(pool);
-  pthread_t self = pthread_self();
-  rc__waker *fresh = NULL;
-  if (fn && !(fresh = b->alloc->malloc(sizeof *fresh, b->alloc->ud)))
-    return RC_E_NOMEM;
+  pthread_mutex_lock(&b->lock);
+  k->next = b->wakers;
+  b->wakers = k;
+  pthread_mutex_unlock(&b->lock);
+}
+
+void rc__budget_remove_waker(rc__budget *b, rc__waker *k)
+{
+  pthread_mutex_lock(&b->lock);
+  rc__waker **pp = &b->wakers;
+  while (*pp && *pp != k)
+    pp = &(*pp)->next;
+  if (*pp)
+    *pp = k->next;
+  pthread_mutex_unlock(&b->lock);
+}
+
+void rc__budget_set_wake(rc__budget *b, pthread_t thread, rc__waker *fresh)
+{
   rc__waker *old = NULL;
   pthread_mutex_lock(&b->lock);
   for (rc__waker **pp = &b->wakers; *pp; pp = &(*pp)->next)
-    if ((*pp)->allocated && pthread_equal((*pp)->thread, self)) {
+    if ((*pp)->allocated && pthread_equal((*pp)->thread, thread)) {
       old = *pp;
       *pp = old->next;
       break;
     }
   if (fresh) {
-    *fresh = (rc__waker){b->wakers, self, fn, ud, 1};
+    fresh->next = b->wakers;
     b->wakers = fresh;
   }
   pthread_mutex_unlock(&b->lock);
   if (old)
     b->alloc->free(old, b->alloc->ud);
-  return RC_OK;
-}
-
-static void wake_multi(void *multi) { curl_multi_wakeup(multi); }
-
-CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fds[],
-                        unsigned int extra_nfds, int timeout_ms, int *numfds)
-{
-  if (!pool || !multi)
-    return CURLM_BAD_HANDLE;
-  rc__budget *b = rc__pool_budget(pool);
-  rc__pool_tick(pool);
-  rc_pool_resume(pool);
-  rc__waker me = {NULL, pthread_self(), wake_multi, multi, 0};
-  pthread_mutex_lock(&b->lock);
-  me.next = b->wakers;
-  b->wakers = &me;
-  pthread_mutex_unlock(&b->lock);
-  long due_ms = rc_pool_timeout(pool); /* a wake-up since the resume, or a wait bound */
-  if (due_ms >= 0 && due_ms < timeout_ms)
-    timeout_ms = (int)due_ms;
-
-  CURLMcode mc = curl_multi_poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
-
-  pthread_mutex_lock(&b->lock);
-  rc__waker **pp = &b->wakers;
-  while (*pp != &me)
-    pp = &(*pp)->next;
-  *pp = me.next;
-  pthread_mutex_unlock(&b->lock);
-  rc_pool_resume(pool);
-  return mc;
 }

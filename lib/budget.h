@@ -1,8 +1,9 @@
 /* The memory budget: the bytes a pool's responses hold, the limit on them,
- * and everything about the transfers that wait for memory: the queue, the
- * holder, blocking waits, the wait bound, waking the threads that drive the
- * waiting transfers, and resuming them. One per pool, with its own lock.
- * Internal.
+ * and the queue of the responses that wait for memory: the holder, promises,
+ * blocking waits, the wait bound. One per pool, with its own lock. It knows
+ * nothing of the pool: the pool reports the bytes its blocks hold (charge,
+ * credit), the body asks before it grows (admit, settle), and the loop
+ * functions (loop.c) resume the transfers it woke. Internal.
  *
  * A refused transfer waits (pauses, or blocks in its callback) or spills
  * (its body goes on to its temp file instead of memory), by the pool's
@@ -16,18 +17,25 @@
  *    refused transfer that does not spill), admitted past the limit until
  *    it is reset or freed, so bytes in use stay under the limit plus one
  *    response and a state where every transfer waits still drains.
- * Memory released wakes waiters oldest first, as long as their needs added
- * up fit: one release wakes at most the transfers it can carry. */
+ * Memory credited back wakes waiters oldest first, as long as their needs
+ * added up fit: one credit wakes at most the transfers it can carry. */
 #ifndef RC_BUDGET_H
 #define RC_BUDGET_H
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include "respchain.h"
 
-#define RC__WAIT  ((rc_code)-1) /* refused: pause, then ask again */
-#define RC__SPILL ((rc_code)-2) /* refused: write the body to its file */
+/* What the budget answers a response that asks for bytes. */
+typedef enum rc__admission {
+  RC__ADMITTED, /* granted: reserved until rc__budget_settle */
+  RC__WAIT,     /* refused: pause (the waiter is queued), then ask again */
+  RC__SPILL,    /* refused: write the body to its spill file instead */
+  RC__TIMED_OUT /* refused: it could neither wait nor spill, or its
+                   blocking wait expired under RC_OVERFLOW_WAIT */
+} rc__admission;
 
 /* A response's place in the budget. The owner sets easy and wait_ms
  * through rc__budget_bind (under the lock: other threads read them), and
@@ -42,8 +50,8 @@ typedef struct rc__waiter {
   struct timespec since;   /* when it started waiting (monotonic) */
   size_t need;             /* bytes it was refused */
   int queued;
-  int ready; /* woken: may ask again (its need is promised) */
-  int cont;  /* unpaused by rc_pool_resume, has not asked yet */
+  int woken;   /* may ask again: its need is promised */
+  int resumed; /* unpaused by rc_pool_resume, has not asked yet */
   int holder;
   int spill; /* its wait bound passed: spill when it asks */
 } rc__waiter;
@@ -66,6 +74,7 @@ typedef struct rc__budget {
   rc_overflow mode;
   long max_wait_ms;
   size_t in_use, peak; /* bytes held by responses now, and the most */
+  size_t reserved;     /* admitted, not yet settled */
   size_t promised;     /* needs of the woken waiters, holder aside */
   uint64_t pauses, wakeups, spills;
   rc__waiter *head, *tail;
@@ -73,30 +82,39 @@ typedef struct rc__budget {
   rc__waker *wakers;
 } rc__budget;
 
-/* Sets up b from cfg; alloc (kept, not copied) serves the wakers.
- * RC_OK or RC_E_NOMEM. */
-rc_code rc__budget_init(rc__budget *b, const rc_pool_config *cfg, const rc_allocator *alloc);
+/* Sets up b: limit (0: off), mode and wait bound; alloc (kept, not
+ * copied) frees the wakers that rc_pool_on_wake made. RC_OK or
+ * RC_E_NOMEM. */
+rc_code rc__budget_init(rc__budget *b, size_t limit, rc_overflow mode, long max_wait_ms,
+                        const rc_allocator *alloc);
 void rc__budget_destroy(rc__budget *b);
 
-/* w (NULL: exempt, always admitted) asks to hold bytes more. RC_OK: they
- * are counted as in use. Else nothing is counted and: RC__WAIT, pause (w is
- * queued); RC__SPILL, write to the spill file instead; RC_E_TIMEOUT, a
- * waiter that could neither wait nor spill, or whose blocking wait expired
- * under RC_OVERFLOW_WAIT. A blocking waiter (wait_ms > 0) blocks here. */
-rc_code rc__budget_reserve(rc__budget *b, rc__waiter *w, size_t bytes);
+/* ---- The counter: bytes held, whoever holds them. */
 
-/* As reserve, but only asks: nothing is counted on RC_OK. */
-rc_code rc__budget_gate(rc__budget *b, rc__waiter *w, size_t bytes);
+/* bytes more are held (a block grew). Never refused: admission, if any,
+ * came first. */
+void rc__budget_charge(rc__budget *b, size_t bytes);
+
+/* bytes are no longer held; waiters that now fit are woken. */
+void rc__budget_credit(rc__budget *b, size_t bytes);
+
+/* ---- Admission: the body asks before it grows. */
+
+/* w asks to grow by bytes. RC__ADMITTED: the bytes are reserved (they count
+ * against the limit) until rc__budget_settle, by which time the growth is
+ * charged or abandoned. Otherwise nothing is reserved; see rc__admission.
+ * A blocking waiter (wait_ms > 0) blocks here. */
+rc__admission rc__budget_admit(rc__budget *b, rc__waiter *w, size_t bytes);
+
+/* bytes admitted earlier are charged now, or will not be. */
+void rc__budget_settle(rc__budget *b, size_t bytes);
 
 /* w's transfer went on after a pause without being admitted (the budget
  * was turned off meanwhile, or it took no memory): if it still waits, it
  * leaves the queue, and whoever can go on now is woken. */
 void rc__budget_proceed(rc__budget *b, rc__waiter *w);
 
-/* bytes are no longer held; waiters that now fit are woken. */
-void rc__budget_release(rc__budget *b, size_t bytes);
-
-/* A spill of w's body began (counted in the stats). */
+/* A body began to spill (counted in the stats). */
 void rc__budget_spilled(rc__budget *b);
 
 /* Sets how w waits: paused through easy (NULL: it cannot pause; a waiter
@@ -108,9 +126,31 @@ void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms);
  * holder's place; its spill mark is cleared. */
 void rc__budget_leave(rc__budget *b, rc__waiter *w);
 
+/* Sets the limit (0: off); waiters that now fit are woken. */
+void rc__budget_set_limit(rc__budget *b, size_t limit);
+size_t rc__budget_limit(rc__budget *b);
+
 /* Copies the budget's counters into st. */
 void rc__budget_stats(rc__budget *b, rc_pool_stats *st);
 
-size_t rc__budget_limit(rc__budget *b);
+/* ---- For the loop functions (loop.c), which say which thread asks. */
+
+/* A transfer paused by thread that is due to be resumed (woken, or its
+ * wait bound passed, which marks it to spill): marked resumed and its
+ * handle returned, for the caller to unpause outside the lock. NULL when
+ * none is due. */
+CURL *rc__budget_next_due(rc__budget *b, pthread_t thread);
+
+/* Milliseconds until a transfer paused by thread is due (0: one is); -1
+ * when none will be without a wake-up. */
+long rc__budget_due_in(rc__budget *b, pthread_t thread);
+
+/* Adds k (owned by the caller) to the wakers, or takes it off. */
+void rc__budget_add_waker(rc__budget *b, rc__waker *k);
+void rc__budget_remove_waker(rc__budget *b, rc__waker *k);
+
+/* Makes fresh (allocated from alloc; NULL: none) thread's wake callback;
+ * the one it replaces is freed. */
+void rc__budget_set_wake(rc__budget *b, pthread_t thread, rc__waker *fresh);
 
 #endif

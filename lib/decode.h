@@ -18,6 +18,8 @@ typedef struct rc__sink {
   void *ctx;
 } rc__sink;
 
+#define RC__MAX_CODINGS 16 /* the largest max_codings honoured */
+
 typedef enum rc__coding {
   RC__CODING_GZIP,    /* gzip, x-gzip: one or more RFC 1952 members */
   RC__CODING_DEFLATE, /* deflate: zlib-wrapped (RFC 1950) or raw (RFC 1951) */

@@ -1,5 +1,6 @@
-/* Hops: splitting curl's header lines into responses, and header lookup by
- * scanning the raw block (blocks are small; no index is kept). */
+/* Hops: splitting curl's header lines into responses, the framing of the
+ * last hop's body read once at the end of its header block, and header
+ * lookup by scanning the raw block (blocks are small; no index is kept). */
 #include "hops.h"
 
 #include <string.h>
@@ -53,9 +54,10 @@ void rc__hops_init(rc__hops *h, rc_pool *pool)
 {
   /* Header blocks grow in 4 KiB steps, not body-sized chunks, and are never
    * held back by the budget (see rc_header_cb). */
-  rc__buf_init(&h->raw, pool, RAW_LIMIT, 4096, NULL);
+  rc__buf_init(&h->raw, pool, RAW_LIMIT, 4096);
   h->v = NULL;
   h->n = h->cap = 0;
+  h->framed = 0;
 }
 
 static rc_code add_hop(rc__hops *h, const rc_limits *lim)
@@ -78,6 +80,8 @@ static rc_code add_hop(rc__hops *h, const rc_limits *lim)
   h->n++;
   return RC_OK;
 }
+
+static void read_framing(rc__hops *h, size_t max_codings);
 
 rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_t n, int *new_hop)
 {
@@ -111,6 +115,8 @@ rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_
     cur->len += n;
     cur->toff = at + n;
     cur->ended = is_blank(line, n);
+    if (cur->ended)
+      read_framing(h, lim->max_codings);
   } else {
     cur->tlen += n; /* after the header block: a trailer */
   }
@@ -140,31 +146,23 @@ static const char *trim_eol(const char *s, const char *end)
   return end;
 }
 
-rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q, rc_view *out)
+/* The next field of a header block, from *at (a line start) to e: its
+ * name and value (a folded value spans its continuation lines; blank ones
+ * add nothing). 0 at the blank line that ends the block, or at e. Lines
+ * without a colon, and continuation lines with no field before them, are
+ * skipped. */
+static int next_field(const char **at, const char *e, rc_view *name, rc_view *value)
 {
-  int trailers = q->trailers;
-  const char *name = q->name;
-  size_t nth = q->nth;
-  const char *base = rc__buf_data(&h->raw);
-  const char *s = base + (trailers ? hop->toff : hop->off);
-  const char *e = s + (trailers ? hop->tlen : hop->len);
-  size_t name_len = strlen(name);
-  if (!trailers && s < e)
-    s = line_end(s, e); /* the status line */
-  for (const char *next; s < e; s = next) {
+  for (const char *s = *at, *next; s < e; s = next) {
     next = line_end(s, e);
     const char *content_end = trim_eol(s, next);
     if (content_end == s && (*s == '\r' || *s == '\n'))
       break; /* the blank line ends the block */
     if (*s == ' ' || *s == '\t')
-      continue; /* continuation of the previous header */
+      continue; /* continuation of a skipped line */
     const char *colon = memchr(s, ':', (size_t)(content_end - s));
-    if (!colon || (size_t)(colon - s) != name_len || strncasecmp(s, name, name_len) != 0)
+    if (!colon)
       continue;
-    if (nth--)
-      continue;
-    /* A folded value (obsolete line folding) spans its continuation lines;
-     * blank ones add nothing. */
     while (next < e && (*next == ' ' || *next == '\t')) {
       const char *after = line_end(next, e);
       const char *end = trim_eol(next, after);
@@ -175,19 +173,108 @@ rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q
     const char *v = colon + 1;
     while (v < content_end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n'))
       v++;
-    out->ptr = v;
-    out->len = content_end > v ? (size_t)(content_end - v) : 0;
-    if (out->len == 0)
-      out->ptr = "";
-    return RC_OK;
+    name->ptr = s;
+    name->len = (size_t)(colon - s);
+    value->len = content_end > v ? (size_t)(content_end - v) : 0;
+    value->ptr = value->len ? v : "";
+    *at = next;
+    return 1;
   }
+  *at = e;
+  return 0;
+}
+
+/* The fields of hop's header block (past its status line), or of its
+ * trailers: start and end. */
+static void block_of(const rc__hops *h, const rc__hop *hop, int trailers, const char **s,
+                     const char **e)
+{
+  const char *base = rc__buf_data(&h->raw);
+  *s = base + (trailers ? hop->toff : hop->off);
+  *e = *s + (trailers ? hop->tlen : hop->len);
+  if (!trailers && *s < *e)
+    *s = line_end(*s, *e); /* the status line */
+}
+
+static int named(rc_view name, const char *want, size_t want_len)
+{
+  return name.len == want_len && strncasecmp(name.ptr, want, want_len) == 0;
+}
+
+rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q, rc_view *out)
+{
+  const char *s, *e;
+  block_of(h, hop, q->trailers, &s, &e);
+  size_t name_len = strlen(q->name), nth = q->nth;
+  rc_view name, value;
+  while (next_field(&s, e, &name, &value))
+    if (named(name, q->name, name_len) && nth-- == 0) {
+      *out = value;
+      return RC_OK;
+    }
   return RC_E_NOT_FOUND;
+}
+
+/* A Content-Length value: digits only, at most 19 of them; else none. */
+static size_t parse_length(rc_view v)
+{
+  if (v.len == 0 || v.len > 19)
+    return RC__UNKNOWN;
+  size_t n = 0;
+  for (size_t i = 0; i < v.len; i++) {
+    if (v.ptr[i] < '0' || v.ptr[i] > '9')
+      return RC__UNKNOWN;
+    n = n * 10 + (size_t)(v.ptr[i] - '0');
+  }
+  return n;
+}
+
+/* Reads the last hop's framing in one pass over its header block. */
+static void read_framing(rc__hops *h, size_t max_codings)
+{
+  rc__framing *f = &h->framing;
+  const rc__hop *hop = &h->v[h->n - 1];
+  f->length = RC__UNKNOWN;
+  f->version = hop->version;
+  f->codings_rc = RC_OK;
+  f->ncodings = 0;
+  if (max_codings > RC__MAX_CODINGS)
+    max_codings = RC__MAX_CODINGS;
+  h->framed = h->n;
+  const char *s, *e;
+  block_of(h, hop, 0, &s, &e);
+  rc_view name, value, length = {NULL, 0};
+  while (next_field(&s, e, &name, &value)) {
+    if (named(name, "Content-Length", 14)) {
+      length = value;
+    } else if (named(name, "Content-Encoding", 16) && f->codings_rc == RC_OK) {
+      size_t got;
+      f->codings_rc = rc__coding_parse(value.ptr, value.len, f->codings + f->ncodings,
+                                       max_codings - f->ncodings, &got);
+      if (f->codings_rc == RC_OK)
+        f->ncodings += got;
+    }
+  }
+  if (length.ptr)
+    f->length = parse_length(length);
+}
+
+const rc__framing *rc__hops_framing(rc__hops *h, size_t max_codings)
+{
+  if (h->n == 0) {
+    static const rc__framing none = {RC__UNKNOWN, 0, RC_OK, 0, {RC__CODING_GZIP}};
+    return &none;
+  }
+  if (h->framed != h->n || !h->v[h->n - 1].ended)
+    read_framing(h, max_codings);
+  return &h->framing;
 }
 
 void rc__hops_reset(rc__hops *h)
 {
-  rc__buf_release(&h->raw);
+  rc__buf_free(&h->raw);
   h->n = 0;
+  h->framed = 0;
 }
 
 void rc__hops_free(rc__hops *h)

@@ -4,6 +4,7 @@
 #define RC_HOPS_H
 
 #include "buf.h"
+#include "decode.h"
 
 typedef struct rc__hop {
   size_t off, len;   /* raw header block within raw */
@@ -13,10 +14,24 @@ typedef struct rc__hop {
   int ended; /* blank line seen: the header block is complete */
 } rc__hop;
 
+/* What the write path needs of the last hop's header block to frame its
+ * body: read once, when the block ends, not looked up per field. */
+typedef struct rc__framing {
+  size_t length;      /* the last Content-Length, or RC__UNKNOWN: curl frames
+                         the body by the last one too */
+  int version;        /* the hop's HTTP version (20: HTTP/2) */
+  rc_code codings_rc; /* RC_OK; RC_E_INVAL: a coding this build does not
+                         decode; RC_E_CODINGS: more than max_codings */
+  size_t ncodings;    /* Content-Encoding, every line, in the order applied */
+  rc__coding codings[RC__MAX_CODINGS];
+} rc__framing;
+
 typedef struct rc__hops {
   rc__buf raw; /* every hop's header block in order, trailers after the last */
   rc__hop *v;  /* from the pool's allocator */
   size_t n, cap;
+  rc__framing framing; /* of hop framed - 1 (0: none read yet) */
+  size_t framed;
 } rc__hops;
 
 /* No hops yet, drawing from pool. Cannot fail. */
@@ -26,6 +41,12 @@ void rc__hops_init(rc__hops *h, rc_pool *pool);
  * when the line started a hop. RC_E_HEADER_CAP, RC_E_HOP_CAP, RC_E_NOMEM:
  * nothing of the line is kept. */
 rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_t n, int *new_hop);
+
+/* The framing of the last hop's body, with at most max_codings codings:
+ * read when its header block ended, or now from what it holds when it has
+ * not (a body with no blank line before it); no hop at all frames nothing
+ * (no length, no codings). */
+const rc__framing *rc__hops_framing(rc__hops *h, size_t max_codings);
 
 /* The hop for a public index (negative from the end); NULL if none. */
 const rc__hop *rc__hops_at(const rc__hops *h, int hop);

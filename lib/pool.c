@@ -1,12 +1,14 @@
 /* The pool: idle blocks kept in two LIFO stacks (small and large) under one
  * mutex, small ones bounded by bytes and large ones by count; growth of a
- * response's block, admitted by the pool's budget (budget.c), which counts
- * the bytes held; the process-wide default pool.
+ * response's block, planned and then carried out, every block charged to
+ * the pool's budget (budget.c), which counts the bytes held; the
+ * process-wide default pool.
  *
  * Allocations happen outside the lock; list and counter updates, and the
  * freeing of a block the bounds do not keep, under it. The pool's lock and
  * the budget's are never held together. */
 #include "pool.h"
+#include "budget.h"
 #include "debug.h"
 #include "demand.h"
 
@@ -20,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Under AddressSanitizer, idle blocks are poisoned, and a released block
+/* Under AddressSanitizer, idle blocks are poisoned, and a given-back block
  * waits in a short quarantine before it may be handed out again: a view
  * read after its response was reset is then reported, whether its block is
  * idle or would already have been another response's. */
@@ -46,7 +48,7 @@ struct rc_pool {
   pthread_mutex_t lock;
   rc_allocator alloc;
   rc_pool_config cfg; /* cfg.allocator unused: see alloc */
-  rc__blk *small;     /* idle stacks, most recently released first */
+  rc__blk *small;     /* idle stacks, most recently given back first */
   rc__blk *large;
   size_t small_bytes; /* capacity of the idle small blocks */
   size_t refs;        /* the creator's, plus one per response */
@@ -54,7 +56,7 @@ struct rc_pool {
   char *spill_dir;  /* from the allocator; NULL or "": $TMPDIR or /tmp */
   rc_pool_stats st; /* the idle and block counters */
   rc__budget budget;
-  rc__blk *quarantine[QUARANTINE]; /* released blocks, oldest first */
+  rc__blk *quarantine[QUARANTINE]; /* given-back blocks, oldest first */
   size_t quarantined;
   int exact;         /* no quarantine: see rc__pool_exact */
   rc__demand demand; /* large blocks held lately: how many to keep idle */
@@ -100,7 +102,7 @@ enum { FREED, KEPT_SMALL, KEPT_LARGE };
 
 /* Decides whether the bounds let b stay idle (counting it) or frees it.
  * b is in no list. Lock held. */
-static int admit(rc_pool *p, rc__blk *b)
+static int retain(rc_pool *p, rc__blk *b)
 {
   if (b->cap <= p->cfg.max_buffer) {
     if (is_large(p, b->cap) && p->st.idle_large < rc__demand_keep(&p->demand, p->cfg.max_large)) {
@@ -163,7 +165,7 @@ static void enforce_bounds(rc_pool *p)
       rc__blk *b = old[i];
       old[i] = b->next;
       b->next = NULL;
-      switch (admit(p, b)) {
+      switch (retain(p, b)) {
       case KEPT_LARGE:
         *tail_large = b;
         tail_large = &b->next;
@@ -210,7 +212,8 @@ static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
     return RC_E_NOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0)
     goto fail;
-  if (rc__budget_init(&p->budget, cfg, &p->alloc) != RC_OK) {
+  if (rc__budget_init(&p->budget, cfg->budget, cfg->overflow, cfg->max_wait_ms, &p->alloc) !=
+      RC_OK) {
     pthread_mutex_destroy(&p->lock);
     goto fail;
   }
@@ -293,7 +296,7 @@ rc_pool *rc_pool_default(void)
 }
 
 const rc_allocator *rc__pool_allocator(const rc_pool *p) { return &p->alloc; }
-rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
+struct rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
 
 const char *rc__pool_spill_dir(const rc_pool *p)
 {
@@ -426,6 +429,14 @@ static rc_code set_field(rc_pool *p, size_t offset, size_t value, int nonzero)
   return RC_OK;
 }
 
+rc_code rc_pool_set_budget(rc_pool *p, size_t bytes)
+{
+  if (!p)
+    return RC_E_INVAL;
+  rc__budget_set_limit(&p->budget, bytes);
+  return RC_OK;
+}
+
 #define FIELD(name) offsetof(rc_pool_config, name)
 rc_code rc_pool_set_chunk_size(rc_pool *p, size_t v)
 {
@@ -479,7 +490,7 @@ static rc__blk *blk_resize(rc_pool *p, rc__blk *b, size_t cap)
 static void push_idle(rc_pool *p, rc__blk *b)
 {
   b->next = NULL;
-  int where = admit(p, b);
+  int where = retain(p, b);
   if (where == KEPT_LARGE) {
     b->next = p->large;
     p->large = b;
@@ -493,7 +504,7 @@ static void push_idle(rc_pool *p, rc__blk *b)
 
 /* A block a response gave back: idle at once, or (under AddressSanitizer)
  * after the quarantine, which the oldest block then leaves. Lock held. */
-static void release(rc_pool *p, rc__blk *b)
+static void give_back(rc_pool *p, rc__blk *b)
 {
 #ifdef RC__ASAN
   POISON(b);
@@ -533,25 +544,15 @@ static void uncount(rc_pool *p, rc__blk *b)
   }
 }
 
-/* Puts back an idle block taken for a growth that did not happen. */
-static void put_back(rc_pool *p, rc__blk *idle)
+size_t rc__pool_plan(rc_pool *p, const rc__blk *b, const rc__grow *g, rc__plan *plan)
 {
-  if (!idle)
-    return;
-  pthread_mutex_lock(&p->lock);
-  push_idle(p, idle);
-  pthread_mutex_unlock(&p->lock);
-}
-
-rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w)
-{
-  size_t used = g->used, need = g->need, ceiling = g->ceiling, large_hint = g->hint;
-  rc__blk *b = *bp;
-  RC__ASSERT(!b || used <= b->cap);
+  size_t need = g->need, ceiling = g->ceiling < g->need ? g->need : g->ceiling;
+  RC__ASSERT(!b || g->used <= b->cap);
+  plan->idle = NULL;
+  plan->more = 0;
+  plan->cap = b ? b->cap : 0;
   if (b && b->cap >= need)
-    return RC_OK;
-  if (ceiling < need)
-    ceiling = need;
+    return 0;
   size_t old_cap = b ? b->cap : 0;
 
   /* Under the lock: choose the capacity, and the idle block if one serves.
@@ -561,30 +562,45 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w
    * holds (nor counts) more than it may use. */
   pthread_mutex_lock(&p->lock);
   size_t cap = next_capacity(need, old_cap, p->cfg.chunk_size, ceiling);
-  size_t want = cap > large_hint ? cap : large_hint;
+  size_t want = cap > g->hint ? cap : g->hint;
   rc__blk *idle = NULL;
   if (!b || (is_large(p, want) && !is_large(p, b->cap)))
     idle = pop(p, is_large(p, want), need, ceiling);
   if (idle && idle->cap >= need)
     cap = idle->cap <= ceiling ? idle->cap : ceiling;
   pthread_mutex_unlock(&p->lock);
+  plan->idle = idle;
+  plan->cap = cap;
+  plan->more = cap - old_cap;
+  return plan->more;
+}
 
-  /* The budget counts the growth: from old_cap to cap. */
-  rc_code rc = rc__budget_reserve(&p->budget, w, cap - old_cap);
-  if (rc != RC_OK) {
-    put_back(p, idle);
-    return rc;
+void rc__pool_abandon(rc_pool *p, rc__plan *plan)
+{
+  if (plan->idle) {
+    pthread_mutex_lock(&p->lock);
+    push_idle(p, plan->idle);
+    pthread_mutex_unlock(&p->lock);
   }
+  plan->idle = NULL;
+  plan->more = 0;
+}
 
+rc_code rc__pool_carry_out(rc_pool *p, rc__blk **bp, size_t used, rc__plan *plan)
+{
+  rc__blk *b = *bp, *idle = plan->idle;
+  size_t cap = plan->cap;
+  if (plan->more == 0)
+    return RC_OK;
   /* Allocate. realloc keeps the used bytes of a grown block. */
   rc__blk *nb = idle && idle->cap == cap ? idle : blk_resize(p, idle ? idle : b, cap);
   if (!nb) {
-    put_back(p, idle); /* unchanged: back it goes */
-    rc__budget_release(&p->budget, cap - old_cap);
+    rc__pool_abandon(p, plan); /* unchanged: back it goes */
     return RC_E_NOMEM;
   }
   if (idle && b)
     memcpy(nb->data, b->data, used); /* the small block's bytes move once */
+  rc__budget_charge(&p->budget, plan->more);
 
   pthread_mutex_lock(&p->lock);
   if (!b || idle) {
@@ -599,11 +615,20 @@ rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g, rc__waiter *w
   if (idle && b) {
     uncount(p, b);
     p->st.releases++;
-    release(p, b); /* its bytes were netted out of the growth above */
+    give_back(p, b); /* its bytes were netted out of the growth above */
   }
   pthread_mutex_unlock(&p->lock);
+  plan->idle = NULL;
+  plan->more = 0;
   *bp = nb;
   return RC_OK;
+}
+
+rc_code rc__pool_grow(rc_pool *p, rc__blk **bp, const rc__grow *g)
+{
+  rc__plan plan;
+  rc__pool_plan(p, *bp, g, &plan);
+  return rc__pool_carry_out(p, bp, g->used, &plan);
 }
 
 void rc__pool_put(rc_pool *p, rc__blk *b)
@@ -616,8 +641,8 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   uncount(p, b);
   rc__demand_tick(&p->demand);
   rc__blk *gone = shed_large(p);
-  release(p, b);
+  give_back(p, b);
   pthread_mutex_unlock(&p->lock);
   drop_shed(p, gone, 0);
-  rc__budget_release(&p->budget, cap); /* after: a woken waiter finds it idle */
+  rc__budget_credit(&p->budget, cap); /* after: a woken waiter finds it idle */
 }

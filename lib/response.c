@@ -87,9 +87,9 @@ rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out)
   resp->lim = checked;
   resp->declared = RC__UNKNOWN;
   rc__hops_init(&resp->hops, pool);
-  rc__buf_init(&resp->body, pool, checked.max_body, 0, &resp->waiter);
-  rc__buf_init(&resp->raw, pool, checked.max_raw, 0, NULL);
-  rc__buf_init(&resp->full, pool, SIZE_CLAMP, 0, NULL);
+  rc__buf_init(&resp->body, pool, checked.max_body, 0);
+  rc__buf_init(&resp->raw, pool, checked.max_raw, 0);
+  rc__buf_init(&resp->full, pool, SIZE_CLAMP, 0);
   rc__pool_ref(pool);
   *out = resp;
   return RC_OK;
@@ -110,9 +110,9 @@ void rc__response_drop_body(rc_response *resp)
 
 void rc__response_clear(rc_response *resp)
 {
-  rc__body_release(resp);
-  rc__buf_release(&resp->raw);
-  rc__buf_release(&resp->full);
+  rc__body_free(resp);
+  rc__buf_free(&resp->raw);
+  rc__buf_free(&resp->full);
   rc__hops_reset(&resp->hops);
   /* Last: a holder passes its place on only once its memory is back. */
   rc__budget_leave(rc__pool_budget(resp->pool), &resp->waiter);
@@ -156,7 +156,7 @@ rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim)
     return RC_E_BUSY;
   rc_code rc = check_limits(lim, &resp->lim);
   if (rc == RC_OK)
-    rc__buf_set_rules(&resp->raw, resp->lim.max_raw, NULL);
+    rc__buf_set_limit(&resp->raw, resp->lim.max_raw);
   return rc;
 }
 
@@ -306,7 +306,7 @@ rc_code rc_full_response(const rc_response *readonly, rc_view *out)
     if (resp->keep == RC_KEEP_BODY && body.len != rc__body_len(resp))
       rc = RC_E_NOMEM; /* the spill file could not be mapped */
     else
-      rc = rc__buf_reserve(&resp->full, total);
+      rc = rc__buf_make_room(&resp->full, total);
     if (rc == RC_OK) {
       size_t avail;
       unsigned char *p = rc__buf_tail(&resp->full, &avail);

@@ -2,7 +2,9 @@
  * path applies the body cap (to decoded bytes when decoding) and the cap
  * policy; the header path feeds the hops. */
 #include "body.h"
+#include "budget.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +20,7 @@ static size_t fail(rc_response *resp, rc_code rc)
 static void drop_full(rc_response *resp)
 {
   if (resp->full.blk)
-    rc__buf_release(&resp->full);
+    rc__buf_free(&resp->full);
 }
 
 /* Header lines are never paused for the budget: after a paused header call
@@ -41,60 +43,23 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   return n;
 }
 
-/* The last Content-Length of the last hop: curl frames the body by the
- * last one too, so with two that differ, both agree on the size. */
-static size_t content_length(const rc_response *resp)
-{
-  rc_view v, next;
-  size_t nth = 0;
-  if (rc_header(resp, -1, "Content-Length", nth, &v) != RC_OK)
-    return RC__UNKNOWN;
-  while (rc_header(resp, -1, "Content-Length", ++nth, &next) == RC_OK)
-    v = next;
-  if (v.len == 0 || v.len > 19)
-    return RC__UNKNOWN;
-  size_t n = 0;
-  for (size_t i = 0; i < v.len; i++) {
-    if (v.ptr[i] < '0' || v.ptr[i] > '9')
-      return RC__UNKNOWN;
-    n = n * 10 + (size_t)(v.ptr[i] - '0');
-  }
-  return n;
-}
-
-/* Reads every Content-Encoding line of the last hop into one chain. */
-static rc_code codings(const rc_response *resp, rc__coding *chain, size_t *n)
-{
-  rc_view v;
-  *n = 0;
-  for (size_t i = 0; rc_header(resp, -1, "Content-Encoding", i, &v) == RC_OK; i++) {
-    size_t got;
-    rc_code rc = rc__coding_parse(v.ptr, v.len, chain + *n, resp->lim.max_codings - *n, &got);
-    if (rc != RC_OK)
-      return rc;
-    *n += got;
-  }
-  return RC_OK;
-}
-
 /* Decides, at the first body byte of the last hop, its declared size and
- * whether it is decoded. */
+ * whether it is decoded, from the framing read at the end of its header
+ * block. */
 static rc_code setup_body(rc_response *resp)
 {
   resp->body_started = 1;
-  resp->declared = content_length(resp);
-  rc_hop_info hop;
+  const rc__framing *f = rc__hops_framing(&resp->hops, resp->lim.max_codings);
+  resp->declared = f->length;
   /* A stream of HTTP/2 or later shares its connection: pausing it does
    * not hold the peer back. */
-  resp->waiter.multiplexed = rc_hop(resp, -1, &hop) == RC_OK && hop.version >= 20;
+  resp->waiter.multiplexed = f->version >= 20;
   if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
       resp->declared > resp->lim.max_body)
     return RC_E_TOO_LARGE;
 
-  rc__coding chain[RC__MAX_CODINGS];
-  size_t n;
-  rc_code rc = codings(resp, chain, &n);
-  if (rc == RC_OK && n == 0)
+  rc_code rc = f->codings_rc;
+  if (rc == RC_OK && f->ncodings == 0)
     return RC_OK; /* none, or identity */
   if (!resp->decode) {
     resp->encoding = RC_ENC_NOT_DECODED; /* whatever it is: not ours */
@@ -108,7 +73,7 @@ static rc_code setup_body(rc_response *resp)
     return rc;
   if (!resp->dec && !(resp->dec = rc__decoder_new(rc__pool_allocator(resp->pool))))
     return RC_E_NOMEM;
-  rc = rc__decoder_start(resp->dec, chain, n);
+  rc = rc__decoder_start(resp->dec, f->codings, f->ncodings);
   if (rc != RC_OK)
     return rc;
   resp->encoding = RC_ENC_DECODED;
@@ -146,11 +111,6 @@ static size_t at_cap(rc_response *resp, size_t n)
   return fail(resp, RC_TRUNCATED);
 }
 
-/* Under a budget, encoded input goes to the decoder in slices this long,
- * each admitted first: a slice's decoded output is all that can pass the
- * budget unasked (a few KiB for ordinary content). */
-#define SLICE 1024
-
 static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
 {
   if (resp->lim.max_raw) {
@@ -162,37 +122,32 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   }
   rc__sink sink = {sink_reserve, sink_commit, resp};
   rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
-  rc_code flushed = rc__body_flush(resp); /* staged bytes out, the NUL back */
+  rc_code flushed = rc__body_flush(resp); /* gathered bytes out, the NUL back */
   if (rc == RC_OK)
     rc = resp->observed; /* said at the step's last bytes */
   return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;
 }
 
-/* A pause for the budget may come in the middle of a chunk; curl delivers
- * the whole chunk again on resuming, and skip says how much of it was
- * decoded already. */
+/* Encoded input goes to the decoder in slices, each admitted by the body
+ * first. A pause for the budget may come in the middle of a chunk; curl
+ * delivers the whole chunk again on resuming, and skip says how much of it
+ * was decoded already. */
 static size_t write_decoded(rc_response *resp, const char *ptr, size_t n)
 {
   size_t done = resp->skip < n ? resp->skip : n;
   resp->skip = 0;
-  rc__budget *budget = rc__pool_budget(resp->pool);
-  /* A body that is not kept takes no memory: nothing to admit. */
-  int gated = rc__budget_limit(budget) != 0 && resp->keep == RC_KEEP_BODY;
-  size_t slice = gated ? SLICE : n;
+  size_t slice = rc__body_input_slice(resp);
   while (done < n) {
-    if (gated && !rc_body_spilled(resp)) {
-      rc_code rc = rc__budget_gate(budget, &resp->waiter, SLICE);
-      if (rc == RC__WAIT) {
-        resp->skip = done;
-        return CURL_WRITEFUNC_PAUSE;
-      }
-      if (rc == RC__SPILL)
-        rc = rc__body_spill(resp);
-      if (rc != RC_OK)
-        return fail(resp, rc);
-    }
     size_t len = n - done < slice ? n - done : slice;
-    rc_code rc = decode_slice(resp, ptr + done, len);
+    int paused = 0;
+    rc_code rc = slice == SIZE_MAX ? RC_OK : rc__body_admit_input(resp, len, &paused);
+    if (rc != RC_OK)
+      return fail(resp, rc);
+    if (paused) {
+      resp->skip = done;
+      return CURL_WRITEFUNC_PAUSE;
+    }
+    rc = decode_slice(resp, ptr + done, len);
     if (rc == RC_TRUNCATED)
       return at_cap(resp, n);
     if (rc != RC_OK)
@@ -221,8 +176,9 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
 
   size_t room = resp->lim.max_body - rc__body_len(resp);
   size_t take = n < room ? n : room;
-  rc_code rc = rc__body_append(resp, ptr, take);
-  if (rc == RC__WAIT)
+  int paused;
+  rc_code rc = rc__body_append(resp, ptr, take, &paused);
+  if (rc == RC_OK && paused)
     return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
   if (rc != RC_OK)
     return fail(resp, rc);

@@ -364,7 +364,7 @@ START_TEST(not_kept_takes_no_memory)
     ck_assert_uint_eq(st.spills, 0);
     ck_assert_msg(st.peak_in_use < 64 * KiB, "%s: %zu bytes in use", paths[p], st.peak_in_use);
     /* Everything allocated, decoder state included, stays far below the
-     * body (gzip's state is about 40 KiB, the decoder's stage 16 KiB). */
+     * body (gzip's state is about 40 KiB, the body's scratch region 16 KiB). */
     ck_assert_msg(ca.peak_bytes < 256 * KiB, "%s: peak %zu bytes", paths[p], ca.peak_bytes);
     rc_view type;
     ck_assert_int_eq(rc_header(r, -1, "content-type", 0, &type), RC_OK);

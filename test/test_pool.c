@@ -14,7 +14,7 @@
 static rc__blk *grab(rc_pool *p, size_t need, size_t ceiling, size_t hint)
 {
   rc__blk *b = NULL;
-  ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, need, ceiling, hint}, NULL), RC_OK);
+  ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, need, ceiling, hint}), RC_OK);
   ck_assert_ptr_nonnull(b);
   ck_assert_uint_ge(b->cap, need);
   return b;
@@ -60,7 +60,7 @@ START_TEST(growth_in_steps)
   rc__blk *b = NULL;
   size_t ceiling = 8 * MiB + 1, resizes = 0, old = 0;
   for (size_t need = 1; need <= ceiling; need += 16 * KiB) {
-    ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, need, ceiling, 0}, NULL), RC_OK);
+    ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, need, ceiling, 0}), RC_OK);
     if (b->cap == old)
       continue;
     resizes++;
@@ -74,7 +74,7 @@ START_TEST(growth_in_steps)
       ck_assert_uint_le(b->cap, (need + 32 * KiB - 1) / (32 * KiB) * 32 * KiB);
     old = b->cap;
   }
-  ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, ceiling, ceiling, 0}, NULL), RC_OK);
+  ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){0, ceiling, ceiling, 0}), RC_OK);
   ck_assert_uint_eq(b->cap, ceiling);
   ck_assert_uint_le(resizes, 45); /* not 256 one-chunk steps */
   ck_assert_uint_eq(pool_stats(p).bytes_in_use, ceiling);
@@ -135,7 +135,7 @@ START_TEST(growth_keeps_bytes)
   fill_pattern((char *)b->data, 100, 7);
   char want[100];
   fill_pattern(want, 100, 7);
-  ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){100, 600 * KiB, 100 * MiB, 0}, NULL), RC_OK);
+  ck_assert_int_eq(rc__pool_grow(p, &b, &(rc__grow){100, 600 * KiB, 100 * MiB, 0}), RC_OK);
   ck_assert_uint_ge(b->cap, 1 * MiB); /* the idle large block, reused */
   ck_assert_mem_eq(b->data, want, 100);
   rc_pool_stats st = pool_stats(p);
@@ -434,7 +434,7 @@ START_TEST(allocation_failure)
     rc__blk *b = NULL;
     size_t got = 0;
     for (size_t need = 1000; need <= 200 * KiB; need += 40 * KiB) {
-      rc = rc__pool_grow(p, &b, &(rc__grow){0, need, 1 * MiB, 0}, NULL);
+      rc = rc__pool_grow(p, &b, &(rc__grow){0, need, 1 * MiB, 0});
       if (rc != RC_OK) {
         ck_assert_int_eq(rc, RC_E_NOMEM);
         ck_assert_uint_eq(b ? b->cap : 0, got); /* unchanged */
@@ -464,10 +464,10 @@ static void *churn_thread(void *arg)
     x = x * 1103515245u + 12345u;
     size_t need = 1 + (x >> 8) % (900 * KiB);
     rc__blk *b = NULL;
-    if (rc__pool_grow(c->p, &b, &(rc__grow){0, need / 2 + 1, 1 * MiB, 0}, NULL) != RC_OK)
+    if (rc__pool_grow(c->p, &b, &(rc__grow){0, need / 2 + 1, 1 * MiB, 0}) != RC_OK)
       return (void *)1;
     b->data[0] = 1;
-    if (rc__pool_grow(c->p, &b, &(rc__grow){1, need, 1 * MiB, 0}, NULL) != RC_OK || b->data[0] != 1)
+    if (rc__pool_grow(c->p, &b, &(rc__grow){1, need, 1 * MiB, 0}) != RC_OK || b->data[0] != 1)
       return (void *)1;
     if (i % 500 == 0)
       rc_pool_set_max_large(c->p, (size_t)(i / 500) % 4);

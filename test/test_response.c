@@ -643,6 +643,51 @@ START_TEST(last_content_length_counts)
 }
 END_TEST
 
+/* The framing (Content-Length, Content-Encoding) is read from the last
+ * hop's whole block, however many lines it has: the last length counts,
+ * every coding line in order, a folded value included; a body that comes
+ * with no blank line before it is framed by the lines it followed. */
+START_TEST(framing_from_the_block)
+{
+  static const char hello[] = "hello";
+  unsigned char z[64];
+  uLongf zlen = sizeof z;
+  ck_assert_int_eq(compress2(z, &zlen, (const Bytef *)hello, 5, 9), Z_OK);
+  enum { FILLERS = 1000 };
+  const char **lines = malloc((FILLERS + 8) * sizeof *lines);
+  size_t n = 0;
+  lines[n++] = "HTTP/1.1 200 OK\r\n";
+  lines[n++] = "Content-Length: 100000000\r\n";
+  lines[n++] = "Content-Encoding: identity\r\n";
+  for (int i = 0; i < FILLERS; i++)
+    lines[n++] = "X-Filler: 0123456789\r\n";
+  lines[n++] = "Content-Encoding:\r\n";
+  lines[n++] = "\tdeflate\r\n";
+  lines[n++] = "Content-Length: 5\r\n";
+  lines[n++] = "\r\n";
+  lines[n] = NULL;
+  rc_limits lim;
+  rc_limits_init(&lim);
+  lim.max_body = 10;
+  lim.on_cap = RC_CAP_REJECT; /* the first length would be refused */
+  rc_response *r;
+  ck_assert_int_eq(rc_response_new(NULL, &lim, &r), RC_OK);
+  ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+  ck_assert_uint_eq(feed(r, lines, (const char *)z, zlen, 3), 0);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+  assert_view(rc_body(r), hello, 5);
+
+  rc_response_reset(r);
+  const char *const unended[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: deflate\r\n", NULL};
+  ck_assert_uint_eq(feed(r, unended, (const char *)z, zlen, 0), 0);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+  assert_view(rc_body(r), hello, 5);
+  rc_response_free(r);
+  free(lines);
+}
+END_TEST
+
 /* The body cap ends a decoded body: the raw copy cannot be complete, and
  * says so, under every policy. */
 START_TEST(raw_copy_truncated_by_the_cap)
@@ -742,6 +787,7 @@ int main(void)
   tcase_add_test(tc, codings_not_decoded);
   tcase_add_test(tc, folded_values);
   tcase_add_test(tc, last_content_length_counts);
+  tcase_add_test(tc, framing_from_the_block);
   tcase_add_test(tc, raw_copy_truncated_by_the_cap);
   tcase_add_test(tc, empty_after_earlier_body);
   tcase_add_test(tc, small_decoded_chunks_are_gated);

@@ -285,7 +285,7 @@ START_TEST(file_full_at_the_body_end)
           ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);
           ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_SPILL);
           /* The write that failed is lost: a 16 KiB piece, or a spill
-           * stage of decoded bytes, or the whole body in one piece. */
+           * scratch region of decoded bytes, or the whole body in one piece. */
           size_t lost = decoded || chunks[c] ? 16384 : n;
           rc_view v = rc_body(r);
           ck_assert_uint_lt(v.len, n);

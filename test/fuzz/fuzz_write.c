@@ -594,7 +594,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   static const rc_overflow overflow_v[4] = {RC_OVERFLOW_AUTO, RC_OVERFLOW_WAIT, RC_OVERFLOW_SPILL,
                                             RC_OVERFLOW_AUTO};
   /* Codes an observer may fail with: any but RC_OK and RC_STOPPED, among
-   * them the values the library uses inside for "wait" and "spill". */
+   * them values outside rc_code (-1, -2), which must not pass for the
+   * budget's answers (wait, spill) anywhere in the write path. */
   static const rc_code fail_codes[8] = {RC_E_DECODE, RC_TRUNCATED,  RC_E_NOMEM,  RC_E_OBSERVER,
                                         RC_E_INVAL,  RC_E_TRANSFER, (rc_code)-1, (rc_code)-2};
 

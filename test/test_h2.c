@@ -137,17 +137,17 @@ static long run_multi(CURLM *multi, long ports[MULTI_N])
   return connects;
 }
 
-/* MULTI_N transfers added at once to one multi handle: all exact, and
- * multiplexed as streams of one connection: one connection made in all,
- * every transfer on the same local port. */
-START_TEST(multiplexed_on_one_connection)
+/* MULTI_N transfers of /p/100k, each made by make, added at once to one
+ * multi handle: all exact, and multiplexed as streams of one connection:
+ * one connection made in all, every transfer on the same local port. */
+static void multiplexed(CURL *(*make)(rc_response *, const char *))
 {
   CURLM *multi = curl_multi_init();
   CURL *e[MULTI_N];
   rc_response *r[MULTI_N];
   for (int i = 0; i < MULTI_N; i++) {
     ck_assert_int_eq(rc_response_new(NULL, NULL, &r[i]), RC_OK);
-    e[i] = h2_easy(r[i], "/p/100k");
+    e[i] = make(r[i], "/p/100k");
     curl_easy_setopt(e[i], CURLOPT_PRIVATE, r[i]);
     ck_assert_int_eq(curl_multi_add_handle(multi, e[i]), CURLM_OK);
   }
@@ -162,6 +162,8 @@ START_TEST(multiplexed_on_one_connection)
   }
   curl_multi_cleanup(multi);
 }
+
+START_TEST(multiplexed_on_one_connection) { multiplexed(h2_easy); }
 END_TEST
 
 /* A gzip body over HTTP/2 is decoded by the response, not by curl. */
@@ -288,31 +290,12 @@ START_TEST(h2c_prior_knowledge_reused)
 }
 END_TEST
 
-/* MULTI_N h2c transfers added at once, on curl >= 8.0.0: all exact, as
- * streams of one connection (on 7.88 reusing it fails, as above). */
+/* The same over h2c, on curl >= 8.0.0 (on 7.88 reusing such a connection
+ * fails, as above). */
 START_TEST(h2c_multiplexed_on_one_connection)
 {
-  if (!curl_at_least(0x080000))
-    return;
-  CURLM *multi = curl_multi_init();
-  CURL *e[MULTI_N];
-  rc_response *r[MULTI_N];
-  for (int i = 0; i < MULTI_N; i++) {
-    ck_assert_int_eq(rc_response_new(NULL, NULL, &r[i]), RC_OK);
-    e[i] = h2c_easy(r[i], "/p/100k");
-    curl_easy_setopt(e[i], CURLOPT_PRIVATE, r[i]);
-    ck_assert_int_eq(curl_multi_add_handle(multi, e[i]), CURLM_OK);
-  }
-  long ports[MULTI_N];
-  ck_assert_int_eq(run_multi(multi, ports), 1);
-  for (int i = 1; i < MULTI_N; i++)
-    ck_assert_int_eq(ports[i], ports[0]);
-  for (int i = 0; i < MULTI_N; i++) {
-    curl_multi_remove_handle(multi, e[i]);
-    curl_easy_cleanup(e[i]);
-    rc_response_free(r[i]);
-  }
-  curl_multi_cleanup(multi);
+  if (curl_at_least(0x080000))
+    multiplexed(h2c_easy);
 }
 END_TEST
 

@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SCRATCH (16u * 1024u) /* decoded bytes gathered per spill write */
+/* Decoded bytes per spill write, or per observer call of a body not kept. */
+#define SCRATCH (16u * 1024u)
 
 static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
 

@@ -143,7 +143,8 @@ typedef struct rc_pool rc_pool;
 typedef enum rc_overflow {
   RC_OVERFLOW_AUTO = 0, /* HTTP/1.x: waits (pauses), at most max_wait_ms,
                            then spills; a multiplexed stream (HTTP/2,
-                           HTTP/3): spills at once */
+                           HTTP/3): spills at once, but with curl 8.14
+                           waits as HTTP/1.x does (held back) */
   RC_OVERFLOW_WAIT = 1, /* always waits, without bound; never spills */
   RC_OVERFLOW_SPILL = 2 /* always spills at once; never waits */
 } rc_overflow;
@@ -249,7 +250,12 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *    connection does not stop the peer at once, and curl keeps what arrives
  *    for the paused stream in its own buffers: curl 7.x (7.88) up to 64 MiB
  *    per stream (past that the transfer fails, CURLE_OUT_OF_MEMORY); curl
- *    8.x up to the stream's flow-control window, at most 10 MB.
+ *    8.x up to the stream's flow-control window, at most 10 MB. With curl
+ *    8.14 (checked at run time), which sizes a stream's window from its
+ *    CURLOPT_MAX_RECV_SPEED_LARGE, a stream that may be refused is held
+ *    from its status line (a low speed limit keeps its window at 64 KiB)
+ *    and lifted (the limit set to 0, unlimited) once admitted or by
+ *    rc_detach: there such a stream waits as HTTP/1.x does.
  *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk.
  *  - RC_OVERFLOW_SPILL: spills at once, never waits.
  * How a transfer waits: one attached with rc_attach pauses

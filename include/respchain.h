@@ -473,6 +473,11 @@ RC_API rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *u
  * the response decodes, so that its body cap counts decoded bytes. Change
  * those two curl options afterwards if you like; if curl is to decode, call
  * rc_response_set_decoding(resp, 0). CURLOPT_PRIVATE stays the caller's.
+ * With curl 8.14, under a budget (not RC_OVERFLOW_SPILL), the response
+ * also sets CURLOPT_MAX_RECV_SPEED_LARGE of an HTTP/2 transfer: lowered
+ * from its status line to hold the stream back, 0 (unlimited) once it is
+ * admitted, when its header block says no body comes, and in rc_detach;
+ * a limit of the program's own does not survive that.
  * rc_detach restores curl's defaults for those six options and turns
  * decoding off.
  * Both return RC_E_INVAL on a NULL argument or a curl setopt failure.

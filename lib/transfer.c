@@ -62,6 +62,24 @@ static void hold_at_status(rc_response *resp)
   rc__transfer_hold(&resp->waiter, resp->waiter.easy, hold);
 }
 
+/* At the end of a held hop's header block: a hop whose body cannot come
+ * (an interim 1xx, 204, 304, Content-Length 0, a HEAD request) is let go
+ * now, as no write call will lift its limit; the handle would otherwise
+ * keep it after the transfer. A 1xx's final hop is held again at its
+ * status line. */
+static void let_go_without_body(rc_response *resp)
+{
+  const rc__hop *hop = rc__hops_at(&resp->hops, -1);
+  if (!resp->waiter.held || !hop || !hop->ended)
+    return;
+  const rc__framing *f = rc__hops_framing(&resp->hops, resp->lim.max_codings);
+  char *method = NULL;
+  curl_easy_getinfo(resp->waiter.easy, CURLINFO_EFFECTIVE_METHOD, &method);
+  if (hop->status < 200 || hop->status == 204 || hop->status == 304 || f->length == 0 ||
+      (method && !strcmp(method, "HEAD")))
+    rc__transfer_hold(&resp->waiter, resp->waiter.easy, 0);
+}
+
 /* Header lines are never paused for the budget: after a paused header call
  * curl delivers the following lines together in one call, breaking the
  * one-line-per-call contract the hops rely on. Header blocks are capped per
@@ -80,6 +98,8 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   if (new_hop) {
     rc__response_drop_body(resp); /* a body belongs to the last hop only */
     hold_at_status(resp);
+  } else {
+    let_go_without_body(resp);
   }
   return n;
 }

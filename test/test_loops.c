@@ -459,6 +459,44 @@ START_TEST(two_threads_one_pool_h2)
 }
 END_TEST
 
+/* A held stream whose body cannot come (here a HEAD request) is let go at
+ * the end of its header block: the handle keeps no speed limit of
+ * respchain's after the transfer. Its next transfer, through a response on
+ * a pool without a budget (which never holds), then runs at full speed: a
+ * 1 MiB body at a held stream's 16 KiB/s would take about a minute, far
+ * past the 20 s timeout. On curl without the hold nothing is held. */
+START_TEST(bodiless_h2_lets_go)
+{
+  rc_pool *p = budget_pool(64 * MiB, RC_OVERFLOW_WAIT, RC_DEFAULT_MAX_WAIT_MS);
+  rc_response *held, *plain;
+  ck_assert_int_eq(rc_response_new(p, NULL, &held), RC_OK);
+  ck_assert_int_eq(rc_response_new(NULL, NULL, &plain), RC_OK);
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  h2_easy_setup(h2, e);
+  char url[256];
+  h2_url(h2, "/p/1m", url, sizeof url);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, 20L);
+  ck_assert_int_eq(rc_attach(held, e), RC_OK);
+  curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
+  rc_hop_info hop;
+  ck_assert_int_eq(rc_hop(held, -1, &hop), RC_OK);
+  ck_assert_int_eq(hop.status, 200);
+  ck_assert_int_eq(hop.version, 20);
+  curl_easy_setopt(e, CURLOPT_NOBODY, 0L);
+  ck_assert_int_eq(rc_attach(plain, e), RC_OK);
+  CURLcode cc = curl_easy_perform(e);
+  ck_assert_msg(cc == CURLE_OK, "%s", curl_easy_strerror(cc));
+  assert_pattern(rc_body(plain), MiB);
+  rc_response_free(held);
+  rc_response_free(plain);
+  curl_easy_cleanup(e);
+  rc_pool_free(p);
+}
+END_TEST
+
 static Suite *loops_suite(void)
 {
   Suite *s = suite_create("loops");
@@ -472,6 +510,7 @@ static Suite *loops_suite(void)
   tcase_add_test(tc, socket_action_loop_h1);
   tcase_add_test(tc, socket_action_loop_h2);
   tcase_add_test(tc, two_threads_one_pool_h2);
+  tcase_add_test(tc, bodiless_h2_lets_go);
   suite_add_tcase(s, tc);
   return s;
 }

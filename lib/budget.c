@@ -177,7 +177,7 @@ static int fits(const rc__budget *b, const rc__waiter *w, size_t bytes)
 static int spills_at_once(const rc__budget *b, const rc__waiter *w)
 {
   return w->spill || b->mode == RC_OVERFLOW_SPILL ||
-         (b->mode == RC_OVERFLOW_AUTO && w->multiplexed);
+         (b->mode == RC_OVERFLOW_AUTO && w->multiplexed && !w->windowed);
 }
 
 /* A blocking waiter waits for its turn or its deadline: RC__ADMITTED to
@@ -335,6 +335,14 @@ size_t rc__budget_limit(rc__budget *b)
   return limit;
 }
 
+rc_overflow rc__budget_mode(rc__budget *b)
+{
+  pthread_mutex_lock(&b->lock);
+  rc_overflow mode = b->mode;
+  pthread_mutex_unlock(&b->lock);
+  return mode;
+}
+
 void rc__budget_stats(rc__budget *b, rc_pool_stats *st)
 {
   pthread_mutex_lock(&b->lock);
@@ -380,7 +388,7 @@ static int due(rc__budget *b, rc__waiter *w, pthread_t thread, struct timespec t
   return 1;
 }
 
-CURL *rc__budget_next_due(rc__budget *b, pthread_t thread)
+CURL *rc__budget_next_due(rc__budget *b, pthread_t thread, rc__waiter **wp)
 {
   pthread_mutex_lock(&b->lock);
   struct timespec t = rc__now();
@@ -392,8 +400,18 @@ CURL *rc__budget_next_due(rc__budget *b, pthread_t thread)
     w->resumed = 1; /* unpaused; it stays queued until its callback asks */
     easy = w->easy;
   }
+  if (wp)
+    *wp = w;
   pthread_mutex_unlock(&b->lock);
   return easy;
+}
+
+int rc__budget_still_resumed(rc__budget *b, const rc__waiter *w)
+{
+  pthread_mutex_lock(&b->lock);
+  int resumed = w->resumed;
+  pthread_mutex_unlock(&b->lock);
+  return resumed;
 }
 
 long rc__budget_due_in(rc__budget *b, pthread_t thread)

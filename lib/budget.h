@@ -9,8 +9,9 @@
  * (its body goes on to its temp file instead of memory), by the pool's
  * overflow mode and the transfer's transport:
  *  - a paused transfer that shares its connection (HTTP/2, HTTP/3) keeps
- *    receiving into curl's own buffers, so such a transfer spills at once
- *    under RC_OVERFLOW_AUTO;
+ *    receiving into curl's own buffers up to its stream window, so such a
+ *    transfer spills at once under RC_OVERFLOW_AUTO, unless its window was
+ *    kept small (windowed: held, see transfer.c), which curl 8.14 allows;
  *  - a waiter that waited max_wait_ms spills (AUTO), so that a program that
  *    keeps its finished responses cannot wait forever;
  *  - the oldest waiter is the holder (or, when none waits, the first
@@ -39,11 +40,16 @@ typedef enum rc__admission {
 
 /* A response's place in the budget. The owner sets easy and wait_ms
  * through rc__budget_bind (under the lock: other threads read them), and
- * multiplexed from its own callback; the rest is the budget's. */
+ * multiplexed, windowed and held from the thread that drives its transfer
+ * (transfer.c, loop.c); the rest is the budget's. */
 typedef struct rc__waiter {
   CURL *easy;      /* paused and resumed with it; NULL: cannot pause */
   long wait_ms;    /* > 0: block up to this long instead of pausing */
   int multiplexed; /* its transfer shares a connection (HTTP/2+) */
+  int windowed;    /* multiplexed, and held since its headers: its stream's
+                      window is small, so pausing it holds the peer back */
+  int held;        /* its receive speed limit is lowered to hold it back
+                      (rc__transfer_hold) */
 
   struct rc__waiter *next; /* in the queue, oldest first */
   pthread_t thread;        /* the thread that paused it: its only resumer */
@@ -129,6 +135,7 @@ void rc__budget_leave(rc__budget *b, rc__waiter *w);
 /* Sets the limit (0: off); waiters that now fit are woken. */
 void rc__budget_set_limit(rc__budget *b, size_t limit);
 size_t rc__budget_limit(rc__budget *b);
+rc_overflow rc__budget_mode(rc__budget *b);
 
 /* Copies the budget's counters into st. */
 void rc__budget_stats(rc__budget *b, rc_pool_stats *st);
@@ -137,9 +144,13 @@ void rc__budget_stats(rc__budget *b, rc_pool_stats *st);
 
 /* A transfer paused by thread that is due to be resumed (woken, or its
  * wait bound passed, which marks it to spill): marked resumed and its
- * handle returned, for the caller to unpause outside the lock. NULL when
- * none is due. */
-CURL *rc__budget_next_due(rc__budget *b, pthread_t thread);
+ * handle returned, for the caller to unpause outside the lock, with its
+ * waiter in *w (w may be NULL). NULL when none is due. */
+CURL *rc__budget_next_due(rc__budget *b, pthread_t thread, rc__waiter **w);
+
+/* Whether w, resumed by rc__budget_next_due, has not asked again since
+ * (its write callback has not run, or did not reach the budget). */
+int rc__budget_still_resumed(rc__budget *b, const rc__waiter *w);
 
 /* Milliseconds until a transfer paused by thread is due (0: one is); -1
  * when none will be without a wake-up. */

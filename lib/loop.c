@@ -5,6 +5,7 @@
  * here says which thread asks: the caller's. */
 #include "budget.h"
 #include "pool.h"
+#include "response.h"
 
 #include <pthread.h>
 
@@ -15,11 +16,20 @@ int rc_pool_resume(rc_pool *pool)
   rc__budget *b = rc__pool_budget(pool);
   pthread_t self = pthread_self();
   int resumed = 0;
-  for (CURL *easy; (easy = rc__budget_next_due(b, self));) {
+  rc__waiter *w;
+  for (CURL *easy; (easy = rc__budget_next_due(b, self, &w));) {
     /* Outside the budget's lock: curl may run the write callback at once,
      * which asks the budget again. */
     curl_easy_pause(easy, CURLPAUSE_CONT);
     resumed++;
+    /* A held stream whose callback has not run yet opens its window now:
+     * after the unpause, as in curl 8.21 setting the speed limit of a
+     * paused transfer clears its pause (unpausing would then find nothing
+     * to do); and at once, as curl 8.14 checks its rate limit before it
+     * delivers what it kept. One paused again by its callback stays held
+     * (the callback held it again). Only this thread drives w. */
+    if (w->held && rc__budget_still_resumed(b, w))
+      rc__transfer_hold(w, easy, 0);
   }
   return resumed;
 }

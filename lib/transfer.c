@@ -23,6 +23,63 @@ static void drop_full(rc_response *resp)
     rc__buf_free(&resp->full);
 }
 
+/* curl 8.14 sizes an HTTP/2 stream's receive window from its receive
+ * speed limit, and raises the window to 10 MB when the response headers
+ * arrive, before any body byte: a stream paused later has that much on the
+ * way, which curl keeps receiving into its own buffers. So from its status
+ * line until the budget admits it, a stream that may pause for the budget
+ * is held: its speed limit, and so its window, is lowered (the peer may
+ * send no more than the 64 KiB window streams start with); the limit is
+ * lifted (set to 0, unlimited) when the stream goes on. Only there: 7.88
+ * does not size windows so, and 8.21 opens the window to 10 MB when the
+ * transfer first reads, before its headers, where holding from the status
+ * line bounds nothing (a paused stream still took in its whole body); curl
+ * before 8.14 can stall after an unpause (curl #16955); the releases
+ * between 8.14 and 8.21 were not measured. */
+
+/* The receive speed limit of a held stream: its stream window (curl
+ * >= 8.10 sizes a stream's window from it), below the 64 KiB that curl's
+ * streams start with. */
+#define HOLD_SPEED ((curl_off_t)16 * 1024)
+
+void rc__transfer_hold(rc__waiter *w, CURL *easy, int hold)
+{
+  if (!easy || w->held == hold)
+    return;
+  if (curl_easy_setopt(easy, CURLOPT_MAX_RECV_SPEED_LARGE, hold ? HOLD_SPEED : (curl_off_t)0) ==
+      CURLE_OK)
+    w->held = hold;
+}
+
+/* At a hop's status line: whether its stream is held (see above). */
+static void hold_at_status(rc_response *resp)
+{
+  rc__budget *budget = rc__pool_budget(resp->pool);
+  const rc__hop *hop = rc__hops_at(&resp->hops, -1);
+  int hold = resp->windows_follow_speed && resp->keep == RC_KEEP_BODY &&
+             rc__budget_limit(budget) != 0 && rc__budget_mode(budget) != RC_OVERFLOW_SPILL && hop &&
+             hop->version >= 20;
+  rc__transfer_hold(&resp->waiter, resp->waiter.easy, hold);
+}
+
+/* At the end of a held hop's header block: a hop whose body cannot come
+ * (an interim 1xx, 204, 304, Content-Length 0, a HEAD request) is let go
+ * now, as no write call will lift its limit; the handle would otherwise
+ * keep it after the transfer. A 1xx's final hop is held again at its
+ * status line. */
+static void let_go_without_body(rc_response *resp)
+{
+  const rc__hop *hop = rc__hops_at(&resp->hops, -1);
+  if (!resp->waiter.held || !hop || !hop->ended)
+    return;
+  const rc__framing *f = rc__hops_framing(&resp->hops, resp->lim.max_codings);
+  char *method = NULL;
+  curl_easy_getinfo(resp->waiter.easy, CURLINFO_EFFECTIVE_METHOD, &method);
+  if (hop->status < 200 || hop->status == 204 || hop->status == 304 || f->length == 0 ||
+      (method && !strcmp(method, "HEAD")))
+    rc__transfer_hold(&resp->waiter, resp->waiter.easy, 0);
+}
+
 /* Header lines are never paused for the budget: after a paused header call
  * curl delivers the following lines together in one call, breaking the
  * one-line-per-call contract the hops rely on. Header blocks are capped per
@@ -38,8 +95,12 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   rc_code rc = rc__hops_line(&resp->hops, &resp->lim, ptr, n, &new_hop);
   if (rc != RC_OK)
     return fail(resp, rc);
-  if (new_hop)
+  if (new_hop) {
     rc__response_drop_body(resp); /* a body belongs to the last hop only */
+    hold_at_status(resp);
+  } else {
+    let_go_without_body(resp);
+  }
   return n;
 }
 
@@ -54,6 +115,8 @@ static rc_code setup_body(rc_response *resp)
   /* A stream of HTTP/2 or later shares its connection: pausing it does
    * not hold the peer back. */
   resp->waiter.multiplexed = f->version >= 20;
+  /* A stream held since its status line has a small window: it may pause. */
+  resp->waiter.windowed = resp->waiter.multiplexed && resp->waiter.held;
   if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
       resp->declared > resp->lim.max_body)
     return RC_E_TOO_LARGE;
@@ -198,6 +261,9 @@ size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
   if (resp->paused && !paused)
     rc__budget_proceed(rc__pool_budget(resp->pool), &resp->waiter);
   resp->paused = paused;
+  /* A paused stream stays held (or is held again: its resume lifted the
+   * limit), before curl pauses it; one that goes on is held no more. */
+  rc__transfer_hold(&resp->waiter, resp->waiter.easy, paused && resp->waiter.windowed);
   return ret;
 }
 
@@ -229,6 +295,8 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
     return RC_E_INVAL;
   resp->decode = 1;
   rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, easy, resp->waiter.wait_ms);
+  curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  resp->windows_follow_speed = v && v->version_num >= 0x080e00 && v->version_num < 0x080f00;
   return RC_OK;
 }
 
@@ -237,6 +305,7 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
   if (!resp || !easy)
     return RC_E_INVAL;
   resp->decode = 0;
+  rc__transfer_hold(&resp->waiter, easy, 0); /* its speed limit back to unlimited */
   rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, NULL, resp->waiter.wait_ms);
   /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
   options o = {NULL, NULL, stdout, NULL, 1L};

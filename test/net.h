@@ -26,8 +26,10 @@ typedef struct burst {
   void *ud;
   int total, conc; /* transfers, and how many at once */
   size_t size;
-  int exact; /* check whole bodies, not probes */
-  int keep;  /* keep every response; read after */
+  int exact;  /* check whole bodies, not probes */
+  int keep;   /* keep every response; read after */
+  int shared; /* other threads run bursts on the pool at the same time: its
+                 queue is not this burst's alone when it ends */
 } burst;
 
 /* Runs b on one curl multi handle driven with rc_multi_poll. Each body is

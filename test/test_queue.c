@@ -149,7 +149,7 @@ END_TEST
 static void *due_elsewhere(void *arg)
 {
   rc__budget *b = arg;
-  return rc__budget_next_due(b, pthread_self());
+  return rc__budget_next_due(b, pthread_self(), NULL);
 }
 
 START_TEST(resumed_by_its_thread)
@@ -161,7 +161,7 @@ START_TEST(resumed_by_its_thread)
   waiter_init(&b, &w, EASY, 0);
   ck_assert_int_eq(rc__budget_admit(&b, &w, 5), RC__WAIT);
   ck_assert_int_eq(rc__budget_due_in(&b, pthread_self()), -1); /* no bound: a wake-up */
-  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self()));
+  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self(), NULL));
   rc__budget_credit(&b, 10);
   ck_assert_int_eq(rc__budget_due_in(&b, pthread_self()), 0);
   pthread_t t;
@@ -169,8 +169,8 @@ START_TEST(resumed_by_its_thread)
   pthread_create(&t, NULL, due_elsewhere, &b);
   pthread_join(t, &other);
   ck_assert_ptr_null(other);
-  ck_assert_ptr_eq(rc__budget_next_due(&b, pthread_self()), EASY);
-  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self())); /* resumed once */
+  ck_assert_ptr_eq(rc__budget_next_due(&b, pthread_self(), NULL), EASY);
+  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self(), NULL)); /* resumed once */
   ck_assert(w.queued && w.resumed);
   ck_assert_int_eq(rc__budget_admit(&b, &w, 5), RC__ADMITTED);
   ck_assert(!w.queued && !w.resumed);
@@ -200,7 +200,7 @@ START_TEST(leaving_frees_the_queue)
   rc__budget_bind(&b, &w2, NULL, 0); /* its handle goes: nothing resumes it */
   ck_assert(!w2.queued);
   ck_assert_uint_eq(stats(&b).waiting, 0);
-  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self()));
+  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self(), NULL));
 
   /* The holder's place passes to the oldest waiter when the holder
    * leaves, which wakes it even though its need does not fit. */
@@ -266,10 +266,10 @@ START_TEST(wait_bound_spills)
   ck_assert_int_eq(rc__budget_admit(&b, &w, 5), RC__WAIT);
   long left = rc__budget_due_in(&b, pthread_self());
   ck_assert(left > 0 && left <= 500);
-  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self()));
+  ck_assert_ptr_null(rc__budget_next_due(&b, pthread_self(), NULL));
   nanosleep(&(struct timespec){0, 600 * 1000000L}, NULL);
   ck_assert_int_eq(rc__budget_due_in(&b, pthread_self()), 0);
-  ck_assert_ptr_eq(rc__budget_next_due(&b, pthread_self()), EASY);
+  ck_assert_ptr_eq(rc__budget_next_due(&b, pthread_self(), NULL), EASY);
   ck_assert(w.spill);
   ck_assert_int_eq(rc__budget_admit(&b, &w, 5), RC__SPILL);
   ck_assert(!w.queued);

@@ -1,8 +1,9 @@
 /* The libuv example (examples/uvscan.c) as a user runs it: many transfers
  * on a libuv loop through curl_multi_socket_action, under a budget, over
  * HTTP/1.1 (transfers wait, and the loop learns from the wake callback
- * when to resume them) and HTTP/2 (streams spill). The binary comes from
- * UVSCAN_BIN. */
+ * when to resume them) and HTTP/2 (streams spill, or, where curl keeps a
+ * held stream's window small (8.14), wait as over HTTP/1.1). The binary
+ * comes from UVSCAN_BIN. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +74,12 @@ START_TEST(h2_streams_spill)
   int spilled = count_lines(o.out, want);
   snprintf(want, sizeof want, "200 8388608 2.0 mem %s", url);
   ck_assert_int_eq(spilled + count_lines(o.out, want), 48);
-  ck_assert_int_gt(spilled, 0);
-  ck_assert_uint_eq(stat_of(o.err, "pauses"), 0);
+  if (curl_holds_streams()) {
+    ck_assert_uint_gt(stat_of(o.err, "pauses"), 0); /* held streams wait */
+  } else {
+    ck_assert_int_gt(spilled, 0);
+    ck_assert_uint_eq(stat_of(o.err, "pauses"), 0);
+  }
   prog_out_free(&o);
   h2_stop(h2);
 }

@@ -53,4 +53,10 @@ int run_suite(Suite *s);
  * own behaviour differs by version, a test asserts the outcome for this. */
 int curl_at_least(unsigned int num);
 
+/* Whether this libcurl keeps a held HTTP/2 stream's window small (curl
+ * 8.14 sizes stream windows from CURLOPT_MAX_RECV_SPEED_LARGE and opens them
+ * at the response headers): there respchain holds refused streams back and
+ * they pause under RC_OVERFLOW_AUTO; with 7.88 and 8.21 they spill. */
+int curl_holds_streams(void);
+
 #endif

@@ -199,7 +199,8 @@ static void usage(FILE *out)
         "                          (default off)\n"
         "      --overflow MODE     what a transfer past the budget does: auto\n"
         "                          (HTTP/1.x waits up to 1 s, then spills to a\n"
-        "                          temporary file; HTTP/2 spills at once; the\n"
+        "                          temporary file; HTTP/2 spills at once, but\n"
+        "                          waits as HTTP/1.x with curl 8.14; the\n"
         "                          default), wait (waits, never spills) or spill\n"
         "\n",
         out);

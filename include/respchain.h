@@ -255,7 +255,8 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *    CURLOPT_MAX_RECV_SPEED_LARGE, a stream that may be refused is held
  *    from its status line (a low speed limit keeps its window at 64 KiB)
  *    and lifted (the limit set to 0, unlimited) once admitted or by
- *    rc_detach: there such a stream waits as HTTP/1.x does.
+ *    when its header block says no body comes, or by rc_detach: there such
+ *    a stream waits as HTTP/1.x does.
  *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk.
  *  - RC_OVERFLOW_SPILL: spills at once, never waits.
  * How a transfer waits: one attached with rc_attach pauses

@@ -678,6 +678,69 @@ static char *next_target(targets *t)
   return NULL;
 }
 
+/* ---- Text built in memory ---------------------------------------------- */
+
+/* Text built in memory: an output line, built whole before it is written,
+ * or a rewritten regex. */
+typedef struct line {
+  char *p;
+  size_t len, cap;
+  int nomem; /* an append failed: the line is incomplete */
+} line;
+
+/* Room for n more bytes and a NUL. */
+static int reserve(line *l, size_t n)
+{
+  if (l->nomem)
+    return -1;
+  if (l->cap - l->len > n)
+    return 0;
+  size_t cap = l->cap ? l->cap : 1024;
+  while (cap - l->len <= n)
+    cap *= 2;
+  char *p = realloc(l->p, cap);
+  if (!p) {
+    l->nomem = 1;
+    return -1;
+  }
+  l->p = p;
+  l->cap = cap;
+  return 0;
+}
+
+static void put(line *l, const char *s, size_t n)
+{
+  if (reserve(l, n) == 0) {
+    memcpy(l->p + l->len, s, n);
+    l->len += n;
+    l->p[l->len] = '\0';
+  }
+}
+
+static void puts_line(line *l, const char *s) { put(l, s, strlen(s)); }
+
+static void printf_line(line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void printf_line(line *l, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int n = reserve(l, 0) == 0 ? vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap) : -1;
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n >= l->cap - l->len) { /* it did not fit: again, with room */
+    if (reserve(l, (size_t)n) != 0) {
+      l->p[l->len] = '\0';
+      return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
+    va_end(ap);
+  }
+  l->len += (size_t)n;
+}
+
 /* ---- POSIX EREs, read for the streaming engine -------------------------- */
 
 /* A bracket expression, whose '[' is just before *pp, as the set of bytes
@@ -783,30 +846,15 @@ static int ere_looks_past_end(const char *ere)
 typedef struct ere_out {
   const char *p; /* the next byte of the ERE */
   int depth;     /* open groups */
-  int fail;
-  char *text;
-  size_t len, cap;
+  int fail;      /* no translation, or out of memory */
+  line out;      /* the translation so far */
 } ere_out;
 
 static void ere_put(ere_out *e, const char *s)
 {
-  size_t n = strlen(s);
-  if (e->fail)
-    return;
-  if (e->cap - e->len <= n) {
-    size_t cap = e->cap ? e->cap : 64;
-    while (cap - e->len <= n)
-      cap *= 2;
-    char *text = realloc(e->text, cap);
-    if (!text) {
-      e->fail = 1;
-      return;
-    }
-    e->text = text;
-    e->cap = cap;
-  }
-  memcpy(e->text + e->len, s, n + 1);
-  e->len += n;
+  if (!e->fail)
+    puts_line(&e->out, s);
+  e->fail |= e->out.nomem;
 }
 
 static void ere_byte(ere_out *e, unsigned c)
@@ -941,7 +989,7 @@ static int ere_quantifier(ere_out *e, char *q)
 static void ere_branch(ere_out *e)
 {
   while (!e->fail && *e->p && *e->p != '|' && !(*e->p == ')' && e->depth > 0)) {
-    size_t start = e->len;
+    size_t start = e->out.len;
     int repeatable = ere_atom(e);
     char q[32];
     while (!e->fail && (*e->p == '*' || *e->p == '+' || *e->p == '?' || *e->p == '{')) {
@@ -955,8 +1003,8 @@ static void ere_branch(ere_out *e)
       ere_put(e, q);
       ere_put(e, "(?:"); /* room, then moved into place */
       if (!e->fail) {
-        memmove(e->text + start + 3, e->text + start, e->len - 3 - start);
-        memcpy(e->text + start, "(?:", 3);
+        memmove(e->out.p + start + 3, e->out.p + start, e->out.len - 3 - start);
+        memcpy(e->out.p + start, "(?:", 3);
       }
     }
   }
@@ -979,10 +1027,10 @@ static char *ere_translate(const char *ere)
   ere_put(&e, "");
   ere_alternatives(&e);
   if (e.fail || *e.p) {
-    free(e.text);
+    free(e.out.p);
     return NULL;
   }
-  return e.text;
+  return e.out.p;
 }
 #endif
 
@@ -1146,11 +1194,11 @@ static void match_lines(const options *o, rc_view block, verdict *v)
   const char *p = block.ptr, *end = block.ptr + block.len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
-    rc_view line = {p, (size_t)((nl ? nl : end) - p)};
-    if (line.len && line.ptr[line.len - 1] == '\r')
-      line.len--;
-    if (line.len)
-      match_text(o, line, 0, NULL, v);
+    rc_view one = {p, (size_t)((nl ? nl : end) - p)};
+    if (one.len && one.ptr[one.len - 1] == '\r')
+      one.len--;
+    if (one.len)
+      match_text(o, one, 0, NULL, v);
     p = nl ? nl + 1 : end;
   }
 }
@@ -1303,66 +1351,6 @@ static void engine_free(engine *g)
 }
 
 /* ---- Output ------------------------------------------------------------- */
-
-/* One output line, built whole before it is written. */
-typedef struct line {
-  char *p;
-  size_t len, cap;
-  int nomem; /* an append failed: the line is incomplete */
-} line;
-
-/* Room for n more bytes and a NUL. */
-static int reserve(line *l, size_t n)
-{
-  if (l->nomem)
-    return -1;
-  if (l->cap - l->len > n)
-    return 0;
-  size_t cap = l->cap ? l->cap : 1024;
-  while (cap - l->len <= n)
-    cap *= 2;
-  char *p = realloc(l->p, cap);
-  if (!p) {
-    l->nomem = 1;
-    return -1;
-  }
-  l->p = p;
-  l->cap = cap;
-  return 0;
-}
-
-static void put(line *l, const char *s, size_t n)
-{
-  if (reserve(l, n) == 0) {
-    memcpy(l->p + l->len, s, n);
-    l->len += n;
-    l->p[l->len] = '\0';
-  }
-}
-
-static void puts_line(line *l, const char *s) { put(l, s, strlen(s)); }
-
-static void printf_line(line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void printf_line(line *l, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  int n = reserve(l, 0) == 0 ? vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap) : -1;
-  va_end(ap);
-  if (n < 0)
-    return;
-  if ((size_t)n >= l->cap - l->len) { /* it did not fit: again, with room */
-    if (reserve(l, (size_t)n) != 0) {
-      l->p[l->len] = '\0';
-      return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
-    va_end(ap);
-  }
-  l->len += (size_t)n;
-}
 
 /* The length of the valid UTF-8 sequence at p (1 to 4 of the n > 0 bytes
  * there), or 0 when the byte at p does not start one: a stray continuation

@@ -71,6 +71,19 @@ START_TEST(get_1m_over_h2)
 }
 END_TEST
 
+/* Checks a transfer of one of the files served, n bytes, that ended with
+ * cc: over HTTP/2 and exact. Resets r for the next; returns the
+ * connections the transfer made. */
+static long file_done(rc_response *r, CURL *e, CURLcode cc, size_t n)
+{
+  assert_h2_ok(r, e, cc);
+  assert_pattern(rc_body(r), n);
+  long c = 0;
+  curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
+  rc_response_reset(r);
+  return c;
+}
+
 /* Every file served, one after another on one handle: exact bodies, and
  * the connection is reused (keepalive_requests, no GOAWAY in between). */
 START_TEST(every_size_on_one_connection)
@@ -89,12 +102,7 @@ START_TEST(every_size_on_one_connection)
     char url[256];
     h2_url(h2, files[i].path, url, sizeof url);
     curl_easy_setopt(e, CURLOPT_URL, url);
-    assert_h2_ok(r, e, curl_easy_perform(e));
-    assert_pattern(rc_body(r), files[i].n);
-    long c = 0;
-    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
-    connects += c;
-    rc_response_reset(r);
+    connects += file_done(r, e, curl_easy_perform(e), files[i].n);
   }
   ck_assert_int_eq(connects, 1);
   curl_easy_cleanup(e);
@@ -277,12 +285,7 @@ START_TEST(h2c_prior_knowledge_reused)
       ck_assert_uint_eq(rc_body(r).len, 0);
       break;
     }
-    assert_h2_ok(r, e, cc);
-    assert_pattern(rc_body(r), files[i].n);
-    long c = 0;
-    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
-    connects += c;
-    rc_response_reset(r);
+    connects += file_done(r, e, cc, files[i].n);
   }
   ck_assert_int_eq(connects, 1);
   curl_easy_cleanup(e);

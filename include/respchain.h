@@ -136,6 +136,12 @@ typedef struct rc_allocator {
  * it, as the pool is used (buffers taken and released, rc_pool_stats_get,
  * rc_multi_poll); rc_pool_trim frees every idle buffer at once.
  * The most recently released buffer is reused first.
+ * Spill files are reused the same way: the file of a spilled body is kept
+ * open when the response is reset or freed, as many as spilled lately (at
+ * most max_large, none larger than max_buffer), decaying to none within
+ * about 2 s of no spilling, and the next spill writes over it (its pages
+ * are in the page cache already). rc_pool_trim and the pool's end close
+ * them.
  */
 typedef struct rc_pool rc_pool;
 
@@ -212,7 +218,8 @@ RC_API void rc_pool_free(rc_pool *pool);
  * cannot be created). */
 RC_API rc_pool *rc_pool_default(void);
 
-/* Frees every idle buffer. Buffers held by responses are unaffected. */
+/* Frees every idle buffer and closes the spill files kept for reuse.
+ * Buffers and files held by responses are unaffected. */
 RC_API void rc_pool_trim(rc_pool *pool);
 
 /* A snapshot of the counters (those of idle buffers and those of the
@@ -377,8 +384,10 @@ typedef struct rc_limits {
                               of the body as received; 0 keeps none */
   size_t max_memory;       /* body bytes kept in memory; past them the whole
                               body moves to an unlinked temporary file in the
-                              pool's spill_dir (0: no limit). max_body still
-                              caps the body */
+                              pool's spill_dir (0: no limit), written 256 KiB
+                              at a time (a spilling body holds that much
+                              heap, outside the budget, until its end or
+                              first read). max_body still caps the body */
 } rc_limits;
 
 /* Fills lim with the RC_DEFAULT_* values, RC_CAP_STOP, max_raw 0 and
@@ -511,7 +520,11 @@ RC_API const char *rc_accept_encoding(void);
  * failure explains the short body: RC_E_TRANSFER).
  * A body in a spill file is mapped here as by rc_body: when that fails
  * (address space exhausted), RC_E_NOMEM instead of RC_OK or RC_TRUNCATED,
- * so that with those two rc_body always gives the whole body. */
+ * so that with those two rc_body always gives the whole body. A spill
+ * file's last bytes are written when the body's end is known (its
+ * Content-Length, the end of its coding, the cap), else when it is first
+ * read: a write that fails then (disk full) makes this RC_E_SPILL whatever
+ * curlcode says, and the body is what the file took. */
 RC_API rc_code rc_result(const rc_response *resp, CURLcode curlcode);
 
 /* Nonzero when the body stopped at the cap (under any policy). */
@@ -531,7 +544,8 @@ RC_API int rc_truncated(const rc_response *resp);
 
 /* The final body: contiguous, NUL-terminated just past its last byte. A
  * body in a spill file is mapped read-only on the first call (of this or
- * rc_result) after it changed (once, thread-safe); the view is then valid
+ * rc_result) after it changed (once, thread-safe), its last bytes written
+ * out first if they were not yet (see rc_result); the view is then valid
  * as any other. Empty if that mapping fails (address space exhausted):
  * rc_result then says RC_E_NOMEM, and rc_body_dup returns NULL. */
 RC_API rc_view rc_body(const rc_response *resp);

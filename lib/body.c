@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Decoded bytes per spill write, or per observer call of a body not kept. */
+/* Decoded bytes per observer call of a body not kept. */
 #define SCRATCH (16u * 1024u)
 
 static int spilled(const rc_response *r) { return r->spill.fd >= 0; }
@@ -18,7 +18,15 @@ size_t rc__body_len(const rc_response *r)
 {
   if (!kept(r))
     return r->seen;
-  return spilled(r) ? r->spill.len + r->scratch_len : r->body.len;
+  if (!spilled(r))
+    return r->body.len;
+  /* The first read writes the last stage out, which may fail and leave the
+   * body shorter: the length is read under the mapping's lock. */
+  rc_response *w = (rc_response *)r;
+  pthread_mutex_lock(&w->map_lock);
+  size_t len = w->spill.len;
+  pthread_mutex_unlock(&w->map_lock);
+  return len;
 }
 
 /* Shows n new body bytes at p to the observer, until it has said anything
@@ -48,18 +56,19 @@ void rc__body_begin(rc_response *r)
   rc__buf_declare(&r->body, r->declared);
 }
 
-/* Moves the body to the spill file and gives its memory back.
- * RC_OK or RC_E_SPILL (the body stays in memory). */
+/* Moves the body to the spill file and gives its memory back. RC_OK, or
+ * RC_E_SPILL or RC_E_NOMEM (the body stays in memory). */
 static rc_code move_to_file(rc_response *r)
 {
   if (spilled(r))
     return RC_OK;
-  if (rc__spill_open(&r->spill, rc__pool_spill_dir(r->pool)) != RC_OK)
-    return RC_E_SPILL;
-  if (rc__spill_write(&r->spill, rc__buf_data(&r->body), r->body.len) != RC_OK) {
-    rc__spill_close(&r->spill);
-    return RC_E_SPILL;
-  }
+  rc_code rc = rc__spill_open(&r->spill, rc__pool_shelf(r->pool), rc__pool_spill_dir(r->pool),
+                              rc__pool_allocator(r->pool));
+  if (rc == RC_OK &&
+      (rc = rc__spill_write(&r->spill, rc__buf_data(&r->body), r->body.len)) != RC_OK)
+    rc__spill_close(&r->spill, rc__pool_shelf(r->pool));
+  if (rc != RC_OK)
+    return rc;
   rc__buf_free(&r->body);
   rc__budget_spilled(rc__pool_budget(r->pool));
   return RC_OK;
@@ -179,30 +188,19 @@ rc_code rc__body_admit_input(rc_response *r, size_t bytes, int *paused)
   return rc;
 }
 
-rc_code rc__body_flush(rc_response *r)
+void rc__body_step_end(rc_response *r)
 {
-  if (!kept(r))
-    return RC_OK;
   /* A decoder may write into the region it was offered and then fail
    * without counting those bytes (zstd checks a checksum after writing the
    * last block): the byte at len, the NUL's place, is written again. */
-  if (!spilled(r) && r->body.blk)
+  if (kept(r) && !spilled(r) && r->body.blk)
     rc__buf_commit(&r->body, 0);
-  if (!r->scratch_len)
-    return RC_OK;
-  rc_code rc = rc__spill_write(&r->spill, r->scratch, r->scratch_len);
-  r->scratch_len = 0;
-  return rc;
 }
 
-/* The scratch region a decoder writes into when the body is not in memory:
- * its bytes are gathered for the spill file (spilled), or only shown to
- * the observer (not kept). */
+/* The scratch region a decoder writes into when the body is not kept: its
+ * bytes are only shown to the observer. */
 static rc_code scratch_tail(rc_response *r, unsigned char **out, size_t *avail)
 {
-  rc_code rc = rc__body_flush(r);
-  if (rc != RC_OK)
-    return rc;
   if (!r->scratch) {
     const rc_allocator *a = rc__pool_allocator(r->pool);
     if (!(r->scratch = a->malloc(SCRATCH, a->ud)))
@@ -225,8 +223,10 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail)
   if (kept(r) && !spilled(r) && r->lim.max_memory && r->body.len >= memory_limit(r) &&
       (rc = move_to_file(r)) != RC_OK)
     return rc;
-  if (spilled(r) || !kept(r)) {
+  if (!kept(r)) {
     rc = scratch_tail(r, out, avail);
+  } else if (spilled(r)) {
+    rc = rc__spill_tail(&r->spill, out, avail);
   } else {
     rc = rc__buf_make_room(&r->body, 1);
     if (rc == RC_OK)
@@ -248,12 +248,16 @@ void rc__body_commit(rc_response *r, size_t n)
   if (!kept(r)) {
     r->seen += n;
   } else if (spilled(r)) {
-    RC__ASSERT(r->scratch && r->scratch_len + n <= SCRATCH);
-    r->scratch_len += n;
+    rc__spill_commit(&r->spill, n);
   } else {
     rc__buf_commit(&r->body, n);
   }
   observe(r, p, n); /* its verdict stops the decoder at the next tail */
+}
+
+rc_code rc__body_end(rc_response *r)
+{
+  return kept(r) && spilled(r) ? rc__spill_flush(&r->spill) : RC_OK;
 }
 
 rc_view rc__body_view(const rc_response *r)
@@ -266,8 +270,9 @@ rc_view rc__body_view(const rc_response *r)
     rc_view v = {rc__buf_data(&r->body), r->body.len};
     return v;
   }
-  /* Mapping is a cache of what the file holds: the response is not const
-   * to begin with (it was made by rc_response_new). */
+  /* Mapping is a cache of what the file holds, and the first one writes
+   * the last stage: the response is not const to begin with (it was made
+   * by rc_response_new). */
   rc_response *w = (rc_response *)r;
   rc_view v = {"", 0};
   pthread_mutex_lock(&w->map_lock);
@@ -283,8 +288,7 @@ rc_view rc__body_view(const rc_response *r)
 void rc__body_drop(rc_response *r)
 {
   rc__buf_clear(&r->body);
-  r->scratch_len = 0;
-  rc__spill_close(&r->spill);
+  rc__spill_close(&r->spill, rc__pool_shelf(r->pool));
 }
 
 void rc__body_free(rc_response *r)

@@ -43,11 +43,17 @@ rc_code rc__body_tail(rc_response *r, unsigned char **out, size_t *avail);
 /* n bytes were written at the region last offered by rc__body_tail. */
 void rc__body_commit(rc_response *r, size_t n);
 
-/* After a decoder step: writes out what commit gathered for the spill file,
- * and NUL-terminates the body in memory again. RC_OK or RC_E_SPILL. */
-rc_code rc__body_flush(rc_response *r);
+/* After a decoder step: NUL-terminates the body in memory again. */
+void rc__body_step_end(rc_response *r);
 
-/* The body as one view (mapping a spilled body). */
+/* The body is complete (its declared length, the end of its coding, or the
+ * cap): a spilled body's last stage is written now, so that a full disk
+ * fails the transfer rather than the first read (and the stage is freed).
+ * RC_OK or RC_E_SPILL. */
+rc_code rc__body_end(rc_response *r);
+
+/* The body as one view (mapping a spilled body, its last stage written
+ * first). */
 rc_view rc__body_view(const rc_response *r);
 
 /* Empties the body for the next hop, keeping its memory block. */

@@ -1,10 +1,11 @@
-/* Demand for large blocks: a recent peak that halves its excess over the
+/* Demand: a recent peak that halves its excess over the
  * floor every half-life once demand has fallen below it. */
 #include "demand.h"
 #include "clock.h"
 
-void rc__demand_init(rc__demand *d)
+void rc__demand_init(rc__demand *d, size_t floor)
 {
+  d->floor = floor;
   d->in_use = 0;
   d->recent = 0;
   d->step = rc__now();
@@ -30,7 +31,7 @@ void rc__demand_give(rc__demand *d)
 
 void rc__demand_tick(rc__demand *d)
 {
-  size_t low = d->in_use > RC__DEMAND_FLOOR ? d->in_use : RC__DEMAND_FLOOR;
+  size_t low = d->in_use > d->floor ? d->in_use : d->floor;
   struct timespec t = rc__now();
   if (d->recent <= low) {
     d->step = t; /* nothing to decay: a later fall is timed from here */
@@ -52,7 +53,7 @@ void rc__demand_forget(rc__demand *d)
 
 size_t rc__demand_keep(const rc__demand *d, size_t ceiling)
 {
-  size_t target = d->recent > RC__DEMAND_FLOOR ? d->recent : RC__DEMAND_FLOOR;
+  size_t target = d->recent > d->floor ? d->recent : d->floor;
   size_t keep = target > d->in_use ? target - d->in_use : 0;
   return keep < ceiling ? keep : ceiling;
 }

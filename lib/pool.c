@@ -11,6 +11,7 @@
 #include "budget.h"
 #include "debug.h"
 #include "demand.h"
+#include "shelf.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -44,6 +45,8 @@
 #define QUARANTINE  1 /* unused: a block goes idle at once */
 #endif
 
+#define LARGE_FLOOR 2 /* idle large blocks kept when all is quiet */
+
 struct rc_pool {
   pthread_mutex_t lock;
   rc_allocator alloc;
@@ -60,6 +63,7 @@ struct rc_pool {
   size_t quarantined;
   int exact;         /* no quarantine: see rc__pool_exact */
   rc__demand demand; /* large blocks held lately: how many to keep idle */
+  rc__shelf shelf;   /* idle spill files */
 };
 
 static void *std_malloc(size_t n, void *ud)
@@ -207,13 +211,18 @@ static rc_code pool_init(rc_pool *p, const rc_pool_config *cfg)
   p->cfg.allocator = NULL;
   p->cfg.spill_dir = NULL;
   p->refs = 1;
-  rc__demand_init(&p->demand);
+  rc__demand_init(&p->demand, LARGE_FLOOR);
   if (cfg->spill_dir && !(p->spill_dir = copy_string(a, cfg->spill_dir)))
     return RC_E_NOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0)
     goto fail;
   if (rc__budget_init(&p->budget, cfg->budget, cfg->overflow, cfg->max_wait_ms, &p->alloc) !=
       RC_OK) {
+    pthread_mutex_destroy(&p->lock);
+    goto fail;
+  }
+  if (rc__shelf_init(&p->shelf, &p->alloc, cfg->max_large, cfg->max_buffer) != RC_OK) {
+    rc__budget_destroy(&p->budget);
     pthread_mutex_destroy(&p->lock);
     goto fail;
   }
@@ -248,6 +257,7 @@ static void pool_destroy(rc_pool *p)
 {
   rc_allocator a = p->alloc;
   rc_pool_trim(p);
+  rc__shelf_destroy(&p->shelf);
   rc__budget_destroy(&p->budget);
   pthread_mutex_destroy(&p->lock);
   if (p->spill_dir)
@@ -297,6 +307,8 @@ rc_pool *rc_pool_default(void)
 
 const rc_allocator *rc__pool_allocator(const rc_pool *p) { return &p->alloc; }
 struct rc__budget *rc__pool_budget(rc_pool *p) { return &p->budget; }
+
+rc__shelf *rc__pool_shelf(rc_pool *p) { return &p->shelf; }
 
 const char *rc__pool_spill_dir(const rc_pool *p)
 {
@@ -364,6 +376,7 @@ void rc__pool_tick(rc_pool *p)
   int quiet = p->demand.in_use == 0;
   pthread_mutex_unlock(&p->lock);
   drop_shed(p, gone, quiet);
+  rc__shelf_tick(&p->shelf);
 }
 
 void rc_pool_trim(rc_pool *p)
@@ -385,6 +398,7 @@ void rc_pool_trim(rc_pool *p)
     p->alloc.free(held[i], p->alloc.ud);
   free_chain(p, lists[0]);
   free_chain(p, lists[1]);
+  rc__shelf_clear(&p->shelf);
 }
 
 void rc_pool_stats_get(rc_pool *p, rc_pool_stats *out)
@@ -425,7 +439,9 @@ static rc_code set_field(rc_pool *p, size_t offset, size_t value, int nonzero)
   pthread_mutex_lock(&p->lock);
   *(size_t *)((char *)&p->cfg + offset) = value;
   enforce_bounds(p);
+  size_t max_files = p->cfg.max_large, max_size = p->cfg.max_buffer;
   pthread_mutex_unlock(&p->lock);
+  rc__shelf_bounds(&p->shelf, max_files, max_size);
   return RC_OK;
 }
 

@@ -9,6 +9,7 @@
 #include "respchain.h"
 
 struct rc__budget;
+struct rc__shelf;
 
 /* A block of buffer memory: this header followed by cap usable bytes. Idle
  * blocks are linked through next. */
@@ -75,6 +76,9 @@ void rc__pool_tick(rc_pool *pool);
 
 /* The pool's memory budget (never NULL). */
 struct rc__budget *rc__pool_budget(rc_pool *pool);
+
+/* The pool's idle spill files. */
+struct rc__shelf *rc__pool_shelf(rc_pool *pool);
 
 /* Where spill files go: the pool's spill_dir, else $TMPDIR, else /tmp
  * (empty strings count as unset). */

@@ -203,13 +203,16 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
     return RC_E_INVAL;
   if (resp->error != RC_OK)
     return resp->error;
+  int readable = body_readable(resp); /* a spill file's last stage is written */
+  if (resp->spill.failed)
+    return RC_E_SPILL;
   if (resp->truncated)
-    return body_readable(resp) ? RC_TRUNCATED : RC_E_NOMEM;
+    return readable ? RC_TRUNCATED : RC_E_NOMEM;
   if (curlcode != CURLE_OK)
     return RC_E_TRANSFER;
   if (resp->decoding && !rc__decoder_ended(resp->dec))
     return RC_E_DECODE; /* the compressed stream ended early */
-  return body_readable(resp) ? RC_OK : RC_E_NOMEM;
+  return readable ? RC_OK : RC_E_NOMEM;
 }
 
 int rc_truncated(const rc_response *resp) { return resp && resp->truncated; }

@@ -25,9 +25,8 @@ struct rc_response {
   rc__buf body;             /* the last hop's body, decoded when decoding, while it
                                is in memory: body.c */
   rc__spill spill;          /* all of it once spilled (spill.fd >= 0): body.c */
-  char *scratch;            /* a decoder's output when the body is not in memory:
-                               bytes for the spill file, or for the observer: body.c */
-  size_t scratch_len;       /* bytes in scratch not yet in the spill file: body.c */
+  char *scratch;            /* a decoder's output when the body is not kept, for
+                               the observer: body.c */
   pthread_mutex_t map_lock; /* serialises mapping the spill file (body.c) */
   rc__buf raw;              /* the body as received, when lim.max_raw > 0:
                                transfer.c */

@@ -1,5 +1,6 @@
-/* The spill file: an unlinked temporary file, written with pwritev at its
- * end, each write followed by the NUL of the view; mapped for reading. */
+/* The spill file: an unlinked temporary file, written a stage at a time at
+ * its end, each write followed by the NUL of the view; mapped for reading.
+ * Files come from the pool's shelf and go back to it. */
 #define _GNU_SOURCE /* O_TMPFILE */
 #include "spill.h"
 #include "debug.h"
@@ -31,52 +32,108 @@ static int open_unlinked(const char *dir)
   return fd;
 }
 
-rc_code rc__spill_open(rc__spill *s, const char *dir)
+static int new_file(const char *dir)
 {
   int fd = -1;
 #ifdef O_TMPFILE
   fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif
+  return fd >= 0 ? fd : open_unlinked(dir);
+}
+
+rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir, const rc_allocator *alloc)
+{
+  size_t size = 0;
+  int fd = rc__shelf_take(shelf, &size);
   if (fd < 0)
-    fd = open_unlinked(dir);
-  if (fd < 0)
-    return RC_E_SPILL;
-  if (pwrite(fd, "", 1, 0) != 1) {
-    close(fd);
+    fd = new_file(dir);
+  if (fd < 0 || pwrite(fd, "", 1, 0) != 1) {
+    if (fd >= 0)
+      close(fd);
+    rc__shelf_give(shelf, -1, 0);
     return RC_E_SPILL;
   }
   s->fd = fd;
-  s->len = 0;
-  s->ended = 1;
+  s->len = s->filed = 0;
+  s->size = size ? size : 1;
+  s->stage = NULL;
+  s->alloc = alloc;
   s->map = NULL;
   s->map_len = 0;
+  s->ended = 1;
+  s->failed = 0;
   return RC_OK;
 }
 
-rc_code rc__spill_write(rc__spill *s, const void *data, size_t n)
+/* Writes the stage's bytes at the file's end, then the NUL past them,
+ * which the next write overwrites: a file too small for that byte fails
+ * the write, not a later view. RC_OK or RC_E_SPILL. */
+static rc_code write_stage(rc__spill *s)
 {
-  RC__ASSERT(s->fd >= 0);
-  /* The data, then the NUL past it, which the next write overwrites: a
-   * file too small for that byte fails the write, not a later view. */
   static const char nul = '\0';
-  const char *p = data;
-  size_t done = 0;
-  while (done <= n) {
-    struct iovec io[2] = {{(void *)(p + done), n - done}, {(void *)&nul, 1}};
-    int first = done < n ? 0 : 1;
-    ssize_t w = pwritev(s->fd, io + first, 2 - first, (off_t)(s->len + done));
+  size_t k = s->len - s->filed, done = 0;
+  while (done <= k) {
+    struct iovec io[2] = {{s->stage + done, k - done}, {(void *)&nul, 1}};
+    int first = done < k ? 0 : 1;
+    ssize_t w = pwritev(s->fd, io + first, 2 - first, (off_t)(s->filed + done));
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
-      /* ENOSPC, EFBIG, EIO...; a short write is kept on disk but not
-       * counted, and may have overwritten the NUL. */
-      s->ended = s->ended && done == 0;
+      /* ENOSPC, EFBIG, EIO...: the body is what the file took but for
+       * its last byte, the place of the NUL that rc__spill_map puts back. */
+      if (done) {
+        s->filed += done - 1;
+        s->ended = 0;
+      }
+      s->len = s->filed;
+      s->failed = 1;
       return RC_E_SPILL;
     }
     done += (size_t)w;
   }
-  s->len += n;
+  s->filed += k;
+  if (s->size < s->filed + 1)
+    s->size = s->filed + 1;
   return RC_OK;
+}
+
+rc_code rc__spill_tail(rc__spill *s, unsigned char **out, size_t *avail)
+{
+  RC__ASSERT(s->fd >= 0);
+  if (s->failed)
+    return RC_E_SPILL;
+  if (s->len - s->filed == RC__SPILL_STAGE && write_stage(s) != RC_OK)
+    return RC_E_SPILL;
+  if (!s->stage && !(s->stage = s->alloc->malloc(RC__SPILL_STAGE, s->alloc->ud)))
+    return RC_E_NOMEM;
+  size_t used = s->len - s->filed;
+  *out = s->stage + used;
+  *avail = RC__SPILL_STAGE - used;
+  return RC_OK;
+}
+
+void rc__spill_commit(rc__spill *s, size_t n)
+{
+  RC__ASSERT(s->stage && s->len - s->filed + n <= RC__SPILL_STAGE);
+  s->len += n;
+}
+
+rc_code rc__spill_write(rc__spill *s, const void *data, size_t n)
+{
+  const unsigned char *p = data;
+  while (n > 0) {
+    unsigned char *t;
+    size_t avail;
+    rc_code rc = rc__spill_tail(s, &t, &avail);
+    if (rc != RC_OK)
+      return rc;
+    size_t take = n < avail ? n : avail;
+    memcpy(t, p, take);
+    rc__spill_commit(s, take);
+    p += take;
+    n -= take;
+  }
+  return s->failed ? RC_E_SPILL : RC_OK;
 }
 
 static void unmap(rc__spill *s)
@@ -87,31 +144,56 @@ static void unmap(rc__spill *s)
   s->map_len = 0;
 }
 
+static void free_stage(rc__spill *s)
+{
+  if (s->stage)
+    s->alloc->free(s->stage, s->alloc->ud);
+  s->stage = NULL;
+}
+
+rc_code rc__spill_flush(rc__spill *s)
+{
+  if (s->len > s->filed && !s->failed)
+    write_stage(s);
+  free_stage(s);
+  return s->failed ? RC_E_SPILL : RC_OK;
+}
+
 const char *rc__spill_map(rc__spill *s)
 {
-  if (s->map && s->map_len == s->len)
+  rc__spill_flush(s); /* a failure is in s->failed; the file's bytes map */
+  if (s->map && s->map_len == s->filed)
     return s->map;
   unmap(s);
   /* After a failed write, the NUL goes back in its place (inside the file:
    * it takes no more room), and what the write left after it is cut off. */
   if (!s->ended) {
-    if (pwrite(s->fd, "", 1, (off_t)s->len) != 1 || ftruncate(s->fd, (off_t)(s->len + 1)) != 0)
+    if (pwrite(s->fd, "", 1, (off_t)s->filed) != 1 || ftruncate(s->fd, (off_t)(s->filed + 1)) != 0)
       return NULL;
     s->ended = 1;
+    s->size = s->filed + 1;
   }
-  void *m = mmap(NULL, s->len + 1, PROT_READ, MAP_SHARED, s->fd, 0);
+  void *m = mmap(NULL, s->filed + 1, PROT_READ, MAP_SHARED, s->fd, 0);
   if (m == MAP_FAILED)
     return NULL;
   s->map = m;
-  s->map_len = s->len;
+  s->map_len = s->filed;
   return s->map;
 }
 
-void rc__spill_close(rc__spill *s)
+void rc__spill_close(rc__spill *s, rc__shelf *shelf)
 {
   unmap(s);
-  if (s->fd >= 0)
-    close(s->fd);
+  free_stage(s);
+  if (s->fd >= 0) {
+    /* A file a write failed in is not written again. */
+    if (s->failed) {
+      close(s->fd);
+      s->fd = -1;
+    }
+    rc__shelf_give(shelf, s->fd, s->size);
+  }
   s->fd = -1;
-  s->len = 0;
+  s->len = s->filed = 0;
+  s->failed = 0;
 }

@@ -169,6 +169,8 @@ static size_t at_cap(rc_response *resp, size_t n)
   resp->truncated = 1;
   if (resp->decoding && resp->lim.max_raw)
     resp->raw_truncated = 1;
+  if (rc__body_end(resp) != RC_OK)
+    return fail(resp, RC_E_SPILL);
   if (resp->lim.on_cap == RC_CAP_DRAIN)
     return n;
   return fail(resp, RC_TRUNCATED);
@@ -185,10 +187,10 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   }
   rc__sink sink = {sink_reserve, sink_commit, resp};
   rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
-  rc_code flushed = rc__body_flush(resp); /* gathered bytes out, the NUL back */
-  if (rc == RC_OK)
-    rc = resp->observed; /* said at the step's last bytes */
-  return rc == RC_OK || rc == RC_TRUNCATED ? (flushed != RC_OK ? flushed : rc) : rc;
+  rc__body_step_end(resp);
+  if (rc == RC_OK && rc__decoder_ended(resp->dec))
+    rc = rc__body_end(resp);
+  return rc == RC_OK ? resp->observed : rc; /* the observer's, said at the step's last bytes */
 }
 
 /* Encoded input goes to the decoder in slices, each admitted by the body
@@ -243,6 +245,8 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
   rc_code rc = rc__body_append(resp, ptr, take, &paused);
   if (rc == RC_OK && paused)
     return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
+  if (rc == RC_OK && rc__body_len(resp) == resp->declared)
+    rc = rc__body_end(resp); /* the whole declared body */
   if (rc != RC_OK)
     return fail(resp, rc);
   return take < n ? at_cap(resp, n) : n;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -258,40 +259,57 @@ static void restore_file_size(void)
 }
 
 /* The file can take every byte of the body but not the one past it that
- * terminates the view: the transfer fails with RC_E_SPILL, what the file
- * holds readable, rather than completing with a body no view can show. One
- * byte less and it completes, readable whole. Plain and decoded alike. */
+ * terminates the view. The last stage is written when the body is known
+ * complete: at its declared length or the end of its coding, the transfer
+ * fails there with RC_E_SPILL; with neither (no Content-Length), at the
+ * first read, and rc_result finds it. Either way the body is what the file
+ * took but for the NUL's place, readable, never a body no view can show.
+ * One byte less and it is readable whole. */
 START_TEST(file_full_at_the_body_end)
 {
   size_t n = 1 * MiB, gz_len[2];
   char *body = pattern(n, 14);
   char *gz[2] = {gzip_of(body, n, &gz_len[0]), gzip_of(body, n - 1, &gz_len[1])};
   const char *const coded[] = {"HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n", NULL};
+  const char *const sized[2][3] = {{"HTTP/1.1 200 OK\r\n", "Content-Length: 1048576\r\n", "\r\n"},
+                                   {"HTTP/1.1 200 OK\r\n", "Content-Length: 1048575\r\n", "\r\n"}};
   const size_t chunks[] = {16384, 0};
   limit_file_size(n);
-  for (int decoded = 0; decoded < 2; decoded++) {
+  enum { UNSIZED, SIZED, GZIP };
+  for (int kind = UNSIZED; kind <= GZIP; kind++) {
     for (size_t c = 0; c < 2; c++) {
       for (size_t less = 0; less < 2; less++) {
         rc_response *r = spilling_response(NULL, MEM, 0);
-        ck_assert_int_eq(rc_response_set_decoding(r, decoded), RC_OK);
-        size_t ret = decoded ? feed(r, coded, gz[less], gz_len[less], chunks[c])
-                             : feed(r, plain, body, n - less, chunks[c]);
+        ck_assert_int_eq(rc_response_set_decoding(r, kind == GZIP), RC_OK);
+        const char *const lines[] = {sized[less][0], sized[less][1], sized[less][2], NULL};
+        size_t ret = kind == GZIP    ? feed(r, coded, gz[less], gz_len[less], chunks[c])
+                     : kind == SIZED ? feed(r, lines, body, n - less, chunks[c])
+                                     : feed(r, plain, body, n - less, chunks[c]);
         ck_assert(rc_body_spilled(r));
         if (less) {
           ck_assert_uint_eq(ret, 0);
           ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
           assert_body(r, body, n - 1);
         } else {
-          ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);
-          ck_assert_int_eq(rc_result(r, CURLE_WRITE_ERROR), RC_E_SPILL);
-          /* The write that failed is lost: a 16 KiB piece, or a spill
-           * scratch region of decoded bytes, or the whole body in one piece. */
-          size_t lost = decoded || chunks[c] ? 16384 : n;
+          CURLcode cc = CURLE_OK;
+          if (kind == UNSIZED) {
+            ck_assert_uint_eq(ret, 0);
+            ck_assert_uint_eq(rc_body_length(r), n); /* not all written yet */
+          } else {
+            ck_assert_uint_eq(ret, CURL_WRITEFUNC_ERROR);
+            cc = CURLE_WRITE_ERROR;
+          }
+          ck_assert_int_eq(rc_result(r, cc), RC_E_SPILL);
+          ck_assert_int_eq(rc_result(r, cc), RC_E_SPILL); /* and stays so */
           rc_view v = rc_body(r);
-          ck_assert_uint_lt(v.len, n);
-          ck_assert_uint_ge(v.len + lost, n);
+          ck_assert_uint_eq(v.len, n - 1);
+          ck_assert_uint_eq(rc_body_length(r), n - 1);
           ck_assert(memcmp(v.ptr, body, v.len) == 0);
           ck_assert_int_eq(v.ptr[v.len], '\0');
+          size_t len;
+          char *dup = rc_body_dup(r, &len);
+          ck_assert_uint_eq(len, n - 1);
+          free(dup);
         }
         rc_response_free(r);
       }
@@ -411,6 +429,7 @@ START_TEST(empty_spill_dir_is_the_default)
       setenv("TMPDIR", "", 1);
     else
       unsetenv("TMPDIR");
+    rc_pool_trim(p); /* a kept file stays where it was made */
     int before = files_open_in(where), in_root = files_open_in("");
     rc_response *r = spilling_response(p, MEM, 0);
     ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
@@ -432,14 +451,20 @@ START_TEST(empty_spill_dir_is_the_default)
 }
 END_TEST
 
-/* The file is open while the body lives in it, and nowhere else: a reset,
- * a new hop and free each close it. Reuse after a spill starts in memory. */
+/* With a pool that keeps no idle file (max_large 0), the file is open
+ * while the body lives in it, and nowhere else: a reset, a new hop and free
+ * each close it. Reuse after a spill starts in memory. */
 START_TEST(descriptor_lifetime)
 {
   size_t n = 2 * MEM;
   char *body = pattern(n, 8);
   int before = open_fds();
-  rc_response *r = spilling_response(NULL, MEM, 0);
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.max_large = 0;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_response *r = spilling_response(p, MEM, 0);
   ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
   ck_assert_int_eq(open_fds(), before + 1);
   rc_response_reset(r);
@@ -461,6 +486,105 @@ START_TEST(descriptor_lifetime)
   ck_assert_int_eq(open_fds(), before + 1);
   rc_response_free(r);
   ck_assert_int_eq(open_fds(), before);
+  rc_pool_free(p);
+  free(body);
+}
+END_TEST
+
+/* A pool keeps the file of a body that is done with it, and the next spill
+ * writes over it: shorter or longer than the body before, it reads back
+ * exact, NUL-terminated, none of the old bytes in view. Two bodies spilled
+ * at once have a file each. rc_pool_trim and rc_pool_free close the kept
+ * ones, and so does a max_buffer below a file's size. */
+START_TEST(files_are_kept_and_reused)
+{
+  size_t n = 12 * MEM;
+  char *body[3] = {pattern(n, 31), pattern(n, 32), pattern(n, 33)};
+  const size_t sizes[] = {n, 3 * MEM, n - 1, 5 * MEM + 7, n};
+  int before = open_fds();
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    rc_response *r = spilling_response(p, MEM, 0);
+    const char *want = body[i % 3];
+    ck_assert_uint_eq(feed(r, plain, want, sizes[i], 16384), 0);
+    ck_assert(rc_body_spilled(r));
+    ck_assert_int_eq(open_fds(), before + 1); /* the kept file, or a new one */
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+    assert_body(r, want, sizes[i]);
+    rc_response_free(r);
+    ck_assert_int_eq(open_fds(), before + 1); /* kept */
+  }
+  ck_assert_uint_eq(pool_stats(p).spills, 5);
+
+  /* Two at once: the kept file and a new one; both kept after. */
+  rc_response *a = spilling_response(p, MEM, 0), *b = spilling_response(p, MEM, 0);
+  ck_assert_uint_eq(feed(a, plain, body[0], n, 16384), 0);
+  ck_assert_uint_eq(feed(b, plain, body[1], n, 16384), 0);
+  ck_assert_int_eq(open_fds(), before + 2);
+  assert_body(a, body[0], n);
+  assert_body(b, body[1], n);
+  rc_response_free(a);
+  rc_response_free(b);
+  ck_assert_int_eq(open_fds(), before + 2);
+  rc_pool_trim(p);
+  ck_assert_int_eq(open_fds(), before);
+
+  /* A file larger than max_buffer is closed when given back (its size
+   * once read: the last stage is written then). */
+  ck_assert_int_eq(rc_pool_set_max_buffer(p, 4 * MEM), RC_OK);
+  rc_response *r = spilling_response(p, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body[2], 4 * MEM, 0), 0); /* 4 MEM + 1 bytes */
+  assert_body(r, body[2], 4 * MEM);
+  rc_response_free(r);
+  ck_assert_int_eq(open_fds(), before);
+  r = spilling_response(p, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body[2], 4 * MEM - 1, 0), 0);
+  assert_body(r, body[2], 4 * MEM - 1);
+  rc_response_free(r);
+  ck_assert_int_eq(open_fds(), before + 1);
+  /* Lowering max_buffer closes a kept file it no longer allows. */
+  ck_assert_int_eq(rc_pool_set_max_buffer(p, MEM), RC_OK);
+  ck_assert_int_eq(open_fds(), before);
+
+  r = spilling_response(p, MEM, 0);
+  ck_assert_uint_eq(feed(r, plain, body[2], 2 * MEM, 0), 0);
+  assert_body(r, body[2], 2 * MEM);
+  ck_assert_int_eq(rc_pool_set_max_buffer(p, n), RC_OK);
+  rc_response_free(r);
+  ck_assert_int_eq(open_fds(), before + 1);
+  rc_pool_free(p);
+  ck_assert_int_eq(open_fds(), before);
+  for (int i = 0; i < 3; i++)
+    free(body[i]);
+}
+END_TEST
+
+/* Kept files follow demand down to none once spilling stops: the program's
+ * own calls (here rc_pool_stats_get) let it decay. */
+START_TEST(kept_files_decay)
+{
+  size_t n = 4 * MEM;
+  char *body = pattern(n, 34);
+  int before = open_fds();
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(NULL, &p), RC_OK);
+  enum { K = 4 };
+  rc_response *r[K];
+  for (int i = 0; i < K; i++) {
+    r[i] = spilling_response(p, MEM, 0);
+    ck_assert_uint_eq(feed(r[i], plain, body, n, 0), 0);
+  }
+  for (int i = 0; i < K; i++)
+    rc_response_free(r[i]);
+  ck_assert_int_eq(open_fds(), before + K);
+  /* Half-life 250 ms: well under 10 s for four. No timing is asserted. */
+  for (int i = 0; i < 1000 && open_fds() > before; i++) {
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    pool_stats(p);
+  }
+  ck_assert_int_eq(open_fds(), before);
+  rc_pool_free(p);
   free(body);
 }
 END_TEST
@@ -614,6 +738,8 @@ static Suite *spill_suite(void)
   tcase_add_test(tc, file_full_at_the_body_end);
   tcase_add_test(tc, unmappable_body_is_reported);
   tcase_add_test(tc, descriptor_lifetime);
+  tcase_add_test(tc, files_are_kept_and_reused);
+  tcase_add_test(tc, kept_files_decay);
   tcase_add_test(tc, view_follows_writes);
   tcase_add_test(tc, threads_read_the_mapping);
   tcase_add_test(tc, allocation_failure);

@@ -446,7 +446,7 @@ static void report_large(FILE *f)
     return;
   if (rc) {
     target(f, "large: rc-spill wall vs respchain in memory",
-           ratio(per_req(rs->wall, rs), per_req(rc->wall, rc)), 1.2, "x");
+           ratio(per_req(rs->wall, rs), per_req(rc->wall, rc)), 1.10, "x");
     report_pass_ratios(f, rc, rs);
   }
   char what[96];

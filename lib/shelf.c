@@ -1,0 +1,140 @@
+/* The shelf: idle spill files, kept in step with demand. */
+#include "shelf.h"
+
+#include <unistd.h>
+
+typedef struct rc__shelved {
+  struct rc__shelved *next;
+  int fd;
+  size_t size;
+} rc__shelved;
+
+/* Spill files kept idle when all is quiet: none, so that a quiet pool holds
+ * neither page cache nor disk space for bodies that are gone. */
+#define FILE_FLOOR 0
+
+rc_code rc__shelf_init(rc__shelf *sh, const rc_allocator *alloc, size_t max_files, size_t max_size)
+{
+  if (pthread_mutex_init(&sh->lock, NULL) != 0)
+    return RC_E_NOMEM;
+  sh->idle = NULL;
+  sh->count = 0;
+  sh->max_files = max_files;
+  sh->max_size = max_size;
+  sh->alloc = alloc;
+  rc__demand_init(&sh->demand, FILE_FLOOR);
+  return RC_OK;
+}
+
+/* Closes the files linked from f and frees their entries, outside the
+ * lock: closing a file frees its pages, which takes time. */
+static void close_chain(rc__shelf *sh, rc__shelved *f)
+{
+  while (f) {
+    rc__shelved *next = f->next;
+    close(f->fd);
+    sh->alloc->free(f, sh->alloc->ud);
+    f = next;
+  }
+}
+
+/* Unlinks the idle files past what demand and the bounds keep, oldest
+ * first, and returns them for closing. Lock held. */
+static rc__shelved *shed(rc__shelf *sh)
+{
+  size_t keep = rc__demand_keep(&sh->demand, sh->max_files);
+  rc__shelved *gone = NULL, **pp = &sh->idle;
+  size_t kept = 0;
+  while (*pp) {
+    rc__shelved *f = *pp;
+    if (kept < keep && f->size <= sh->max_size) {
+      kept++;
+      pp = &f->next;
+      continue;
+    }
+    *pp = f->next;
+    f->next = gone;
+    gone = f;
+    sh->count--;
+  }
+  return gone;
+}
+
+void rc__shelf_destroy(rc__shelf *sh)
+{
+  close_chain(sh, sh->idle);
+  sh->idle = NULL;
+  sh->count = 0;
+  pthread_mutex_destroy(&sh->lock);
+}
+
+int rc__shelf_take(rc__shelf *sh, size_t *size)
+{
+  pthread_mutex_lock(&sh->lock);
+  rc__demand_take(&sh->demand);
+  rc__shelved *f = sh->idle;
+  if (f) {
+    sh->idle = f->next;
+    sh->count--;
+  }
+  pthread_mutex_unlock(&sh->lock);
+  if (!f)
+    return -1;
+  int fd = f->fd;
+  *size = f->size;
+  sh->alloc->free(f, sh->alloc->ud);
+  return fd;
+}
+
+void rc__shelf_give(rc__shelf *sh, int fd, size_t size)
+{
+  /* The entry is made before the lock is taken; without one, the file is
+   * closed rather than kept. */
+  rc__shelved *f = fd >= 0 ? sh->alloc->malloc(sizeof *f, sh->alloc->ud) : NULL;
+  if (f) {
+    f->fd = fd;
+    f->size = size;
+  } else if (fd >= 0) {
+    close(fd);
+  }
+  pthread_mutex_lock(&sh->lock);
+  rc__demand_give(&sh->demand);
+  if (f) {
+    f->next = sh->idle;
+    sh->idle = f;
+    sh->count++;
+  }
+  rc__shelved *gone = shed(sh);
+  pthread_mutex_unlock(&sh->lock);
+  close_chain(sh, gone);
+}
+
+void rc__shelf_bounds(rc__shelf *sh, size_t max_files, size_t max_size)
+{
+  pthread_mutex_lock(&sh->lock);
+  sh->max_files = max_files;
+  sh->max_size = max_size;
+  rc__shelved *gone = shed(sh);
+  pthread_mutex_unlock(&sh->lock);
+  close_chain(sh, gone);
+}
+
+void rc__shelf_tick(rc__shelf *sh)
+{
+  pthread_mutex_lock(&sh->lock);
+  rc__demand_tick(&sh->demand);
+  rc__shelved *gone = shed(sh);
+  pthread_mutex_unlock(&sh->lock);
+  close_chain(sh, gone);
+}
+
+void rc__shelf_clear(rc__shelf *sh)
+{
+  pthread_mutex_lock(&sh->lock);
+  rc__shelved *gone = sh->idle;
+  sh->idle = NULL;
+  sh->count = 0;
+  rc__demand_forget(&sh->demand);
+  pthread_mutex_unlock(&sh->lock);
+  close_chain(sh, gone);
+}

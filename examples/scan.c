@@ -1152,19 +1152,32 @@ static void verdict_clear(verdict *v, const options *o)
 }
 
 /* Matcher id (the words, then the regexes) hit, its first match ending at
- * offset; a matcher that hit already keeps its first hit. */
-static void verdict_hit(verdict *v, const options *o, size_t id, size_t offset)
+ * offset; a matcher that hit already keeps its first hit. Returns 1 when
+ * the hit is its first. */
+static int verdict_hit(verdict *v, const options *o, size_t id, size_t offset)
 {
   if (id < o->nwords && !v->words[id]) {
     v->words[id] = 1;
     v->word_at[id] = offset;
     v->nwords++;
-  } else if (id >= o->nwords && !v->regexes[id - o->nwords]) {
+    return 1;
+  }
+  if (id >= o->nwords && !v->regexes[id - o->nwords]) {
     v->regexes[id - o->nwords] = 1;
     v->regex_at[id - o->nwords] = offset;
     v->nregexes++;
+    return 1;
   }
+  return 0;
 }
+
+#if SCAN_VECTORSCAN
+/* Whether matcher id has hit. */
+static int verdict_has(const verdict *v, const options *o, size_t id)
+{
+  return id < o->nwords ? v->words[id] : v->regexes[id - o->nwords];
+}
+#endif
 
 /* Runs the --word and --regex matchers that have no hit yet, and that
  * run is not NULL for (run[id]: id is matched here), over text: a header
@@ -1233,14 +1246,36 @@ static int verdict_matched(const options *o, const verdict *v)
  * it arrives, in the body observer (a stream per transfer: matches that
  * straddle the slices curl delivers are found, and the body need not be
  * kept); the others run with regexec over the body kept whole once the
- * transfer ends. */
+ * transfer ends.
+ *
+ * A matcher that has hit has nothing more to say about the body, yet a
+ * database keeps paying for it: its literals are still found and checked
+ * at every occurrence. So a stream narrows: once the matchers still
+ * without a hit all have a bounded width (the longest match they can
+ * have; a matcher anchored at the start counts as unbounded), the stream
+ * is closed and one of a database of those alone takes over, first fed
+ * the last width - 1 bytes the old one saw, so that no match ending past
+ * the switch is missed. None can end in those replayed bytes: the old
+ * stream would have reported it. Narrowed databases are compiled when
+ * first wanted and kept, at most NARROW_DBS of them, so that compiling
+ * stays a bounded cost of the whole scan. */
+#define NARROW_DBS   16
+#define NARROW_WIDTH 4096 /* the widest match narrowing replays for */
+
 typedef struct engine {
   unsigned char *streamed;  /* per matcher id (words, then regexes): on the stream */
   size_t nstreamed, nwhole; /* body matchers on the stream, and over the body kept */
   int keep_body;            /* some matcher, or none's output, needs the body kept */
 #if SCAN_VECTORSCAN
-  hs_database_t *db; /* NULL: nothing streams */
+  hs_database_t *db; /* all streamed matchers; NULL: nothing streams */
   hs_scratch_t *scratch;
+  char **exprs;     /* per matcher id: its Vectorscan expression, or NULL */
+  unsigned *width;  /* per matcher id: its widest match, UINT_MAX if unbounded */
+  struct narrowed { /* a database of the matchers left[id] */
+    unsigned char *left;
+    hs_database_t *db; /* NULL: it did not compile */
+  } narrow[NARROW_DBS];
+  size_t nnarrow;
 #endif
 } engine;
 
@@ -1257,16 +1292,53 @@ static const char *engine_name(void)
 }
 
 #if SCAN_VECTORSCAN
+/* DOTALL only matters for a '.' the translation has not replaced; no
+ * MULTILINE: ^ and $ anchor at the body's ends. SINGLEMATCH: the first
+ * match of each is all that is reported. */
+#define STREAM_FLAGS (HS_FLAG_DOTALL | HS_FLAG_SINGLEMATCH)
+
+/* A database of the matchers take[id] (each with an expression), or
+ * NULL with *bad the index among them of one Vectorscan rejects (-1: the
+ * set as a whole, or out of memory). */
+static hs_database_t *engine_db(const engine *g, size_t n, const unsigned char *take, int *bad)
+{
+  const char **exprs = calloc(n + 1, sizeof *exprs);
+  unsigned *flags = calloc(n + 1, sizeof *flags), *ids = calloc(n + 1, sizeof *ids);
+  hs_database_t *db = NULL;
+  unsigned k = 0;
+  *bad = -1;
+  if (exprs && flags && ids) {
+    for (size_t id = 0; id < n; id++)
+      if (take[id]) {
+        exprs[k] = g->exprs[id];
+        flags[k] = STREAM_FLAGS;
+        ids[k++] = (unsigned)id;
+      }
+    hs_compile_error_t *err = NULL;
+    if (hs_compile_multi(exprs, flags, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
+      db = NULL;
+      if (err && err->expression >= 0 && (unsigned)err->expression < k)
+        *bad = (int)ids[err->expression];
+      hs_free_compile_error(err);
+    }
+  }
+  free(exprs);
+  free(flags);
+  free(ids);
+  return db;
+}
+
 /* Compiles the body matchers that Vectorscan takes. A pattern it rejects
  * (the compile error names it) is left to regexec and the rest compiled
  * again; an error of the whole set leaves them all to regexec. Returns 0,
  * or -1 when out of memory. */
 static int engine_compile(engine *g, const options *o)
 {
-  size_t n = o->nwords + o->nregexes, k = 0;
-  char **exprs = calloc(n, sizeof *exprs);
-  unsigned *flags = calloc(n, sizeof *flags), *ids = calloc(n, sizeof *ids);
-  int status = exprs && flags && ids ? 0 : -1;
+  size_t n = o->nwords + o->nregexes;
+  g->exprs = calloc(n + 1, sizeof *g->exprs);
+  g->width = calloc(n + 1, sizeof *g->width);
+  unsigned char *take = calloc(n + 1, 1);
+  int status = g->exprs && g->width && take ? 0 : -1;
   for (size_t id = 0; status == 0 && id < n; id++) {
     char *text = NULL;
     if (id < o->nwords) { /* a word: each byte as \xHH, a literal */
@@ -1278,41 +1350,68 @@ static int engine_compile(engine *g, const options *o)
     } else {
       text = ere_translate(o->regex_texts[id - o->nwords]);
     }
-    if (!text)
-      continue;
-    exprs[k] = text;
-    ids[k] = (unsigned)id;
-    /* DOTALL only matters for a '.' the translation has not replaced;
-     * no MULTILINE: ^ and $ anchor at the body's ends. SINGLEMATCH: the
-     * first match of each is all that is reported. */
-    flags[k++] = HS_FLAG_DOTALL | HS_FLAG_SINGLEMATCH;
+    g->exprs[id] = text;
+    take[id] = text != NULL;
   }
-  while (status == 0 && k > 0) {
-    hs_compile_error_t *err = NULL;
-    if (hs_compile_multi((const char *const *)exprs, flags, ids, (unsigned)k, HS_MODE_STREAM, NULL,
-                         &g->db, &err) == HS_SUCCESS)
+  int any = 0;
+  for (size_t id = 0; id < n; id++)
+    any |= take[id];
+  while (status == 0 && any) {
+    int bad;
+    if ((g->db = engine_db(g, n, take, &bad)) != NULL)
       break;
-    int bad = err ? err->expression : -1;
-    hs_free_compile_error(err);
-    if (bad < 0 || (size_t)bad >= k) {
-      k = 0; /* the set as a whole: none streams */
-      break;
-    }
-    free(exprs[bad]);
-    memmove(exprs + bad, exprs + bad + 1, (k - (size_t)bad - 1) * sizeof *exprs);
-    memmove(ids + bad, ids + bad + 1, (k - (size_t)bad - 1) * sizeof *ids);
-    k--;
+    if (bad < 0)
+      break; /* the set as a whole: none streams */
+    take[bad] = 0;
+    any = 0;
+    for (size_t id = 0; id < n; id++)
+      any |= take[id];
   }
   if (status == 0 && g->db && hs_alloc_scratch(g->db, &g->scratch) != HS_SUCCESS)
     status = -1;
-  for (size_t i = 0; status == 0 && g->db && i < k; i++)
-    g->streamed[ids[i]] = 1;
-  for (size_t i = 0; exprs && i < k; i++)
-    free(exprs[i]);
-  free(exprs);
-  free(flags);
-  free(ids);
+  for (size_t id = 0; status == 0 && g->db && id < n; id++) {
+    if (!take[id])
+      continue;
+    g->streamed[id] = 1;
+    /* Widths as Vectorscan works them out. The translation writes '^'
+     * only as an anchor (bytes are \xHH, sets ranges): a matcher with one
+     * can only be followed from the body's start. */
+    hs_expr_info_t *info = NULL;
+    hs_compile_error_t *err = NULL;
+    g->width[id] = UINT_MAX;
+    if (!strchr(g->exprs[id], '^') &&
+        hs_expression_info(g->exprs[id], STREAM_FLAGS, &info, &err) == HS_SUCCESS)
+      g->width[id] = info->max_width;
+    free(info);
+    hs_free_compile_error(err);
+  }
+  free(take);
   return status;
+}
+
+/* The narrowed database of the streamed matchers left[id] (those without
+ * a hit): one compiled before, or compiled now while there is room for
+ * it; NULL when there is none, or it did not compile. */
+static hs_database_t *engine_narrowed(engine *g, const options *o, const unsigned char *left)
+{
+  size_t n = o->nwords + o->nregexes;
+  size_t i = 0;
+  while (i < g->nnarrow && memcmp(g->narrow[i].left, left, n) != 0)
+    i++;
+  if (i == g->nnarrow) {
+    if (i == NARROW_DBS || !(g->narrow[i].left = malloc(n + 1)))
+      return NULL;
+    memcpy(g->narrow[i].left, left, n);
+    int bad;
+    g->narrow[i].db = engine_db(g, n, left, &bad);
+    /* The scratch grows to fit it: it serves every database. */
+    if (g->narrow[i].db && hs_alloc_scratch(g->narrow[i].db, &g->scratch) != HS_SUCCESS) {
+      hs_free_database(g->narrow[i].db);
+      g->narrow[i].db = NULL;
+    }
+    g->nnarrow++;
+  }
+  return g->narrow[i].db;
 }
 #endif
 
@@ -1341,12 +1440,21 @@ static int engine_build(engine *g, const options *o)
   return 0;
 }
 
-static void engine_free(engine *g)
+static void engine_free(engine *g, const options *o)
 {
 #if SCAN_VECTORSCAN
+  for (size_t i = 0; i < g->nnarrow; i++) {
+    hs_free_database(g->narrow[i].db);
+    free(g->narrow[i].left);
+  }
   hs_free_scratch(g->scratch);
   hs_free_database(g->db);
+  for (size_t id = 0; g->exprs && id < o->nwords + o->nregexes; id++)
+    free(g->exprs[id]);
+  free(g->exprs);
+  free(g->width);
 #endif
+  (void)o;
   free(g->streamed);
 }
 
@@ -1657,13 +1765,18 @@ typedef struct slot {
   /* What the body observer found in the body of hop number hop (a count:
    * 0 before any body), the final one unless a later hop came: */
   size_t hop;
-  verdict v;          /* the hits so far, head and streamed body */
-  char *head;         /* the body's first TITLE_HEAD bytes, for the title */
-  size_t head_len;    /* bytes in head */
-  size_t stream_hits; /* streamed matchers that reported a match */
+  verdict v;       /* the hits so far, head and streamed body */
+  char *head;      /* the body's first TITLE_HEAD bytes, for the title */
+  size_t head_len; /* bytes in head */
 #if SCAN_VECTORSCAN
-  hs_stream_t *stream; /* from the body's first slice to the target's end */
+  hs_stream_t *stream; /* from the body's first slice (or a narrowing) to the target's end */
   int stream_over;     /* nothing more to learn from it: no more scanning */
+  size_t undecided;    /* streamed matchers without a hit */
+  size_t stream_base;  /* the body offset of the stream's first byte */
+  size_t body_seen;    /* bytes of this hop's body observed */
+  int narrow_due;      /* a streamed matcher hit since the stream opened */
+  char *tail;          /* NARROW_WIDTH bytes: the last ones seen, while a */
+  size_t tail_len;     /* narrowing waits for enough of them to replay */
 #endif
 } slot;
 
@@ -1749,17 +1862,114 @@ static int catch_signals(void)
 /* ---- The body observer -------------------------------------------------- */
 
 #if SCAN_VECTORSCAN
-/* A streamed matcher's first match (SINGLEMATCH: its only report), ending
- * at body offset to. Once every streamed matcher has reported, the stream
- * has nothing more to say: a nonzero return ends its scanning. */
+/* A streamed matcher's first match (SINGLEMATCH: its only report in a
+ * stream), ending at stream offset to. Once every streamed matcher has a
+ * hit, the stream has nothing more to say: a nonzero return ends its
+ * scanning. */
 static int on_stream_match(unsigned int id, unsigned long long from, unsigned long long to,
                            unsigned int flags, void *ctx)
 {
   (void)from;
   (void)flags;
   slot *sl = ctx;
-  verdict_hit(&sl->v, sl->scan->opt, id, (size_t)to);
-  return ++sl->stream_hits == sl->scan->engine.nstreamed;
+  if (verdict_hit(&sl->v, sl->scan->opt, id, sl->stream_base + (size_t)to)) {
+    sl->undecided--;
+    sl->narrow_due = 1;
+  }
+  return sl->undecided == 0;
+}
+
+/* Which streamed matchers have no hit yet: left[id]. */
+static void undecided_set(const scan *s, const slot *sl, unsigned char *left)
+{
+  const options *o = s->opt;
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++)
+    left[id] = s->engine.streamed[id] && !verdict_has(&sl->v, o, id);
+}
+
+/* Opens the slot's stream at body offset base on the database of the
+ * streamed matchers without a hit, and feeds it the replay bytes that
+ * come before base + replay_len. At the body's start (narrowing 0), all
+ * of them serve when no narrowed database can be had; a narrowing
+ * without one leaves the stream as it is. Returns 0, or -1 when out of
+ * memory. */
+static int stream_open(scan *s, slot *sl, int narrowing, size_t base, const char *replay,
+                       size_t replay_len)
+{
+  engine *g = &s->engine;
+  const options *o = s->opt;
+  hs_database_t *db = NULL;
+  if (sl->undecided < g->nstreamed) {
+    unsigned char *left = malloc(o->nwords + o->nregexes + 1);
+    if (!left)
+      return -1;
+    undecided_set(s, sl, left);
+    db = engine_narrowed(g, o, left);
+    free(left);
+  }
+  if (!db && narrowing)
+    return 0;
+  hs_stream_t *next;
+  if (hs_open_stream(db ? db : g->db, 0, &next) != HS_SUCCESS)
+    return -1;
+  if (sl->stream)
+    hs_close_stream(sl->stream, g->scratch, NULL, NULL);
+  sl->stream = next;
+  sl->stream_base = base;
+  if (replay_len) {
+    hs_error_t err =
+        hs_scan_stream(next, replay, (unsigned)replay_len, 0, g->scratch, on_stream_match, sl);
+    if (err == HS_SCAN_TERMINATED)
+      sl->stream_over = 1;
+    else if (err != HS_SUCCESS)
+      return -1;
+  }
+  return 0;
+}
+
+/* After a slice (data, len) that the stream saw: when matchers hit since
+ * the stream opened and those left have bounded widths, a stream of them
+ * alone takes over (see engine), first fed the bytes it needs from the
+ * slice, or from the tail kept for it while the slices are too short.
+ * Returns 0, or -1 when out of memory. */
+static int stream_narrow(scan *s, slot *sl, const char *data, size_t len)
+{
+  const options *o = s->opt;
+  size_t replay = 0;
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
+    if (!s->engine.streamed[id] || verdict_has(&sl->v, o, id))
+      continue;
+    if (s->engine.width[id] > NARROW_WIDTH) {
+      sl->narrow_due = 0; /* until that one hits */
+      sl->tail_len = 0;
+      return 0;
+    }
+    if (s->engine.width[id] > replay + 1)
+      replay = s->engine.width[id] - 1;
+  }
+  if (replay > sl->body_seen)
+    replay = sl->body_seen;
+  const char *from;
+  if (len >= replay) {
+    from = data + len - replay;
+  } else {
+    /* Keeps the last bytes seen until there are enough of them. */
+    if (!sl->tail && !(sl->tail = malloc(NARROW_WIDTH)))
+      return -1;
+    if (sl->tail_len + len > NARROW_WIDTH) {
+      size_t drop = sl->tail_len + len - NARROW_WIDTH;
+      memmove(sl->tail, sl->tail + drop, sl->tail_len - drop);
+      sl->tail_len -= drop;
+    }
+    memcpy(sl->tail + sl->tail_len, data, len);
+    sl->tail_len += len;
+    if (sl->tail_len < replay)
+      return 0; /* the next slice */
+    from = sl->tail + sl->tail_len - replay;
+  }
+  sl->narrow_due = 0;
+  sl->tail_len = 0;
+  return stream_open(s, sl, 1, sl->body_seen - replay, from, replay);
 }
 #endif
 
@@ -1789,19 +1999,24 @@ static void observed_reset(scan *s, slot *sl)
 /* The first slice of a hop's body: its head is complete, so the status
  * and the header lines are matched now; the body's matchers start afresh
  * (a hop's body that a later hop follows, a redirect's, is not the final
- * body). Returns 0, or -1 when a stream cannot be opened. */
+ * body), on a stream of those that the header lines have not decided
+ * (--part all). Returns 0, or -1 when a stream cannot be opened. */
 static int body_begin(scan *s, slot *sl, size_t hops)
 {
   observed_reset(s, sl);
   sl->hop = hops;
-  sl->stream_hits = 0;
   match_head(s->opt, sl->resp, &sl->v);
 #if SCAN_VECTORSCAN
+  const options *o = s->opt;
+  sl->undecided = 0;
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++)
+    sl->undecided += s->engine.streamed[id] && !verdict_has(&sl->v, o, id);
+  sl->stream_base = sl->body_seen = sl->tail_len = 0;
+  sl->narrow_due = 0;
   /* A target that its status rules out is not looked at. */
-  sl->stream_over = sl->v.status_missed;
-  if (s->engine.db && !sl->stream_over &&
-      hs_open_stream(s->engine.db, 0, &sl->stream) != HS_SUCCESS) {
-    sl->stream = NULL;
+  sl->stream_over = sl->v.status_missed || sl->undecided == 0;
+  if (s->engine.db && !sl->stream_over && stream_open(s, sl, 0, 0, NULL, 0) != 0) {
+    stream_close(s, sl, 0);
     return -1;
   }
 #endif
@@ -1849,6 +2064,9 @@ static rc_code observe(void *ud, const char *data, size_t len)
       return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
     done += n;
   }
+  sl->body_seen += len;
+  if (sl->stream && !sl->stream_over && sl->narrow_due && stream_narrow(s, sl, data, len) != 0)
+    return RC_E_NOMEM;
 #endif
   if (s->opt->stop_on_match && settled(s, sl))
     return RC_STOPPED;
@@ -2478,9 +2696,12 @@ static void teardown(scan *s)
     stream_close(s, sl, 0);
     verdict_free(&sl->v);
     free(sl->head);
+#if SCAN_VECTORSCAN
+    free(sl->tail);
+#endif
   }
   free(s->slots);
-  engine_free(&s->engine);
+  engine_free(&s->engine, s->opt);
   free(s->line.p);
   if (s->multi)
     curl_multi_cleanup(s->multi);

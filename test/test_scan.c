@@ -1099,6 +1099,61 @@ START_TEST(stream_verdicts)
 }
 END_TEST
 
+/* A stream narrows to the matchers still without a hit once those all
+ * have a bounded width, and replays what it needs of the bytes it saw:
+ * words packed close behind one another (the next one often straddles
+ * the slice after which the last hit narrowed the stream) and words
+ * across 4 KiB boundaries (the slices of write=4096) must still be found
+ * at their first ends, in slicings down to single bytes. An unbounded
+ * regex that hits at once holds narrowing back until it does; an absent
+ * word and regex keep the stream going to the end. */
+START_TEST(narrowing)
+{
+  static const struct {
+    const char *path;
+    size_t n;
+  } cases[] = {
+      {"/bytes?n=400&write=1&delay_us=100", 400}, /* one byte per slice */
+      {"/bytes?n=30000&write=1", 30000},
+      {"/bytes?n=30000&write=7", 30000},
+      {"/bytes?n=30000&te=chunked&write=13", 30000},
+      {"/bytes?n=30000&write=4096&delay_us=50", 30000},
+      {"/gzip?n=30000&coding=gzip&write=1000", 30000},
+  };
+  enum { PACKED = 6, ACROSS = 4, NWORDS = PACKED + ACROSS };
+  char words[NWORDS][20];
+  for (size_t i = 0; i < PACKED; i++)
+    pattern_text(55 + 3 * i, 16, words[i]);
+  for (size_t i = 0; i < ACROSS; i++)
+    pattern_text(4096 * (i + 2) + 7, 16, words[PACKED + i]);
+  const char *unbounded = "[a-z]+ +[a-z]+";
+  const char *opts[2 * (NWORDS + 3) + 1];
+  size_t k = 0;
+  for (size_t i = 0; i < NWORDS; i++) {
+    opts[k++] = "--word";
+    opts[k++] = words[i];
+  }
+  const char *const more[] = {"--word",  "absent-word-!", "--regex",
+                              unbounded, "--regex",       "absent-(x)"};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+    opts[k++] = more[i];
+  opts[k] = NULL;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *path = cases[c].path;
+    size_t n = cases[c].n;
+    record r = scan_one(path, opts);
+    ck_assert_msg(r.error_null && r.body_bytes == n, "%s: error %s, %zu bytes", path, r.error,
+                  r.body_bytes);
+    for (size_t i = 0; i < NWORDS; i++)
+      check_hit(&r, "word", words[i], first_end(pattern, n, words[i], strlen(words[i])), path);
+    check_hit(&r, "word", "absent-word-!", -1, path);
+    check_hit(&r, "regex", unbounded, regex_end(unbounded, pattern, n), path);
+    check_hit(&r, "regex", "absent-(x)", -1, path);
+    ck_assert(r.matched);
+  }
+}
+END_TEST
+
 /* The body of /html?title=T, T given decoded: as the server writes it. */
 static size_t html_body(const char *title, size_t tlen, unsigned char *out)
 {
@@ -1959,6 +2014,7 @@ int main(void)
   tcase_add_test(tc, header_part);
   tcase_add_test(tc, all_part);
   tcase_add_test(tc, stream_verdicts);
+  tcase_add_test(tc, narrowing);
   tcase_add_test(tc, regex_meaning);
   tcase_add_test(tc, bodies_not_kept);
   tcase_add_test(tc, stop_on_match);

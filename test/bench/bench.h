@@ -283,10 +283,15 @@ void child_shutdown(void);
 
 /* ---- match.c -------------------------------------------------------------- */
 
+/* The kinds of body the scenario generates. */
+enum { MB_PATTERN, MB_HTML, MB_JSON, MB_KINDS };
+
 typedef struct match_engine {
   int runs;
-  uint64_t bytes;           /* per run */
-  double bps_cpu, bps_wall; /* best run: bytes per second of thread CPU, of wall */
+  uint64_t bytes;                /* per run */
+  double bps_cpu, bps_wall;      /* best run: bytes per second of thread CPU, of wall */
+  double kind_cpu[MB_KINDS];     /* best run: thread CPU seconds per body kind */
+  uint64_t kind_bytes[MB_KINDS]; /* best run: bytes per body kind */
 } match_engine;
 
 typedef struct match_result {

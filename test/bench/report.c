@@ -643,6 +643,20 @@ static void report_throughput(FILE *f)
           "memmem (whole bodies) %.3f GB/s CPU (%.3f wall); ratio %.1fx\n",
           m->hs.bps_cpu / 1e9, m->hs.bps_wall / 1e9, m->posix.bps_cpu / 1e9,
           m->posix.bps_wall / 1e9, ratio(m->hs.bps_cpu, m->posix.bps_cpu));
+  static const char *const KIND[MB_KINDS] = {"pattern", "HTML", "JSON"};
+  for (int e = 0; e < 2; e++) {
+    const match_engine *g = e ? &m->posix : &m->hs;
+    double cpu = 0;
+    for (int k = 0; k < MB_KINDS; k++)
+      cpu += g->kind_cpu[k];
+    fprintf(f, "    %s by body kind:", e ? "POSIX" : "Vectorscan");
+    for (int k = 0; k < MB_KINDS; k++)
+      fprintf(f, "%s %s %.3f GB/s (%.0f%% of bytes, %.0f%% of CPU)", k ? ";" : "", KIND[k],
+              ratio((double)g->kind_bytes[k], g->kind_cpu[k]) / 1e9,
+              100 * ratio((double)g->kind_bytes[k], (double)g->bytes),
+              100 * ratio(g->kind_cpu[k], cpu));
+    fprintf(f, "\n");
+  }
   fprintf(f, "    verdicts: %zu bodies, %zu differ; %zu hits of %zu matchers\n", m->bodies,
           m->disagree, m->hits, m->matchers_hit);
   target_min(f, "match: Vectorscan throughput, GB/s of CPU (10^9 bytes)", m->hs.bps_cpu / 1e9, 1,

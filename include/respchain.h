@@ -290,7 +290,8 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * header line would break curl's one-line-per-call delivery), the full
  * response (assembled after the transfer), the raw body copy, and the
  * decoded output of one 1 KiB input slice per decoding transfer. Not
- * counted: decoder state, spill files and their mappings.
+ * counted: decoder state, spill files, their mappings and their write
+ * stages (256 KiB per body spilling).
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
  * tells how many wait now. A transfer that ends while it waits (its
  * timeout, an error, curl_multi_remove_handle) keeps its place in the

@@ -290,8 +290,9 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * header line would break curl's one-line-per-call delivery), the full
  * response (assembled after the transfer), the raw body copy, and the
  * decoded output of one 1 KiB input slice per decoding transfer. Not
- * counted: decoder state, spill files, their mappings and their write
- * stages (256 KiB per body spilling).
+ * counted: decoder state, spill files, their mappings and the batches
+ * that gather their bytes (see max_memory: at most 16 MiB, and 16 KiB per
+ * body spilling past 64 at once).
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
  * tells how many wait now. A transfer that ends while it waits (its
  * timeout, an error, curl_multi_remove_handle) keeps its place in the
@@ -386,9 +387,11 @@ typedef struct rc_limits {
   size_t max_memory;       /* body bytes kept in memory; past them the whole
                               body moves to an unlinked temporary file in the
                               pool's spill_dir (0: no limit), written 256 KiB
-                              at a time (a spilling body holds that much
-                              heap, outside the budget, until its end or
-                              first read). max_body still caps the body */
+                              at a time (a spilling body holds a batch of
+                              that much heap, outside the budget, until its
+                              end or first read; 16 KiB when 64 bodies of
+                              the pool have one already). max_body still
+                              caps the body */
 } rc_limits;
 
 /* Fills lim with the RC_DEFAULT_* values, RC_CAP_STOP, max_raw 0 and

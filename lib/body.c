@@ -20,7 +20,7 @@ size_t rc__body_len(const rc_response *r)
     return r->seen;
   if (!spilled(r))
     return r->body.len;
-  /* The first read writes the last stage out, which may fail and leave the
+  /* The first read writes the last batch out, which may fail and leave the
    * body shorter: the length is read under the mapping's lock. */
   rc_response *w = (rc_response *)r;
   pthread_mutex_lock(&w->map_lock);
@@ -66,7 +66,7 @@ static rc_code move_to_file(rc_response *r)
                               rc__pool_allocator(r->pool));
   if (rc == RC_OK &&
       (rc = rc__spill_write(&r->spill, rc__buf_data(&r->body), r->body.len)) != RC_OK)
-    rc__spill_close(&r->spill, rc__pool_shelf(r->pool));
+    rc__spill_close(&r->spill);
   if (rc != RC_OK)
     return rc;
   rc__buf_free(&r->body);
@@ -271,7 +271,7 @@ rc_view rc__body_view(const rc_response *r)
     return v;
   }
   /* Mapping is a cache of what the file holds, and the first one writes
-   * the last stage: the response is not const to begin with (it was made
+   * the last batch: the response is not const to begin with (it was made
    * by rc_response_new). */
   rc_response *w = (rc_response *)r;
   rc_view v = {"", 0};
@@ -288,7 +288,7 @@ rc_view rc__body_view(const rc_response *r)
 void rc__body_drop(rc_response *r)
 {
   rc__buf_clear(&r->body);
-  rc__spill_close(&r->spill, rc__pool_shelf(r->pool));
+  rc__spill_close(&r->spill);
 }
 
 void rc__body_free(rc_response *r)

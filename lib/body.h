@@ -47,12 +47,12 @@ void rc__body_commit(rc_response *r, size_t n);
 void rc__body_step_end(rc_response *r);
 
 /* The body is complete (its declared length, the end of its coding, or the
- * cap): a spilled body's last stage is written now, so that a full disk
- * fails the transfer rather than the first read (and the stage is freed).
+ * cap): a spilled body's last batch is written now, so that a full disk
+ * fails the transfer rather than the first read (and the batch is freed).
  * RC_OK or RC_E_SPILL. */
 rc_code rc__body_end(rc_response *r);
 
-/* The body as one view (mapping a spilled body, its last stage written
+/* The body as one view (mapping a spilled body, its last batch written
  * first). */
 rc_view rc__body_view(const rc_response *r);
 

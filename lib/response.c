@@ -203,7 +203,7 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
     return RC_E_INVAL;
   if (resp->error != RC_OK)
     return resp->error;
-  int readable = body_readable(resp); /* a spill file's last stage is written */
+  int readable = body_readable(resp); /* a spill file's last batch is written */
   if (resp->spill.failed)
     return RC_E_SPILL;
   if (resp->truncated)

@@ -22,6 +22,7 @@ rc_code rc__shelf_init(rc__shelf *sh, const rc_allocator *alloc, size_t max_file
   sh->max_files = max_files;
   sh->max_size = max_size;
   sh->alloc = alloc;
+  sh->batches_lent = 0;
   rc__demand_init(&sh->demand, FILE_FLOOR);
   return RC_OK;
 }
@@ -107,6 +108,24 @@ void rc__shelf_give(rc__shelf *sh, int fd, size_t size)
   rc__shelved *gone = shed(sh);
   pthread_mutex_unlock(&sh->lock);
   close_chain(sh, gone);
+}
+
+size_t rc__shelf_batch(rc__shelf *sh)
+{
+  pthread_mutex_lock(&sh->lock);
+  int big = sh->batches_lent < RC__BATCHES_BIG;
+  sh->batches_lent += big;
+  pthread_mutex_unlock(&sh->lock);
+  return big ? RC__BATCH_BIG : RC__BATCH_SMALL;
+}
+
+void rc__shelf_batch_back(rc__shelf *sh, size_t size)
+{
+  if (size != RC__BATCH_BIG)
+    return;
+  pthread_mutex_lock(&sh->lock);
+  sh->batches_lent--;
+  pthread_mutex_unlock(&sh->lock);
 }
 
 void rc__shelf_bounds(rc__shelf *sh, size_t max_files, size_t max_size)

@@ -1,9 +1,12 @@
-/* The shelf: a pool's idle spill files. A spilled body's file is kept when
- * the body is done with it, as large blocks are (as many as recent demand
- * calls for, decaying to none; at most max_large, none bigger than
- * max_buffer), and the next spill writes over it: its pages are already in
- * the page cache, where a new file allocates each one and closing it frees
- * them again. Thread-safe; internal. */
+/* The shelf: what a pool lends its spill files. Idle files: a spilled
+ * body's file is kept when the body is done with it, as large blocks are
+ * (as many as recent demand calls for, decaying to none; at most
+ * max_large, none bigger than max_buffer), and the next spill writes over
+ * it: its pages are already in the page cache, where a new file allocates
+ * each one and closing it frees them again. And write batches: a file
+ * gathers bytes before it writes them, in a big batch while few are lent,
+ * so that the memory of batches stays bounded however many bodies spill at
+ * once. Thread-safe; internal. */
 #ifndef RC_SHELF_H
 #define RC_SHELF_H
 
@@ -14,6 +17,10 @@
 
 struct rc__shelved;
 
+#define RC__BATCH_BIG   (256u * 1024u) /* a write batch, while few are lent */
+#define RC__BATCH_SMALL (16u * 1024u)  /* one past those: as curl's chunks */
+#define RC__BATCHES_BIG 64u            /* big batches lent at once: 16 MiB */
+
 typedef struct rc__shelf {
   pthread_mutex_t lock;
   struct rc__shelved *idle; /* most recently given back first */
@@ -21,6 +28,7 @@ typedef struct rc__shelf {
   size_t max_files;         /* max_large */
   size_t max_size;          /* max_buffer */
   rc__demand demand;        /* spill files in use lately */
+  size_t batches_lent;      /* big batches lent now */
   const rc_allocator *alloc;
 } rc__shelf;
 
@@ -38,6 +46,11 @@ int rc__shelf_take(rc__shelf *sh, size_t *size);
 /* A spill file ends: fd (-1 for a file that was never opened) of size
  * bytes is kept idle or closed, by the shelf's bounds. */
 void rc__shelf_give(rc__shelf *sh, int fd, size_t size);
+
+/* The size of the batch a spill file may allocate now, RC__BATCH_BIG or
+ * RC__BATCH_SMALL; rc__shelf_batch_back when it frees it. */
+size_t rc__shelf_batch(rc__shelf *sh);
+void rc__shelf_batch_back(rc__shelf *sh, size_t size);
 
 /* New bounds (rc_pool_set_max_large, rc_pool_set_max_buffer); files they
  * no longer allow are closed. */

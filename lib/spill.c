@@ -1,4 +1,4 @@
-/* The spill file: an unlinked temporary file, written a stage at a time at
+/* The spill file: an unlinked temporary file, written a batch at a time at
  * its end, each write followed by the NUL of the view; mapped for reading.
  * Files come from the pool's shelf and go back to it. */
 #define _GNU_SOURCE /* O_TMPFILE */
@@ -56,7 +56,9 @@ rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir, const rc
   s->fd = fd;
   s->len = s->filed = 0;
   s->size = size ? size : 1;
-  s->stage = NULL;
+  s->batch = NULL;
+  s->batch_cap = 0;
+  s->shelf = shelf;
   s->alloc = alloc;
   s->map = NULL;
   s->map_len = 0;
@@ -65,15 +67,15 @@ rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir, const rc
   return RC_OK;
 }
 
-/* Writes the stage's bytes at the file's end, then the NUL past them,
+/* Writes the batch's bytes at the file's end, then the NUL past them,
  * which the next write overwrites: a file too small for that byte fails
  * the write, not a later view. RC_OK or RC_E_SPILL. */
-static rc_code write_stage(rc__spill *s)
+static rc_code write_batch(rc__spill *s)
 {
   static const char nul = '\0';
   size_t k = s->len - s->filed, done = 0;
   while (done <= k) {
-    struct iovec io[2] = {{s->stage + done, k - done}, {(void *)&nul, 1}};
+    struct iovec io[2] = {{s->batch + done, k - done}, {(void *)&nul, 1}};
     int first = done < k ? 0 : 1;
     ssize_t w = pwritev(s->fd, io + first, 2 - first, (off_t)(s->filed + done));
     if (w < 0 && errno == EINTR)
@@ -102,19 +104,24 @@ rc_code rc__spill_tail(rc__spill *s, unsigned char **out, size_t *avail)
   RC__ASSERT(s->fd >= 0);
   if (s->failed)
     return RC_E_SPILL;
-  if (s->len - s->filed == RC__SPILL_STAGE && write_stage(s) != RC_OK)
+  if (s->batch && s->len - s->filed == s->batch_cap && write_batch(s) != RC_OK)
     return RC_E_SPILL;
-  if (!s->stage && !(s->stage = s->alloc->malloc(RC__SPILL_STAGE, s->alloc->ud)))
-    return RC_E_NOMEM;
+  if (!s->batch) {
+    s->batch_cap = rc__shelf_batch(s->shelf);
+    if (!(s->batch = s->alloc->malloc(s->batch_cap, s->alloc->ud))) {
+      rc__shelf_batch_back(s->shelf, s->batch_cap);
+      return RC_E_NOMEM;
+    }
+  }
   size_t used = s->len - s->filed;
-  *out = s->stage + used;
-  *avail = RC__SPILL_STAGE - used;
+  *out = s->batch + used;
+  *avail = s->batch_cap - used;
   return RC_OK;
 }
 
 void rc__spill_commit(rc__spill *s, size_t n)
 {
-  RC__ASSERT(s->stage && s->len - s->filed + n <= RC__SPILL_STAGE);
+  RC__ASSERT(s->batch && s->len - s->filed + n <= s->batch_cap);
   s->len += n;
 }
 
@@ -144,18 +151,20 @@ static void unmap(rc__spill *s)
   s->map_len = 0;
 }
 
-static void free_stage(rc__spill *s)
+static void free_batch(rc__spill *s)
 {
-  if (s->stage)
-    s->alloc->free(s->stage, s->alloc->ud);
-  s->stage = NULL;
+  if (!s->batch)
+    return;
+  s->alloc->free(s->batch, s->alloc->ud);
+  rc__shelf_batch_back(s->shelf, s->batch_cap);
+  s->batch = NULL;
 }
 
 rc_code rc__spill_flush(rc__spill *s)
 {
   if (s->len > s->filed && !s->failed)
-    write_stage(s);
-  free_stage(s);
+    write_batch(s);
+  free_batch(s);
   return s->failed ? RC_E_SPILL : RC_OK;
 }
 
@@ -181,17 +190,17 @@ const char *rc__spill_map(rc__spill *s)
   return s->map;
 }
 
-void rc__spill_close(rc__spill *s, rc__shelf *shelf)
+void rc__spill_close(rc__spill *s)
 {
   unmap(s);
-  free_stage(s);
+  free_batch(s);
   if (s->fd >= 0) {
     /* A file a write failed in is not written again. */
     if (s->failed) {
       close(s->fd);
       s->fd = -1;
     }
-    rc__shelf_give(shelf, s->fd, s->size);
+    rc__shelf_give(s->shelf, s->fd, s->size);
   }
   s->fd = -1;
   s->len = s->filed = 0;

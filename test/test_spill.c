@@ -259,7 +259,7 @@ static void restore_file_size(void)
 }
 
 /* The file can take every byte of the body but not the one past it that
- * terminates the view. The last stage is written when the body is known
+ * terminates the view. The last batch is written when the body is known
  * complete: at its declared length or the end of its coding, the transfer
  * fails there with RC_E_SPILL; with neither (no Content-Length), at the
  * first read, and rc_result finds it. Either way the body is what the file
@@ -531,7 +531,7 @@ START_TEST(files_are_kept_and_reused)
   ck_assert_int_eq(open_fds(), before);
 
   /* A file larger than max_buffer is closed when given back (its size
-   * once read: the last stage is written then). */
+   * once read: the last batch is written then). */
   ck_assert_int_eq(rc_pool_set_max_buffer(p, 4 * MEM), RC_OK);
   rc_response *r = spilling_response(p, MEM, 0);
   ck_assert_uint_eq(feed(r, plain, body[2], 4 * MEM, 0), 0); /* 4 MEM + 1 bytes */
@@ -557,6 +557,59 @@ START_TEST(files_are_kept_and_reused)
   ck_assert_int_eq(open_fds(), before);
   for (int i = 0; i < 3; i++)
     free(body[i]);
+}
+END_TEST
+
+/* Bodies spilling at once gather their bytes in 256 KiB batches while
+ * fewer than 64 are lent, in 16 KiB ones past that: the memory of batches
+ * stays near 16 MiB however many spill. A batch given back (at the body's
+ * first read, here) is lent again. Small batches or big, the bodies read
+ * back exact. */
+START_TEST(batches_are_bounded)
+{
+  enum { N = 100, BIG = 64 };
+  size_t n = 2 * MEM + 7;
+  char *body = pattern(n, 35);
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  rc_pool *p = pool_with(&ca, 0);
+  rc_response *r[N];
+  for (int i = 0; i < N; i++) {
+    r[i] = spilling_response(p, MEM, 0);
+    ck_assert_uint_eq(feed(r[i], plain, NULL, 0, 0), 0);
+  }
+  rc_pool_trim(p);
+  size_t before = ca.live_bytes;
+  for (int i = 0; i < N; i++) {
+    ck_assert_uint_eq(feed(r[i], NULL, body, n, 16384), 0); /* no end known: batch kept */
+    ck_assert(rc_body_spilled(r[i]));
+  }
+  rc_pool_trim(p); /* the memory the bodies left for their files */
+  size_t batches = ca.live_bytes - before;
+  ck_assert_uint_le(batches, BIG * 256 * KiB + (N - BIG) * 16 * KiB);
+  ck_assert_uint_ge(batches, BIG * 256 * KiB);
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(rc_result(r[i], CURLE_OK), RC_OK); /* writes the batch out, frees it */
+  rc_pool_trim(p);
+  ck_assert_uint_eq(ca.live_bytes, before);
+  for (int i = 0; i < N; i++)
+    assert_body(r[i], body, n);
+  /* All given back: the next ones have big batches again. */
+  for (int i = 0; i < N; i++)
+    rc_response_reset(r[i]);
+  rc_pool_trim(p);
+  before = ca.live_bytes;
+  for (int i = 0; i < BIG; i++)
+    ck_assert_uint_eq(feed(r[i], plain, body, n, 16384), 0);
+  rc_pool_trim(p);
+  batches = ca.live_bytes - before; /* with the header blocks fed again */
+  ck_assert_uint_ge(batches, BIG * 256 * KiB);
+  ck_assert_uint_lt(batches, BIG * (256 + 16) * KiB);
+  for (int i = 0; i < N; i++)
+    rc_response_free(r[i]);
+  rc_pool_free(p);
+  ck_assert_int_eq(ca.live, 0);
+  free(body);
 }
 END_TEST
 
@@ -740,6 +793,7 @@ static Suite *spill_suite(void)
   tcase_add_test(tc, descriptor_lifetime);
   tcase_add_test(tc, files_are_kept_and_reused);
   tcase_add_test(tc, kept_files_decay);
+  tcase_add_test(tc, batches_are_bounded);
   tcase_add_test(tc, view_follows_writes);
   tcase_add_test(tc, threads_read_the_mapping);
   tcase_add_test(tc, allocation_failure);

@@ -1,11 +1,15 @@
 /* Stress: 8 threads x 10000 real transfers on one pool, responses reset and
- * reused, runtime setter calls in the mix; afterwards every acquisition was
- * released and retention is within the bounds in force. Run under
- * ThreadSanitizer in CI. */
+ * reused, large bodies spilled to files the pool keeps and lends again,
+ * runtime setter calls in the mix; afterwards every acquisition was
+ * released, retention is within the bounds in force, and the pool's end
+ * closed every spill file. Run under ThreadSanitizer in CI. */
 #include <check.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net.h"
 
@@ -23,8 +27,10 @@ static const struct {
     {"/gzip?n=20000&coding=gzip", 20000},
     {"/bytes?n=70000&te=chunked", 70000},
     {"/status?code=204", 0},
-    {"/bytes?n=600000", 600000}, /* large: goes through the large stack */
+    {"/bytes?n=600000", 600000}, /* large: spilled (MAX_MEMORY) */
 };
+
+#define MAX_MEMORY (256 * 1024)
 
 static void *worker(void *arg)
 {
@@ -32,8 +38,11 @@ static void *worker(void *arg)
   char urls[sizeof mix / sizeof mix[0]][128];
   for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++)
     ts_url(srv, mix[i].path, urls[i], sizeof urls[i]);
+  rc_limits lim;
+  rc_limits_init(&lim);
+  lim.max_memory = MAX_MEMORY;
   rc_response *r;
-  if (rc_response_new(pool, NULL, &r) != RC_OK)
+  if (rc_response_new(pool, &lim, &r) != RC_OK)
     return (void *)"response";
   CURL *e = curl_easy_init();
   rc_attach(r, e);
@@ -47,6 +56,8 @@ static void *worker(void *arg)
     CURLcode cc = curl_easy_perform(e);
     if (rc_result(r, cc) != RC_OK || rc_body(r).len != mix[k].n)
       return (void *)"transfer";
+    if (rc_body_spilled(r) != (mix[k].n > MAX_MEMORY))
+      return (void *)"spill";
     if (mix[k].n && (unsigned char)rc_body(r).ptr[mix[k].n - 1] != ts_pattern_byte(mix[k].n - 1))
       return (void *)"body";
     if (i % 97 == 0) {
@@ -60,6 +71,7 @@ static void *worker(void *arg)
       rc_pool_set_max_large(pool, (x >> 8) % 8);
       rc_pool_set_max_idle_small(pool, ((x >> 4) % 4) << 20);
       rc_pool_set_chunk_size(pool, ((x >> 12) % 4 + 1) * 8192);
+      rc_pool_set_max_buffer(pool, (x >> 6) % 2 ? RC_DEFAULT_MAX_BUFFER : 512 * 1024);
       if ((unsigned)i % 4000 == id * 100)
         rc_pool_trim(pool);
     }
@@ -69,8 +81,30 @@ static void *worker(void *arg)
   return NULL;
 }
 
+/* Descriptors of this process open on deleted files: spill files (the
+ * server's sockets come and go on their own). */
+static int deleted_files_open(void)
+{
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t t = readlink(link, target, sizeof target - 1);
+    if (t <= 0)
+      continue;
+    target[t] = '\0';
+    n += strstr(target, " (deleted)") != NULL;
+  }
+  closedir(d);
+  return n;
+}
+
 START_TEST(many_threads_one_pool)
 {
+  int spill_files = deleted_files_open();
   ck_assert_int_eq(rc_pool_new(NULL, &pool), RC_OK);
   pthread_t t[THREADS];
   for (uintptr_t i = 0; i < THREADS; i++)
@@ -90,7 +124,9 @@ START_TEST(many_threads_one_pool)
   ck_assert_uint_gt(st.reuses, st.fresh);
   ck_assert_uint_le(st.idle_large, cfg.max_large);
   ck_assert_uint_le(st.bytes_idle, cfg.max_large * cfg.max_buffer + cfg.max_idle_small);
+  ck_assert_uint_gt(st.spills, 0);
   rc_pool_free(pool);
+  ck_assert_int_eq(deleted_files_open(), spill_files);
 }
 END_TEST
 

@@ -1,4 +1,5 @@
-/* The shelf: idle spill files, kept in step with demand. */
+/* The shelf: idle spill files, kept in step with demand, and the batches
+ * lent to the files in use. */
 #include "shelf.h"
 
 #include <unistd.h>
@@ -18,7 +19,6 @@ rc_code rc__shelf_init(rc__shelf *sh, const rc_allocator *alloc, size_t max_file
   if (pthread_mutex_init(&sh->lock, NULL) != 0)
     return RC_E_NOMEM;
   sh->idle = NULL;
-  sh->count = 0;
   sh->max_files = max_files;
   sh->max_size = max_size;
   sh->alloc = alloc;
@@ -56,7 +56,6 @@ static rc__shelved *shed(rc__shelf *sh)
     *pp = f->next;
     f->next = gone;
     gone = f;
-    sh->count--;
   }
   return gone;
 }
@@ -65,7 +64,6 @@ void rc__shelf_destroy(rc__shelf *sh)
 {
   close_chain(sh, sh->idle);
   sh->idle = NULL;
-  sh->count = 0;
   pthread_mutex_destroy(&sh->lock);
 }
 
@@ -76,7 +74,6 @@ int rc__shelf_take(rc__shelf *sh, size_t *size)
   rc__shelved *f = sh->idle;
   if (f) {
     sh->idle = f->next;
-    sh->count--;
   }
   pthread_mutex_unlock(&sh->lock);
   if (!f)
@@ -103,7 +100,6 @@ void rc__shelf_give(rc__shelf *sh, int fd, size_t size)
   if (f) {
     f->next = sh->idle;
     sh->idle = f;
-    sh->count++;
   }
   rc__shelved *gone = shed(sh);
   pthread_mutex_unlock(&sh->lock);
@@ -152,7 +148,6 @@ void rc__shelf_clear(rc__shelf *sh)
   pthread_mutex_lock(&sh->lock);
   rc__shelved *gone = sh->idle;
   sh->idle = NULL;
-  sh->count = 0;
   rc__demand_forget(&sh->demand);
   pthread_mutex_unlock(&sh->lock);
   close_chain(sh, gone);

@@ -24,7 +24,6 @@ struct rc__shelved;
 typedef struct rc__shelf {
   pthread_mutex_t lock;
   struct rc__shelved *idle; /* most recently given back first */
-  size_t count;             /* idle files */
   size_t max_files;         /* max_large */
   size_t max_size;          /* max_buffer */
   rc__demand demand;        /* spill files in use lately */

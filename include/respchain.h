@@ -139,9 +139,10 @@ typedef struct rc_allocator {
  * Spill files are reused the same way: the file of a spilled body is kept
  * open when the response is reset or freed, as many as spilled lately (at
  * most max_large, none larger than max_buffer), decaying to none within
- * about 2 s of no spilling, and the next spill writes over it (its pages
- * are in the page cache already). rc_pool_trim and the pool's end close
- * them.
+ * about 2 s of no spilling as the pool is used (as above), and the next
+ * spill writes over it (its pages are in the page cache already).
+ * rc_pool_trim and the pool's end close them. A pool left unused keeps
+ * them open; after some 30 s the kernel writes their dirty pages to disk.
  */
 typedef struct rc_pool rc_pool;
 

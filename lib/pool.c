@@ -660,5 +660,6 @@ void rc__pool_put(rc_pool *p, rc__blk *b)
   give_back(p, b);
   pthread_mutex_unlock(&p->lock);
   drop_shed(p, gone, 0);
+  rc__shelf_tick(&p->shelf); /* idle spill files decay as blocks do */
   rc__budget_credit(&p->budget, cap); /* after: a woken waiter finds it idle */
 }

@@ -614,7 +614,7 @@ START_TEST(batches_are_bounded)
 END_TEST
 
 /* Kept files follow demand down to none once spilling stops: the program's
- * own calls (here rc_pool_stats_get) let it decay. */
+ * own calls (rc_pool_stats_get; buffers given back) let it decay. */
 START_TEST(kept_files_decay)
 {
   size_t n = 4 * MEM;
@@ -635,6 +635,24 @@ START_TEST(kept_files_decay)
   for (int i = 0; i < 1000 && open_fds() > before; i++) {
     nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     pool_stats(p);
+  }
+  ck_assert_int_eq(open_fds(), before);
+
+  /* Again, the pool now used only by small bodies in memory: each buffer
+   * given back lets the files decay too. */
+  for (int i = 0; i < K; i++) {
+    r[i] = spilling_response(p, MEM, 0);
+    ck_assert_uint_eq(feed(r[i], plain, body, n, 0), 0);
+  }
+  for (int i = 0; i < K; i++)
+    rc_response_free(r[i]);
+  ck_assert_int_eq(open_fds(), before + K);
+  for (int i = 0; i < 1000 && open_fds() > before; i++) {
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    rc_response *small = spilling_response(p, MEM, 0);
+    ck_assert_uint_eq(feed(small, plain, body, 100, 0), 0);
+    ck_assert(!rc_body_spilled(small));
+    rc_response_free(small);
   }
   ck_assert_int_eq(open_fds(), before);
   rc_pool_free(p);

@@ -151,7 +151,7 @@ typedef enum rc_overflow {
   RC_OVERFLOW_AUTO = 0, /* HTTP/1.x: waits (pauses), at most max_wait_ms,
                            then spills; a multiplexed stream (HTTP/2,
                            HTTP/3): spills at once, but with curl 8.14
-                           waits as HTTP/1.x does (held back) */
+                           and 8.21 waits as HTTP/1.x does (held back) */
   RC_OVERFLOW_WAIT = 1, /* always waits, without bound; never spills */
   RC_OVERFLOW_SPILL = 2 /* always spills at once; never waits */
 } rc_overflow;
@@ -259,12 +259,13 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *    for the paused stream in its own buffers: curl 7.x (7.88) up to 64 MiB
  *    per stream (past that the transfer fails, CURLE_OUT_OF_MEMORY); curl
  *    8.x up to the stream's flow-control window, at most 10 MB. With curl
- *    8.14 (checked at run time), which sizes a stream's window from its
- *    CURLOPT_MAX_RECV_SPEED_LARGE, a stream that may be refused is held
- *    from its status line (a low speed limit keeps its window at 64 KiB)
- *    and lifted (the limit set to 0, unlimited) once admitted or by
- *    when its header block says no body comes, or by rc_detach: there such
- *    a stream waits as HTTP/1.x does.
+ *    8.14 and 8.21 (checked at run time), which size a stream's window from
+ *    its CURLOPT_MAX_RECV_SPEED_LARGE, a stream that may be refused is held
+ *    (a low speed limit keeps its window at 64 KiB or below): from its
+ *    status line with 8.14, from its request with 8.21 (an HTTP/1.x
+ *    response is let go at its status line); lifted (the limit set to 0,
+ *    unlimited) once admitted, when its header block says no body comes,
+ *    or by rc_detach: there such a stream waits as HTTP/1.x does.
  *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk.
  *  - RC_OVERFLOW_SPILL: spills at once, never waits.
  * How a transfer waits: one attached with rc_attach pauses
@@ -488,11 +489,15 @@ RC_API rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *u
  * the response decodes, so that its body cap counts decoded bytes. Change
  * those two curl options afterwards if you like; if curl is to decode, call
  * rc_response_set_decoding(resp, 0). CURLOPT_PRIVATE stays the caller's.
- * With curl 8.14, under a budget (not RC_OVERFLOW_SPILL), the response
- * also sets CURLOPT_MAX_RECV_SPEED_LARGE of an HTTP/2 transfer: lowered
- * from its status line to hold the stream back, 0 (unlimited) once it is
- * admitted, when its header block says no body comes, and in rc_detach;
- * a limit of the program's own does not survive that.
+ * With curl 8.14 and 8.21, under a budget (not RC_OVERFLOW_SPILL), the
+ * response also sets CURLOPT_MAX_RECV_SPEED_LARGE of an HTTP/2 transfer:
+ * lowered to hold the stream back (8.14: from its status line; 8.21: from
+ * its request, let go at the status line of an HTTP/1.x one), 0
+ * (unlimited) once it is admitted, when its header block says no body
+ * comes, and in rc_detach; a limit of the program's own does not survive
+ * that. With curl 8.21 rc_attach also sets CURLOPT_PREREQFUNCTION and
+ * CURLOPT_PREREQDATA (to hold each request before curl sends it), and
+ * rc_detach sets them back to NULL.
  * rc_detach restores curl's defaults for those six options and turns
  * decoding off.
  * Both return RC_E_INVAL on a NULL argument or a curl setopt failure.

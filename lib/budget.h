@@ -11,7 +11,8 @@
  *  - a paused transfer that shares its connection (HTTP/2, HTTP/3) keeps
  *    receiving into curl's own buffers up to its stream window, so such a
  *    transfer spills at once under RC_OVERFLOW_AUTO, unless its window was
- *    kept small (windowed: held, see transfer.c), which curl 8.14 allows;
+ *    kept small (windowed: held, see transfer.c), which curl 8.14 and
+ *    8.21 allow;
  *  - a waiter that waited max_wait_ms spills (AUTO), so that a program that
  *    keeps its finished responses cannot wait forever;
  *  - the oldest waiter is the holder (or, when none waits, the first

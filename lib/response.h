@@ -48,17 +48,16 @@ struct rc_response {
   rc_code observed;     /* the observer's verdict: RC_OK (go on),
                            RC_STOPPED or RC_E_OBSERVER: body.c */
 
-  rc__waiter waiter;        /* place in the pool's memory budget: the budget's,
-                               asked by body.c; bound by transfer.c (rc_attach)
-                               and response.c (rc_response_set_budget_wait);
-                               held by transfer.c and loop.c */
-  int windows_follow_speed; /* the libcurl loaded keeps an HTTP/2 stream's
-                               window small while its receive speed limit is
-                               (8.14): transfer.c (rc_attach) */
-  int paused;               /* the last write call paused for the budget:
-                               transfer.c */
-  size_t skip;              /* bytes of the chunk curl delivers again after a
-                               pause that were decoded before it: transfer.c */
+  rc__waiter waiter; /* place in the pool's memory budget: the budget's,
+                        asked by body.c; bound by transfer.c (rc_attach)
+                        and response.c (rc_response_set_budget_wait);
+                        held by transfer.c and loop.c */
+  int hold_from;     /* when the libcurl loaded lets an HTTP/2 stream
+                        be held (RC__HOLD_*): transfer.c (rc_attach) */
+  int paused;        /* the last write call paused for the budget:
+                        transfer.c */
+  size_t skip;       /* bytes of the chunk curl delivers again after a
+                        pause that were decoded before it: transfer.c */
 
   rc__decoder *dec; /* created on first need, kept across resets: transfer.c */
   int decoding;     /* this body goes through dec: transfer.c */
@@ -67,6 +66,10 @@ struct rc_response {
   rc__buf full; /* the full response, built on first request: response.c;
                    dropped by transfer.c when new data comes */
 };
+
+/* When an HTTP/2 stream can be held back (transfer.c): never, from its
+ * status line (curl 8.14), from its request (curl 8.21). */
+enum { RC__HOLD_NEVER, RC__HOLD_AT_STATUS, RC__HOLD_FROM_REQUEST };
 
 /* Sets easy's receive speed limit to hold w's stream back (hold != 0: its
  * window stays small, see transfer.c) or back to 0, unlimited; w->held

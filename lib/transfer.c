@@ -30,12 +30,13 @@ static void drop_full(rc_response *resp)
  * line until the budget admits it, a stream that may pause for the budget
  * is held: its speed limit, and so its window, is lowered (the peer may
  * send no more than the 64 KiB window streams start with); the limit is
- * lifted (set to 0, unlimited) when the stream goes on. Only there: 7.88
- * does not size windows so, and 8.21 opens the window to 10 MB when the
- * transfer first reads, before its headers, where holding from the status
- * line bounds nothing (a paused stream still took in its whole body); curl
- * before 8.14 can stall after an unpause (curl #16955); the releases
- * between 8.14 and 8.21 were not measured. */
+ * lifted (set to 0, unlimited) when the stream goes on. curl 8.21 sizes
+ * the window from the limit at every read of the stream, the first one
+ * before the headers: there every request is held from the start
+ * (CURLOPT_PREREQFUNCTION, before curl sends it), and the status line
+ * lets go of one that is not HTTP/2. Only there: 7.88 does not size
+ * windows so; curl before 8.14 can stall after an unpause (curl #16955);
+ * the releases between 8.14 and 8.21 were not measured. */
 
 /* The receive speed limit of a held stream: its stream window (curl
  * >= 8.10 sizes a stream's window from it), below the 64 KiB that curl's
@@ -51,14 +52,37 @@ void rc__transfer_hold(rc__waiter *w, CURL *easy, int hold)
     w->held = hold;
 }
 
-/* At a hop's status line: whether its stream is held (see above). */
-static void hold_at_status(rc_response *resp)
+/* Whether a stream of resp may be held: the budget may pause it. */
+static int may_hold(const rc_response *resp)
 {
   rc__budget *budget = rc__pool_budget(resp->pool);
+  return resp->hold_from != RC__HOLD_NEVER && resp->keep == RC_KEEP_BODY &&
+         rc__budget_limit(budget) != 0 && rc__budget_mode(budget) != RC_OVERFLOW_SPILL;
+}
+
+/* curl 8.21: before each request is sent, its stream is held. */
+static int hold_request(void *userdata, char *remote_ip, char *local_ip, int remote_port,
+                        int local_port)
+{
+  (void)remote_ip;
+  (void)local_ip;
+  (void)remote_port;
+  (void)local_port;
+  rc_response *resp = userdata;
+  rc__transfer_hold(&resp->waiter, resp->waiter.easy, may_hold(resp));
+  return CURL_PREREQFUNC_OK;
+}
+
+/* At a hop's status line: whether its stream is held (see above). With
+ * curl 8.21 a hold begins only at the request: one lifted since then
+ * (the budget turned on late) is not taken up again, it would bound
+ * nothing. */
+static void hold_at_status(rc_response *resp)
+{
   const rc__hop *hop = rc__hops_at(&resp->hops, -1);
-  int hold = resp->windows_follow_speed && resp->keep == RC_KEEP_BODY &&
-             rc__budget_limit(budget) != 0 && rc__budget_mode(budget) != RC_OVERFLOW_SPILL && hop &&
-             hop->version >= 20;
+  int hold = may_hold(resp) && hop && hop->version >= 20;
+  if (resp->hold_from == RC__HOLD_FROM_REQUEST)
+    hold = hold && resp->waiter.held;
   rc__transfer_hold(&resp->waiter, resp->waiter.easy, hold);
 }
 
@@ -300,7 +324,14 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
   resp->decode = 1;
   rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, easy, resp->waiter.wait_ms);
   curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  resp->windows_follow_speed = v && v->version_num >= 0x080e00 && v->version_num < 0x080f00;
+  unsigned int num = v ? v->version_num : 0;
+  resp->hold_from = num >= 0x080e00 && num < 0x080f00   ? RC__HOLD_AT_STATUS
+                    : num >= 0x081500 && num < 0x081600 ? RC__HOLD_FROM_REQUEST
+                                                        : RC__HOLD_NEVER;
+  if (resp->hold_from == RC__HOLD_FROM_REQUEST &&
+      (curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, hold_request) != CURLE_OK ||
+       curl_easy_setopt(easy, CURLOPT_PREREQDATA, resp) != CURLE_OK))
+    return RC_E_INVAL;
   return RC_OK;
 }
 
@@ -310,6 +341,10 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
     return RC_E_INVAL;
   resp->decode = 0;
   rc__transfer_hold(&resp->waiter, easy, 0); /* its speed limit back to unlimited */
+  if (resp->hold_from == RC__HOLD_FROM_REQUEST) {
+    curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, (curl_prereq_callback)NULL);
+    curl_easy_setopt(easy, CURLOPT_PREREQDATA, NULL);
+  }
   rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, NULL, resp->waiter.wait_ms);
   /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
   options o = {NULL, NULL, stdout, NULL, 1L};

@@ -240,6 +240,14 @@ START_TEST(cap_on_real_transfers)
 }
 END_TEST
 
+/* A write callback that counts the bytes into *userdata. */
+static size_t count_bytes(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+  (void)ptr;
+  *(size_t *)userdata += size * nmemb;
+  return size * nmemb;
+}
+
 START_TEST(attach_sets_only_its_options)
 {
   rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
@@ -258,8 +266,16 @@ START_TEST(attach_sets_only_its_options)
   ck_assert_int_eq(rc_detach(r, e), RC_OK);
   ck_assert_int_eq(rc_attach(NULL, e), RC_E_INVAL);
   ck_assert_int_eq(rc_attach(r, NULL), RC_E_INVAL);
-  curl_easy_cleanup(e);
+  /* Detached, the handle calls nothing of the response's any more (with
+   * curl 8.21 that includes CURLOPT_PREREQFUNCTION): it serves a transfer
+   * after the response is gone. */
   rc_response_free(r);
+  size_t seen = 0;
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, count_bytes);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &seen);
+  ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
+  ck_assert_uint_gt(seen, 0);
+  curl_easy_cleanup(e);
 }
 END_TEST
 

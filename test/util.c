@@ -136,7 +136,11 @@ int curl_at_least(unsigned int num)
   return curl_version_info(CURLVERSION_NOW)->version_num >= num;
 }
 
-int curl_holds_streams(void) { return curl_at_least(0x080e00) && !curl_at_least(0x080f00); }
+int curl_holds_streams(void)
+{
+  return (curl_at_least(0x080e00) && !curl_at_least(0x080f00)) ||
+         (curl_at_least(0x081500) && !curl_at_least(0x081600));
+}
 
 int run_suite(Suite *s)
 {

@@ -55,8 +55,10 @@ int curl_at_least(unsigned int num);
 
 /* Whether this libcurl keeps a held HTTP/2 stream's window small (curl
  * 8.14 sizes stream windows from CURLOPT_MAX_RECV_SPEED_LARGE and opens them
- * at the response headers): there respchain holds refused streams back and
- * they pause under RC_OVERFLOW_AUTO; with 7.88 and 8.21 they spill. */
+ * at the response headers; 8.21 at every read, the first before the
+ * headers): there respchain holds streams back (8.14 from the status line,
+ * 8.21 from the request) and refused ones pause under RC_OVERFLOW_AUTO;
+ * with 7.88 they spill. */
 int curl_holds_streams(void);
 
 #endif

@@ -383,28 +383,6 @@ static int open_fds(void)
   return n;
 }
 
-/* Descriptors of this process open on a file directly in dir ("": the
- * root directory). */
-static int files_open_in(const char *dir)
-{
-  DIR *d = opendir("/proc/self/fd");
-  ck_assert_ptr_nonnull(d);
-  size_t len = strlen(dir);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char link[300], target[4096];
-    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-    ssize_t t = readlink(link, target, sizeof target - 1);
-    if (t <= 0)
-      continue;
-    target[t] = '\0';
-    n += strncmp(target, dir, len) == 0 && target[len] == '/' && !strchr(target + len + 1, '/');
-  }
-  closedir(d);
-  return n;
-}
-
 /* An empty spill_dir is the default location, as an empty $TMPDIR is:
  * $TMPDIR when set, else /tmp; never the current or the root directory. */
 START_TEST(empty_spill_dir_is_the_default)
@@ -430,13 +408,13 @@ START_TEST(empty_spill_dir_is_the_default)
     else
       unsetenv("TMPDIR");
     rc_pool_trim(p); /* a kept file stays where it was made */
-    int before = files_open_in(where), in_root = files_open_in("");
+    int before = fds_open_in(where), in_root = fds_open_in("");
     rc_response *r = spilling_response(p, MEM, 0);
     ck_assert_uint_eq(feed(r, plain, body, n, 0), 0);
     ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
     ck_assert(rc_body_spilled(r));
-    ck_assert_int_eq(files_open_in(where), before + 1);
-    ck_assert_int_eq(files_open_in(""), in_root); /* nothing in / itself */
+    ck_assert_int_eq(fds_open_in(where), before + 1);
+    ck_assert_int_eq(fds_open_in(""), in_root); /* nothing in / itself */
     assert_body(r, body, n);
     rc_response_free(r);
   }

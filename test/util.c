@@ -2,8 +2,11 @@
 #include "pool.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Each block carries its size in front, so that frees can be counted. */
 typedef union {
@@ -151,4 +154,24 @@ int run_suite(Suite *s)
   srunner_free(sr);
   curl_global_cleanup();
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int fds_open_in(const char *dir)
+{
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  size_t len = strlen(dir);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t t = readlink(link, target, sizeof target - 1);
+    if (t <= 0)
+      continue;
+    target[t] = '\0';
+    n += strncmp(target, dir, len) == 0 && target[len] == '/' && !strchr(target + len + 1, '/');
+  }
+  closedir(d);
+  return n;
 }

@@ -38,6 +38,10 @@ size_t feed(rc_response *resp, const char *const *lines, const char *body, size_
 /* Deterministic test bytes. */
 void fill_pattern(char *dst, size_t n, unsigned seed);
 
+/* Descriptors of this process open on a file directly in dir ("": the
+ * root directory): spill files, unlinked, still show there. */
+int fds_open_in(const char *dir);
+
 /* A snapshot of pool's counters. */
 rc_pool_stats pool_stats(rc_pool *pool);
 

@@ -60,6 +60,15 @@ static rc__shelved *shed(rc__shelf *sh)
   return gone;
 }
 
+/* Sheds what demand and the bounds no longer keep, releases the lock
+ * (held by the caller), then closes those files. */
+static void unlock_shedding(rc__shelf *sh)
+{
+  rc__shelved *gone = shed(sh);
+  pthread_mutex_unlock(&sh->lock);
+  close_chain(sh, gone);
+}
+
 void rc__shelf_destroy(rc__shelf *sh)
 {
   close_chain(sh, sh->idle);
@@ -101,9 +110,7 @@ void rc__shelf_give(rc__shelf *sh, int fd, size_t size)
     f->next = sh->idle;
     sh->idle = f;
   }
-  rc__shelved *gone = shed(sh);
-  pthread_mutex_unlock(&sh->lock);
-  close_chain(sh, gone);
+  unlock_shedding(sh);
 }
 
 size_t rc__shelf_batch(rc__shelf *sh)
@@ -129,18 +136,14 @@ void rc__shelf_bounds(rc__shelf *sh, size_t max_files, size_t max_size)
   pthread_mutex_lock(&sh->lock);
   sh->max_files = max_files;
   sh->max_size = max_size;
-  rc__shelved *gone = shed(sh);
-  pthread_mutex_unlock(&sh->lock);
-  close_chain(sh, gone);
+  unlock_shedding(sh);
 }
 
 void rc__shelf_tick(rc__shelf *sh)
 {
   pthread_mutex_lock(&sh->lock);
   rc__demand_tick(&sh->demand);
-  rc__shelved *gone = shed(sh);
-  pthread_mutex_unlock(&sh->lock);
-  close_chain(sh, gone);
+  unlock_shedding(sh);
 }
 
 void rc__shelf_clear(rc__shelf *sh)

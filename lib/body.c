@@ -62,8 +62,7 @@ static rc_code move_to_file(rc_response *r)
 {
   if (spilled(r))
     return RC_OK;
-  rc_code rc = rc__spill_open(&r->spill, rc__pool_shelf(r->pool), rc__pool_spill_dir(r->pool),
-                              rc__pool_allocator(r->pool));
+  rc_code rc = rc__spill_open(&r->spill, rc__pool_shelf(r->pool), rc__pool_spill_dir(r->pool));
   if (rc == RC_OK &&
       (rc = rc__spill_write(&r->spill, rc__buf_data(&r->body), r->body.len)) != RC_OK)
     rc__spill_close(&r->spill);

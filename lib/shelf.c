@@ -113,22 +113,32 @@ void rc__shelf_give(rc__shelf *sh, int fd, size_t size)
   unlock_shedding(sh);
 }
 
-size_t rc__shelf_batch(rc__shelf *sh)
+/* One big batch fewer lent. */
+static void big_back(rc__shelf *sh)
+{
+  pthread_mutex_lock(&sh->lock);
+  sh->batches_lent--;
+  pthread_mutex_unlock(&sh->lock);
+}
+
+unsigned char *rc__shelf_batch(rc__shelf *sh, size_t *size)
 {
   pthread_mutex_lock(&sh->lock);
   int big = sh->batches_lent < RC__BATCHES_BIG;
   sh->batches_lent += big;
   pthread_mutex_unlock(&sh->lock);
-  return big ? RC__BATCH_BIG : RC__BATCH_SMALL;
+  *size = big ? RC__BATCH_BIG : RC__BATCH_SMALL;
+  unsigned char *b = sh->alloc->malloc(*size, sh->alloc->ud);
+  if (!b && big)
+    big_back(sh);
+  return b;
 }
 
-void rc__shelf_batch_back(rc__shelf *sh, size_t size)
+void rc__shelf_batch_back(rc__shelf *sh, unsigned char *batch, size_t size)
 {
-  if (size != RC__BATCH_BIG)
-    return;
-  pthread_mutex_lock(&sh->lock);
-  sh->batches_lent--;
-  pthread_mutex_unlock(&sh->lock);
+  sh->alloc->free(batch, sh->alloc->ud);
+  if (size == RC__BATCH_BIG)
+    big_back(sh);
 }
 
 void rc__shelf_bounds(rc__shelf *sh, size_t max_files, size_t max_size)

@@ -46,10 +46,11 @@ int rc__shelf_take(rc__shelf *sh, size_t *size);
  * bytes is kept idle or closed, by the shelf's bounds. */
 void rc__shelf_give(rc__shelf *sh, int fd, size_t size);
 
-/* The size of the batch a spill file may allocate now, RC__BATCH_BIG or
- * RC__BATCH_SMALL; rc__shelf_batch_back when it frees it. */
-size_t rc__shelf_batch(rc__shelf *sh);
-void rc__shelf_batch_back(rc__shelf *sh, size_t size);
+/* A write batch for a spill file, from the shelf's allocator, of *size
+ * bytes: RC__BATCH_BIG while fewer than RC__BATCHES_BIG are lent, else
+ * RC__BATCH_SMALL. NULL when out of memory. rc__shelf_batch_back frees it. */
+unsigned char *rc__shelf_batch(rc__shelf *sh, size_t *size);
+void rc__shelf_batch_back(rc__shelf *sh, unsigned char *batch, size_t size);
 
 /* New bounds (rc_pool_set_max_large, rc_pool_set_max_buffer); files they
  * no longer allow are closed. */

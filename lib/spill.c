@@ -41,7 +41,7 @@ static int new_file(const char *dir)
   return fd >= 0 ? fd : open_unlinked(dir);
 }
 
-rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir, const rc_allocator *alloc)
+rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir)
 {
   size_t size = 0;
   int fd = rc__shelf_take(shelf, &size);
@@ -59,7 +59,6 @@ rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir, const rc
   s->batch = NULL;
   s->batch_cap = 0;
   s->shelf = shelf;
-  s->alloc = alloc;
   s->map = NULL;
   s->map_len = 0;
   s->ended = 1;
@@ -106,13 +105,8 @@ rc_code rc__spill_tail(rc__spill *s, unsigned char **out, size_t *avail)
     return RC_E_SPILL;
   if (s->batch && s->len - s->filed == s->batch_cap && write_batch(s) != RC_OK)
     return RC_E_SPILL;
-  if (!s->batch) {
-    s->batch_cap = rc__shelf_batch(s->shelf);
-    if (!(s->batch = s->alloc->malloc(s->batch_cap, s->alloc->ud))) {
-      rc__shelf_batch_back(s->shelf, s->batch_cap);
-      return RC_E_NOMEM;
-    }
-  }
+  if (!s->batch && !(s->batch = rc__shelf_batch(s->shelf, &s->batch_cap)))
+    return RC_E_NOMEM;
   size_t used = s->len - s->filed;
   *out = s->batch + used;
   *avail = s->batch_cap - used;
@@ -155,8 +149,7 @@ static void free_batch(rc__spill *s)
 {
   if (!s->batch)
     return;
-  s->alloc->free(s->batch, s->alloc->ud);
-  rc__shelf_batch_back(s->shelf, s->batch_cap);
+  rc__shelf_batch_back(s->shelf, s->batch, s->batch_cap);
   s->batch = NULL;
 }
 

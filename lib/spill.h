@@ -18,19 +18,18 @@ typedef struct rc__spill {
   unsigned char *batch; /* the len - filed bytes not written yet, or NULL */
   size_t batch_cap;     /* its size, lent by the shelf */
   rc__shelf *shelf;     /* where the file and its batch come from */
-  const rc_allocator *alloc;
-  char *map;      /* read-only mapping of filed + 1 bytes, or NULL */
-  size_t map_len; /* the filed it was made for */
-  int ended;      /* the byte at filed in the file is a NUL */
-  int failed;     /* a write failed: bytes past filed are lost */
+  char *map;            /* read-only mapping of filed + 1 bytes, or NULL */
+  size_t map_len;       /* the filed it was made for */
+  int ended;            /* the byte at filed in the file is a NUL */
+  int failed;           /* a write failed: bytes past filed are lost */
 } rc__spill;
 
 /* Begins a spill file: one the shelf keeps, else a new one in dir
  * (O_TMPFILE; else mkstemp, then unlink), holding the NUL of an empty body.
- * Bytes are gathered in a batch (from alloc, of the size the shelf lends)
- * before they are written: a write per curl chunk costs the file system
- * more than copying the chunk once. RC_OK or RC_E_SPILL. */
-rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir, const rc_allocator *alloc);
+ * Bytes are gathered in a batch lent by the shelf before they are
+ * written: a write per curl chunk costs the file system more than copying
+ * the chunk once. RC_OK or RC_E_SPILL. */
+rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir);
 
 /* Takes n bytes. RC_OK, or RC_E_SPILL: a write failed (no space, file size
  * limit, I/O error), now or before; len drops to the bytes the file took,

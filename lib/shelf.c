@@ -4,12 +4,6 @@
 
 #include <unistd.h>
 
-typedef struct rc__shelved {
-  struct rc__shelved *next;
-  int fd;
-  size_t size;
-} rc__shelved;
-
 /* Spill files kept idle when all is quiet: none, so that a quiet pool holds
  * neither page cache nor disk space for bodies that are gone. */
 #define FILE_FLOOR 0
@@ -76,41 +70,38 @@ void rc__shelf_destroy(rc__shelf *sh)
   pthread_mutex_destroy(&sh->lock);
 }
 
-int rc__shelf_take(rc__shelf *sh, size_t *size)
+rc__shelved *rc__shelf_take(rc__shelf *sh)
 {
+  pthread_mutex_lock(&sh->lock);
+  rc__shelved *f = sh->idle;
+  if (f)
+    sh->idle = f->next;
+  pthread_mutex_unlock(&sh->lock);
+  if (!f) {
+    /* A new file's entry, made now: giving it back then needs nothing. */
+    if (!(f = sh->alloc->malloc(sizeof *f, sh->alloc->ud)))
+      return NULL;
+    f->fd = -1;
+    f->size = 0;
+  }
   pthread_mutex_lock(&sh->lock);
   rc__demand_take(&sh->demand);
-  rc__shelved *f = sh->idle;
-  if (f) {
-    sh->idle = f->next;
-  }
   pthread_mutex_unlock(&sh->lock);
-  if (!f)
-    return -1;
-  int fd = f->fd;
-  *size = f->size;
-  sh->alloc->free(f, sh->alloc->ud);
-  return fd;
+  return f;
 }
 
-void rc__shelf_give(rc__shelf *sh, int fd, size_t size)
+void rc__shelf_give(rc__shelf *sh, rc__shelved *f)
 {
-  /* The entry is made before the lock is taken; without one, the file is
-   * closed rather than kept. */
-  rc__shelved *f = fd >= 0 ? sh->alloc->malloc(sizeof *f, sh->alloc->ud) : NULL;
-  if (f) {
-    f->fd = fd;
-    f->size = size;
-  } else if (fd >= 0) {
-    close(fd);
-  }
   pthread_mutex_lock(&sh->lock);
   rc__demand_give(&sh->demand);
-  if (f) {
+  if (f->fd >= 0) {
     f->next = sh->idle;
     sh->idle = f;
+    f = NULL;
   }
   unlock_shedding(sh);
+  if (f)
+    sh->alloc->free(f, sh->alloc->ud); /* no file: only the entry */
 }
 
 /* One big batch fewer lent. */

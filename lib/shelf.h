@@ -15,7 +15,12 @@
 #include "demand.h"
 #include "respchain.h"
 
-struct rc__shelved;
+/* A spill file's entry: made with the file, kept with it while idle. */
+typedef struct rc__shelved {
+  struct rc__shelved *next;
+  int fd;      /* -1: no file yet */
+  size_t size; /* the file's size */
+} rc__shelved;
 
 #define RC__BATCH_BIG   (256u * 1024u) /* a write batch, while few are lent */
 #define RC__BATCH_SMALL (16u * 1024u)  /* one past those: as curl's chunks */
@@ -37,14 +42,15 @@ rc_code rc__shelf_init(rc__shelf *sh, const rc_allocator *alloc, size_t max_file
 /* Closes every idle file and ends the shelf. */
 void rc__shelf_destroy(rc__shelf *sh);
 
-/* A spill file begins: an idle file's descriptor and its size in *size, or
- * -1 when none is kept (the caller opens a new one). Either way the file
- * counts as in use until rc__shelf_give. */
-int rc__shelf_take(rc__shelf *sh, size_t *size);
+/* A spill file begins: an idle file's entry, else a new entry with fd -1
+ * (the caller opens the file and sets fd and size); NULL when out of
+ * memory. Either way the file counts as in use until rc__shelf_give. */
+rc__shelved *rc__shelf_take(rc__shelf *sh);
 
-/* A spill file ends: fd (-1 for a file that was never opened) of size
- * bytes is kept idle or closed, by the shelf's bounds. */
-void rc__shelf_give(rc__shelf *sh, int fd, size_t size);
+/* A spill file ends: its entry (fd and size up to date; fd -1 for a file
+ * that was never opened, or that the caller closed) is kept idle, or its
+ * file closed, by the shelf's bounds. Allocates nothing. */
+void rc__shelf_give(rc__shelf *sh, rc__shelved *f);
 
 /* A write batch for a spill file, from the shelf's allocator, of *size
  * bytes: RC__BATCH_BIG while fewer than RC__BATCHES_BIG are lent, else

@@ -43,19 +43,21 @@ static int new_file(const char *dir)
 
 rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir)
 {
-  size_t size = 0;
-  int fd = rc__shelf_take(shelf, &size);
-  if (fd < 0)
-    fd = new_file(dir);
+  rc__shelved *entry = rc__shelf_take(shelf);
+  if (!entry)
+    return RC_E_NOMEM;
+  int fd = entry->fd >= 0 ? entry->fd : new_file(dir);
   if (fd < 0 || pwrite(fd, "", 1, 0) != 1) {
     if (fd >= 0)
       close(fd);
-    rc__shelf_give(shelf, -1, 0);
+    entry->fd = -1;
+    rc__shelf_give(shelf, entry);
     return RC_E_SPILL;
   }
   s->fd = fd;
   s->len = s->filed = 0;
-  s->size = size ? size : 1;
+  s->size = entry->size ? entry->size : 1;
+  s->entry = entry;
   s->batch = NULL;
   s->batch_cap = 0;
   s->shelf = shelf;
@@ -193,7 +195,10 @@ void rc__spill_close(rc__spill *s)
       close(s->fd);
       s->fd = -1;
     }
-    rc__shelf_give(s->shelf, s->fd, s->size);
+    s->entry->fd = s->fd;
+    s->entry->size = s->size;
+    rc__shelf_give(s->shelf, s->entry);
+    s->entry = NULL;
   }
   s->fd = -1;
   s->len = s->filed = 0;

@@ -18,6 +18,7 @@ typedef struct rc__spill {
   unsigned char *batch; /* the len - filed bytes not written yet, or NULL */
   size_t batch_cap;     /* its size, lent by the shelf */
   rc__shelf *shelf;     /* where the file and its batch come from */
+  rc__shelved *entry;   /* the file's entry on the shelf, given back with it */
   char *map;            /* read-only mapping of filed + 1 bytes, or NULL */
   size_t map_len;       /* the filed it was made for */
   int ended;            /* the byte at filed in the file is a NUL */
@@ -28,7 +29,8 @@ typedef struct rc__spill {
  * (O_TMPFILE; else mkstemp, then unlink), holding the NUL of an empty body.
  * Bytes are gathered in a batch lent by the shelf before they are
  * written: a write per curl chunk costs the file system more than copying
- * the chunk once. RC_OK or RC_E_SPILL. */
+ * the chunk once. RC_OK, RC_E_SPILL, or RC_E_NOMEM (no entry for the
+ * file on the shelf). */
 rc_code rc__spill_open(rc__spill *s, rc__shelf *shelf, const char *dir);
 
 /* Takes n bytes. RC_OK, or RC_E_SPILL: a write failed (no space, file size

@@ -34,11 +34,7 @@ static void teardown(void)
  * bytes held never pass the budget plus one response. */
 START_TEST(multi_under_budget)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 64 * MiB;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(64 * MiB, RC_OVERFLOW_AUTO);
   multi_burst(p, "/bytes?n=8M", 200, 50, 8 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
@@ -53,11 +49,7 @@ END_TEST
  * holder's place still drains them one after another. */
 START_TEST(everyone_waits)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 256 * KiB;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(256 * KiB, RC_OVERFLOW_AUTO);
   size_t max_waiting = multi_burst(p, "/bytes?n=2M", 40, 20, 2 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_ge(st.pauses, 20);
@@ -101,11 +93,7 @@ static void *worker_run(void *arg)
 /* Threads on curl_easy_perform block in their callbacks instead of pausing. */
 START_TEST(threads_block_within_budget)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 12 * MiB;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(12 * MiB, RC_OVERFLOW_AUTO);
   pthread_t t[6];
   struct worker w[6];
   for (int i = 0; i < 6; i++) {
@@ -130,12 +118,7 @@ END_TEST
  * arrives whole. */
 static void keeper_and_blocked_waiter(rc_overflow mode)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 4 * MiB;
-  cfg.overflow = mode;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(4 * MiB, mode);
   char url[128];
   ts_url(srv, "/bytes?n=8M", url, sizeof url);
   rc_response *keeper, *waiter;
@@ -200,12 +183,7 @@ END_TEST
  * all go on at once: the setter wakes them. */
 START_TEST(setter_wakes_waiting_transfers)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 1 * MiB;
-  cfg.overflow = RC_OVERFLOW_WAIT;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(1 * MiB, RC_OVERFLOW_WAIT);
   char url[128];
   ts_url(srv, "/bytes?n=2M", url, sizeof url);
   enum { N = 8 };
@@ -249,11 +227,7 @@ END_TEST
 /* Raising the budget at run time lets waiting transfers go on at once. */
 START_TEST(setter_wakes_waiters)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 1 * MiB;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(1 * MiB, RC_OVERFLOW_AUTO);
   ck_assert_int_eq(rc_pool_set_budget(p, 0), RC_OK);
   rc_pool_config got;
   rc_pool_config_get(p, &got);
@@ -307,12 +281,7 @@ static void budget_off_while_waiting(rc_pool *p, int *turned_off)
  * budget is back, nothing stale holds the queue and a new transfer runs. */
 START_TEST(budget_off_while_decoding_waits)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 4 * KiB;
-  cfg.overflow = RC_OVERFLOW_WAIT;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(4 * KiB, RC_OVERFLOW_WAIT);
   char url[128];
   rc_response *keeper, *gz;
   ck_assert_int_eq(rc_response_new(p, NULL, &keeper), RC_OK);

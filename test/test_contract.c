@@ -223,12 +223,7 @@ END_TEST
  * does. */
 static void hand_wired(rc_overflow mode)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 1;
-  cfg.overflow = mode;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(1, mode);
   rc_response *holder = new_response(p, 0, RC_CAP_STOP);
   ck_assert_int_eq(rc_response_set_budget_wait(holder, 1000), RC_OK);
   ck_assert_uint_eq(feed(holder, plain, "held", 4, 0), 0); /* the holder's place */
@@ -387,12 +382,7 @@ static CURL *easy_for(rc_response *r, const char *path, long timeout_ms)
  * behind it cannot go on) until its response is reset or detached. */
 START_TEST(ended_while_waiting)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 64 * KiB;
-  cfg.overflow = RC_OVERFLOW_WAIT;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(64 * KiB, RC_OVERFLOW_WAIT);
   CURLM *multi = curl_multi_init();
 
   /* a: finished and kept, holding 128 KiB. */

@@ -420,11 +420,7 @@ END_TEST
 /* Decoded bodies under a budget: many at once, all byte-exact. */
 START_TEST(decoding_under_budget)
 {
-  rc_pool_config cfg;
-  rc_pool_config_init(&cfg);
-  cfg.budget = 4 * MiB;
-  rc_pool *p;
-  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  rc_pool *p = pool_with_budget(4 * MiB, RC_OVERFLOW_AUTO);
   enum { N = 12 };
   multi_burst(p, "/gzip?n=2M&coding=gzip2&te=chunked", N, N, 2 * MiB, 1);
   rc_pool_stats st;

@@ -284,12 +284,7 @@ START_TEST(paused)
   static const char *const paths[] = {"/bytes?n=512k&write=16k",
                                       "/gzip?n=512k&coding=gzip&write=16k"};
   for (size_t p = 0; p < 2; p++) {
-    rc_pool_config cfg;
-    rc_pool_config_init(&cfg);
-    cfg.budget = 64 * KiB;
-    cfg.overflow = RC_OVERFLOW_WAIT;
-    rc_pool *pool;
-    ck_assert_int_eq(rc_pool_new(&cfg, &pool), RC_OK);
+    rc_pool *pool = pool_with_budget(64 * KiB, RC_OVERFLOW_WAIT);
     CURLM *multi = curl_multi_init();
     rc_response *r[N];
     CURL *e[N];

@@ -86,6 +86,17 @@ rc_pool *exact_pool(void)
   return p;
 }
 
+rc_pool *pool_with_budget(size_t budget, rc_overflow overflow)
+{
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = budget;
+  cfg.overflow = overflow;
+  rc_pool *p = NULL;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  return p;
+}
+
 size_t feed(rc_response *resp, const char *const *lines, const char *body, size_t body_len,
             size_t chunk)
 {

@@ -28,6 +28,10 @@ rc_pool *pool_with(counting_alloc *ca, size_t chunk);
 /* A pool with default settings and no quarantine. */
 rc_pool *exact_pool(void);
 
+/* A pool with default settings but a memory budget of budget bytes and
+ * the given overflow (RC_OVERFLOW_AUTO is the default one). */
+rc_pool *pool_with_budget(size_t budget, rc_overflow overflow);
+
 /* Feeds header lines (each with its CRLF), then body in pieces of chunk
  * bytes (0: one piece), through rc_header_cb / rc_write_cb, as curl would.
  * Returns the first callback return value that was not the piece length,

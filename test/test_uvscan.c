@@ -74,12 +74,18 @@ START_TEST(h2_streams_spill)
   int spilled = count_lines(o.out, want);
   snprintf(want, sizeof want, "200 8388608 2.0 mem %s", url);
   ck_assert_int_eq(spilled + count_lines(o.out, want), 48);
-  if (curl_holds_streams()) {
-    ck_assert_uint_gt(stat_of(o.err, "pauses"), 0); /* held streams wait */
-  } else {
-    ck_assert_int_gt(spilled, 0);
-    ck_assert_uint_eq(stat_of(o.err, "pauses"), 0);
-  }
+  /* Held streams wait (curl 8.14, 8.21); with 7.88 a refused stream
+   * spills and none pauses. Either needs two bodies to overlap: on a
+   * loaded machine nginx may send the 16 streams one after another, and
+   * then no two bodies were in memory at once. */
+  unsigned long long pauses = stat_of(o.err, "pauses"), peak = stat_of(o.err, "bytes");
+  int held_back = curl_holds_streams() ? pauses > 0 : spilled > 0;
+  if (!curl_holds_streams())
+    ck_assert_uint_eq(pauses, 0);
+  if (!held_back)
+    ck_assert_uint_lt(peak, 2u * 8 * 1024 * 1024);
+  /* The budget holds, give or take one response (the holder's place). */
+  ck_assert_uint_le(peak, 16u * 1024 * 1024 + 8u * 1024 * 1024 + 1 + 65536);
   prog_out_free(&o);
   h2_stop(h2);
 }

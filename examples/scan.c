@@ -2135,13 +2135,28 @@ static int set_request(CURL *e, const options *o)
   return ok ? 0 : -1;
 }
 
-/* Whether curl cannot reuse an HTTP/2 prior-knowledge connection: before
- * 8.0.0 a second transfer on one fails (curl issue 10634), so each
- * transfer then gets a connection of its own. */
+/* Whether curl cannot reuse an HTTP/2 prior-knowledge connection: from
+ * 7.87.0 to before 8.0.0 a second transfer on one fails (curl issue
+ * 10634), so each transfer then gets a connection of its own. */
 static int h2c_unreusable(const options *o)
 {
-  return o->http_version == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE &&
-         curl_version_info(CURLVERSION_NOW)->version_num < 0x080000;
+  unsigned int num = curl_version_info(CURLVERSION_NOW)->version_num;
+  return o->http_version == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE && num >= 0x075700 &&
+         num < 0x080000;
+}
+
+/* Targets come from outside: only web URLs, also after a redirect
+ * (CURLOPT_PROTOCOLS_STR is curl 7.85 and newer). */
+static int web_only(CURL *e)
+{
+#if LIBCURL_VERSION_NUM >= 0x075500
+  return curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+         curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK;
+#else
+  long web = CURLPROTO_HTTP | CURLPROTO_HTTPS;
+  return curl_easy_setopt(e, CURLOPT_PROTOCOLS, web) == CURLE_OK &&
+         curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS, web) == CURLE_OK;
+#endif
 }
 
 /* Makes the slot's easy handle and response, and sets every option that
@@ -2169,9 +2184,7 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
            curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirs) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms) == CURLE_OK &&
-           /* Targets come from outside: only web URLs, also after a redirect. */
-           curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
-           curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+           web_only(e) &&
            curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER) == CURLE_OK &&
            (!h2c_unreusable(o) || curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK);

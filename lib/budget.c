@@ -176,7 +176,7 @@ static int fits(const rc__budget *b, const rc__waiter *w, size_t bytes)
 /* Where a refused w goes instead of memory, when it does not wait. */
 static int spills_at_once(const rc__budget *b, const rc__waiter *w)
 {
-  return w->spill || b->mode == RC_OVERFLOW_SPILL ||
+  return w->spill || b->mode == RC_OVERFLOW_SPILL || w->unpausable ||
          (b->mode == RC_OVERFLOW_AUTO && w->multiplexed && !w->windowed);
 }
 

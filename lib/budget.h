@@ -12,7 +12,8 @@
  *    receiving into curl's own buffers up to its stream window, so such a
  *    transfer spills at once under RC_OVERFLOW_AUTO, unless its window was
  *    kept small (windowed: held, see transfer.c), which curl 8.14 and
- *    8.21 allow;
+ *    later allow; curl before 7.88 loses what a paused stream receives,
+ *    so there such a transfer spills at once under RC_OVERFLOW_WAIT too;
  *  - a waiter that waited max_wait_ms spills (AUTO), so that a program that
  *    keeps its finished responses cannot wait forever;
  *  - the oldest waiter is the holder (or, when none waits, the first
@@ -49,6 +50,9 @@ typedef struct rc__waiter {
   int multiplexed; /* its transfer shares a connection (HTTP/2+) */
   int windowed;    /* multiplexed, and held since its headers: its stream's
                       window is small, so pausing it holds the peer back */
+  int unpausable;  /* multiplexed on a curl that loses a paused stream's
+                      data (before 7.88): it never pauses, and spills
+                      when refused, also under RC_OVERFLOW_WAIT */
   int held;        /* its receive speed limit is lowered to hold it back
                       (rc__transfer_hold) */
 

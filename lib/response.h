@@ -68,8 +68,11 @@ struct rc_response {
 };
 
 /* When an HTTP/2 stream can be held back (transfer.c): never, from its
- * status line (curl 8.14), from its request (curl 8.21). */
+ * status line (curl 8.14 to 8.20), from its request (curl 8.21 and later). */
 enum { RC__HOLD_NEVER, RC__HOLD_AT_STATUS, RC__HOLD_FROM_REQUEST };
+
+/* Which of them the libcurl loaded allows (transfer.c). */
+int rc__transfer_hold_from(void);
 
 /* Sets easy's receive speed limit to hold w's stream back (hold != 0: its
  * window stays small, see transfer.c) or back to 0, unlimited; w->held

@@ -3,6 +3,7 @@
  * policy; the header path feeds the hops. */
 #include "body.h"
 #include "budget.h"
+#include "curl_compat.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,22 @@ static void drop_full(rc_response *resp)
  * streams start with. */
 #define HOLD_SPEED ((curl_off_t)16 * 1024)
 
+/* When the libcurl loaded lets a stream be held, by release, as measured
+ * (see the comment above): 8.14 up to the first release that sizes windows
+ * at every read (8.21), from its status line; 8.21 and every release after
+ * it, the newest measured, from its request (not when built against a curl
+ * older than 7.80, which has no CURLOPT_PREREQFUNCTION); none before 8.14. */
+int rc__transfer_hold_from(void)
+{
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  unsigned int num = v ? v->version_num : 0;
+  if (num >= 0x081500)
+    return RC__HAVE_PREREQ ? RC__HOLD_FROM_REQUEST : RC__HOLD_NEVER;
+  if (num >= 0x080e00)
+    return RC__HOLD_AT_STATUS;
+  return RC__HOLD_NEVER;
+}
+
 void rc__transfer_hold(rc__waiter *w, CURL *easy, int hold)
 {
   if (!easy || w->held == hold)
@@ -60,6 +77,7 @@ static int may_hold(const rc_response *resp)
          rc__budget_limit(budget) != 0 && rc__budget_mode(budget) != RC_OVERFLOW_SPILL;
 }
 
+#if RC__HAVE_PREREQ
 /* curl 8.21: before each request is sent, its stream is held. */
 static int hold_request(void *userdata, char *remote_ip, char *local_ip, int remote_port,
                         int local_port)
@@ -72,6 +90,7 @@ static int hold_request(void *userdata, char *remote_ip, char *local_ip, int rem
   rc__transfer_hold(&resp->waiter, resp->waiter.easy, may_hold(resp));
   return CURL_PREREQFUNC_OK;
 }
+#endif
 
 /* At a hop's status line: whether its stream is held (see above). With
  * curl 8.21 a hold begins only at the request: one lifted since then
@@ -128,6 +147,16 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   return n;
 }
 
+/* curl before 7.88 loses data of an HTTP/2 stream paused while the others
+ * of its connection go on (measured: 7.76.1 ends such transfers with
+ * CURLE_PARTIAL_FILE, 7.81.0 with CURLE_HTTP2_STREAM; 7.88.1 keeps what
+ * arrives, up to 64 MiB a stream). */
+static int curl_loses_paused_streams(void)
+{
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  return !v || v->version_num < 0x075800;
+}
+
 /* Decides, at the first body byte of the last hop, its declared size and
  * whether it is decoded, from the framing read at the end of its header
  * block. */
@@ -141,6 +170,7 @@ static rc_code setup_body(rc_response *resp)
   resp->waiter.multiplexed = f->version >= 20;
   /* A stream held since its status line has a small window: it may pause. */
   resp->waiter.windowed = resp->waiter.multiplexed && resp->waiter.held;
+  resp->waiter.unpausable = resp->waiter.multiplexed && curl_loses_paused_streams();
   if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
       resp->declared > resp->lim.max_body)
     return RC_E_TOO_LARGE;
@@ -323,15 +353,13 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
     return RC_E_INVAL;
   resp->decode = 1;
   rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, easy, resp->waiter.wait_ms);
-  curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  unsigned int num = v ? v->version_num : 0;
-  resp->hold_from = num >= 0x080e00 && num < 0x080f00   ? RC__HOLD_AT_STATUS
-                    : num >= 0x081500 && num < 0x081600 ? RC__HOLD_FROM_REQUEST
-                                                        : RC__HOLD_NEVER;
+  resp->hold_from = rc__transfer_hold_from();
+#if RC__HAVE_PREREQ
   if (resp->hold_from == RC__HOLD_FROM_REQUEST &&
       (curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, hold_request) != CURLE_OK ||
        curl_easy_setopt(easy, CURLOPT_PREREQDATA, resp) != CURLE_OK))
     return RC_E_INVAL;
+#endif
   return RC_OK;
 }
 
@@ -341,10 +369,12 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
     return RC_E_INVAL;
   resp->decode = 0;
   rc__transfer_hold(&resp->waiter, easy, 0); /* its speed limit back to unlimited */
+#if RC__HAVE_PREREQ
   if (resp->hold_from == RC__HOLD_FROM_REQUEST) {
     curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, (curl_prereq_callback)NULL);
     curl_easy_setopt(easy, CURLOPT_PREREQDATA, NULL);
   }
+#endif
   rc__budget_bind(rc__pool_budget(resp->pool), &resp->waiter, NULL, resp->waiter.wait_ms);
   /* curl's defaults: fwrite to stdout, no header callback, no encoding. */
   options o = {NULL, NULL, stdout, NULL, 1L};

@@ -152,9 +152,10 @@ int curl_at_least(unsigned int num)
 
 int curl_holds_streams(void)
 {
-  return (curl_at_least(0x080e00) && !curl_at_least(0x080f00)) ||
-         (curl_at_least(0x081500) && !curl_at_least(0x081600));
+  return curl_at_least(0x080e00) && (!curl_at_least(0x081500) || RC__HAVE_PREREQ);
 }
+
+int curl_loses_paused_streams(void) { return !curl_at_least(0x075800); }
 
 int run_suite(Suite *s)
 {

@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <stddef.h>
+#include "curl_compat.h" /* CURL_WRITEFUNC_ERROR on curl before 7.87 */
 #include "respchain.h"
 
 typedef struct counting_alloc {
@@ -64,9 +65,14 @@ int curl_at_least(unsigned int num);
 /* Whether this libcurl keeps a held HTTP/2 stream's window small (curl
  * 8.14 sizes stream windows from CURLOPT_MAX_RECV_SPEED_LARGE and opens them
  * at the response headers; 8.21 at every read, the first before the
- * headers): there respchain holds streams back (8.14 from the status line,
- * 8.21 from the request) and refused ones pause under RC_OVERFLOW_AUTO;
- * with 7.88 they spill. */
+ * headers): there respchain holds streams back (8.14 to 8.20 from the
+ * status line, measured on 8.14.1 and 8.17.0; 8.21 and later from the
+ * request, when built against curl 7.80 or newer) and refused ones pause
+ * under RC_OVERFLOW_AUTO; with older curls they spill. */
 int curl_holds_streams(void);
+
+/* Whether this libcurl loses data of a paused HTTP/2 stream (before 7.88):
+ * respchain never pauses one there, it spills under RC_OVERFLOW_WAIT too. */
+int curl_loses_paused_streams(void);
 
 #endif

@@ -196,6 +196,9 @@ typedef struct rc_pool_stats {
   size_t idle_small;     /* idle small buffers */
   size_t idle_large;     /* idle large buffers */
   size_t waiting;        /* responses waiting for the budget now */
+  uint64_t deferrals;    /* transfers rc_multi_add kept back before their
+                            request */
+  size_t deferred;       /* transfers kept back by rc_multi_add now */
 } rc_pool_stats;
 
 /* Fills cfg with the RC_DEFAULT_* values (budget off, RC_OVERFLOW_AUTO,
@@ -295,6 +298,9 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * counted: decoder state, spill files, their mappings and the batches
  * that gather their bytes (see max_memory: at most 16 MiB, and 16 KiB per
  * body spilling past 64 at once).
+ * On curl 8.1 to 8.6, which buffer every HTTP/2 stream themselves, the
+ * budget holds the process only for transfers added with rc_multi_add,
+ * which keeps them back before their request while memory is short.
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
  * tells how many wait now. A transfer that ends while it waits (its
  * timeout, an error, curl_multi_remove_handle) keeps its place in the
@@ -308,12 +314,14 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *
  * The curl_multi_perform loop:
  *
+ *     ... rc_attach, then rc_multi_add for each transfer ...
  *     do {
  *       curl_multi_perform(multi, &running);
  *       ... curl_multi_info_read: read results, rc_response_reset ...
- *       if (running)
+ *       rc_pool_stats_get(pool, &st);
+ *       if (running || st.deferred)
  *         rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
- *     } while (running);
+ *     } while (running || st.deferred);
  *
  * An event loop on curl_multi_socket_action (libuv, libevent, epoll):
  * register a wake callback once on the loop's thread (rc_pool_on_wake: it
@@ -331,8 +339,10 @@ RC_API rc_code rc_pool_set_budget(rc_pool *pool, size_t bytes);
  * may go on now: memory was released for them, or their wait bound passed
  * (they then spill). curl_easy_pause(CURLPAUSE_CONT) is called for each,
  * which curl allows only from the thread driving the handle, and which may
- * run their callbacks before it returns. Returns how many were resumed; 0
- * for a NULL pool. */
+ * run their callbacks before it returns. First it adds to their multi
+ * handles the transfers that rc_multi_add kept back on this thread and
+ * that may go in now. Returns how many were resumed or added; 0 for a NULL
+ * pool. */
 RC_API int rc_pool_resume(rc_pool *pool);
 
 /* Milliseconds until rc_pool_resume has work on the calling thread: 0 when
@@ -519,6 +529,32 @@ RC_API rc_code rc_detach(rc_response *resp, CURL *easy);
 RC_API size_t rc_write_cb(char *ptr, size_t size, size_t nmemb, void *resp);
 RC_API size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *resp);
 RC_API const char *rc_accept_encoding(void);
+
+/* Adds resp's transfer (the easy handle it was attached to with rc_attach)
+ * to multi: curl_multi_add_handle, at once or, on a curl that the budget
+ * cannot otherwise hold, later. curl 8.1 to 8.6 open every HTTP/2 stream
+ * with a 10 MB window and read all the streams of a connection into their
+ * own buffers whatever the write callback does (8.5.0, 200 x 8 MiB, 50
+ * streams on one connection, a callback that keeps nothing: 400 MiB), so
+ * there, while pool's budget is on, a transfer goes in only when the bytes
+ * in use, those admitted and a reserve for each admitted stream that runs
+ * leave room for its own reserve, or when no such stream runs; under
+ * RC_OVERFLOW_AUTO also when none went in for max_wait_ms. A reserve is
+ * twice the stream's window (at most the response's max_body): what curl
+ * reads and the body it becomes; it is given back when the body ends (its
+ * length, its coding's end, its cap), when its status line says HTTP/1.x,
+ * or when the response is reset, freed or detached. A handle whose last
+ * transfer spoke HTTP/1.x goes in at once. A kept-back transfer waits,
+ * oldest first, and goes in from rc_pool_resume (and rc_multi_poll) on the
+ * calling thread; that thread's wake callback says when. On every other
+ * curl, and without a budget, this is curl_multi_add_handle. A kept-back
+ * transfer is not in curl's running count (rc_pool_stats.deferred counts
+ * them): a loop goes on, and polls, while either is not 0; to take one
+ * back, reset, free or detach its response (curl_multi_remove_handle
+ * knows nothing of it). Returns curl_multi_add_handle's result, CURLM_OK
+ * when kept back, CURLM_BAD_HANDLE for a NULL multi, CURLM_BAD_EASY_HANDLE
+ * for a NULL or unattached resp, CURLM_ADDED_ALREADY for one kept back. */
+RC_API CURLMcode rc_multi_add(rc_response *resp, CURLM *multi);
 
 /* The outcome of the transfer, given curl's result for it: the first limit
  * the response hit (RC_TRUNCATED, RC_E_TOO_LARGE, RC_E_HEADER_CAP,

@@ -144,12 +144,91 @@ static void appoint_holder(rc__budget *b)
     wake(b, b->holder);
 }
 
+/* ---- Streams kept back before their request (see budget.h). Lock held. */
+
+/* Is there room to admit a stream that sets reserve aside? */
+static int stream_fits(const rc__budget *b, size_t reserve)
+{
+  if (b->nstreams == 0 || b->limit == 0)
+    return 1; /* none runs: one goes on, so that all of them drain */
+  size_t used = b->in_use;
+  size_t parts[] = {b->reserved, b->promised, b->streams, reserve};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    if ((used += parts[i]) < parts[i])
+      return 0;
+  return used <= b->limit;
+}
+
+/* Under RC_OVERFLOW_AUTO, has no kept-back transfer gone on for the wait
+ * bound? Milliseconds left (0: it passed), -1 when no bound applies. */
+static long defer_bound_left(const rc__budget *b, struct timespec t)
+{
+  if (b->mode != RC_OVERFLOW_AUTO || b->max_wait_ms <= 0)
+    return -1;
+  return ms_until(t, rc__after_ms(b->defer_went, b->max_wait_ms));
+}
+
+static void stream_admit(rc__budget *b, rc__waiter *w, size_t reserve)
+{
+  w->stream_reserve = reserve;
+  b->streams += reserve;
+  b->nstreams++;
+  b->defer_went = rc__now();
+}
+
+static void stream_release(rc__budget *b, rc__waiter *w)
+{
+  if (!w->stream_reserve || w->defer_multi)
+    return;
+  RC__ASSERT(b->streams >= w->stream_reserve && b->nstreams > 0);
+  b->streams -= w->stream_reserve;
+  b->nstreams--;
+  w->stream_reserve = 0;
+}
+
+static void undefer(rc__budget *b, rc__waiter *w)
+{
+  rc__waiter **pp = &b->dhead, *prev = NULL;
+  while (*pp && *pp != w) {
+    prev = *pp;
+    pp = &(*pp)->defer_next;
+  }
+  if (*pp) {
+    *pp = w->defer_next;
+    if (b->dtail == w)
+      b->dtail = prev;
+  }
+  w->defer_next = NULL;
+  w->defer_multi = NULL;
+  w->stream_reserve = 0;
+}
+
+static rc__waiter *oldest_deferred(const rc__budget *b, pthread_t thread)
+{
+  rc__waiter *w = b->dhead;
+  while (w && !pthread_equal(w->defer_thread, thread))
+    w = w->defer_next;
+  return w;
+}
+
+/* The oldest kept-back transfer may go on: its thread is told. */
+static void wake_deferred(rc__budget *b)
+{
+  rc__waiter *w = b->dhead;
+  if (!w || !stream_fits(b, w->stream_reserve))
+    return;
+  for (rc__waker *k = b->wakers; k; k = k->next)
+    if (pthread_equal(k->thread, w->defer_thread))
+      k->fn(k->ud);
+}
+
 /* Memory was credited back, admitted bytes settled or the limit changed:
  * the holder, then waiters oldest first while their needs added up fit.
  * The first that does not fit stops the pass: later, smaller ones do not
- * overtake it. */
+ * overtake it. A kept-back transfer that fits now is told too. */
 static void changed(rc__budget *b)
 {
+  wake_deferred(b);
   if (!b->head)
     return;
   appoint_holder(b);
@@ -306,14 +385,93 @@ void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms)
   pthread_mutex_lock(&b->lock);
   if (!easy && w->easy && w->queued)
     withdraw(b, w);
+  if (!easy) { /* detached: nothing adds or counts its handle any more */
+    if (w->defer_multi)
+      undefer(b, w);
+    stream_release(b, w);
+    wake_deferred(b);
+  }
   w->easy = easy;
   w->wait_ms = wait_ms;
+  pthread_mutex_unlock(&b->lock);
+}
+
+int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve)
+{
+  pthread_t self = pthread_self();
+  if (reserve == 0)
+    reserve = 1; /* a running stream is counted by its reserve */
+  pthread_mutex_lock(&b->lock);
+  stream_release(b, w); /* one that ran before and was not reset */
+  int keep = 0;
+  if (b->limit == 0) {
+    keep = 0; /* no budget: nothing is held back */
+  } else if (!oldest_deferred(b, self) && stream_fits(b, reserve)) {
+    stream_admit(b, w, reserve);
+  } else {
+    keep = 1;
+    w->defer_multi = multi;
+    w->defer_thread = self;
+    w->stream_reserve = reserve;
+    w->defer_next = NULL;
+    if (b->dtail)
+      b->dtail->defer_next = w;
+    else
+      b->dhead = w;
+    b->dtail = w;
+    b->deferrals++;
+  }
+  pthread_mutex_unlock(&b->lock);
+  return keep;
+}
+
+rc__waiter *rc__budget_next_admitted(rc__budget *b, pthread_t thread, CURLM **multi)
+{
+  pthread_mutex_lock(&b->lock);
+  rc__waiter *w = oldest_deferred(b, thread);
+  if (w && (stream_fits(b, w->stream_reserve) || defer_bound_left(b, rc__now()) == 0)) {
+    size_t reserve = w->stream_reserve;
+    *multi = w->defer_multi;
+    undefer(b, w);
+    stream_admit(b, w, reserve);
+  } else {
+    w = NULL;
+  }
+  pthread_mutex_unlock(&b->lock);
+  return w;
+}
+
+void rc__budget_requeue(rc__budget *b, rc__waiter *w, CURLM *multi)
+{
+  pthread_mutex_lock(&b->lock);
+  size_t reserve = w->stream_reserve;
+  stream_release(b, w);
+  w->defer_multi = multi;
+  w->defer_thread = pthread_self();
+  w->stream_reserve = reserve;
+  w->defer_next = b->dhead;
+  b->dhead = w;
+  if (!b->dtail)
+    b->dtail = w;
+  pthread_mutex_unlock(&b->lock);
+}
+
+void rc__budget_stream_done(rc__budget *b, rc__waiter *w)
+{
+  pthread_mutex_lock(&b->lock);
+  if (w->stream_reserve && !w->defer_multi) {
+    stream_release(b, w);
+    wake_deferred(b);
+  }
   pthread_mutex_unlock(&b->lock);
 }
 
 void rc__budget_leave(rc__budget *b, rc__waiter *w)
 {
   pthread_mutex_lock(&b->lock);
+  if (w->defer_multi)
+    undefer(b, w);
+  stream_release(b, w);
   withdraw(b, w);
   w->spill = w->resumed = 0;
   pthread_mutex_unlock(&b->lock);
@@ -351,9 +509,12 @@ void rc__budget_stats(rc__budget *b, rc_pool_stats *st)
   st->pauses = b->pauses;
   st->wakeups = b->wakeups;
   st->spills = b->spills;
-  st->waiting = 0;
+  st->deferrals = b->deferrals;
+  st->waiting = st->deferred = 0;
   for (rc__waiter *w = b->head; w; w = w->next)
     st->waiting++;
+  for (rc__waiter *w = b->dhead; w; w = w->defer_next)
+    st->deferred++;
   pthread_mutex_unlock(&b->lock);
 }
 
@@ -423,6 +584,12 @@ long rc__budget_due_in(rc__budget *b, pthread_t thread)
     if (!paused_by(w, thread))
       continue;
     long ms = w->woken ? 0 : wait_left(b, w, t);
+    if (ms >= 0 && (best < 0 || ms < best))
+      best = ms;
+  }
+  rc__waiter *d = oldest_deferred(b, thread);
+  if (d) {
+    long ms = stream_fits(b, d->stream_reserve) ? 0 : defer_bound_left(b, t);
     if (ms >= 0 && (best < 0 || ms < best))
       best = ms;
   }

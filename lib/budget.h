@@ -65,6 +65,12 @@ typedef struct rc__waiter {
   int resumed; /* unpaused by rc_pool_resume, has not asked yet */
   int holder;
   int spill; /* its wait bound passed: spill when it asks */
+
+  /* Kept back before its request (rc_multi_add, see "Streams" below). */
+  CURLM *defer_multi;            /* the multi it waits for; NULL: not kept back */
+  struct rc__waiter *defer_next; /* in the deferred queue, oldest first */
+  pthread_t defer_thread;        /* the thread that adds it */
+  size_t stream_reserve;         /* set aside for its stream while it runs */
 } rc__waiter;
 
 /* Something that wakes the loop of one thread: a poller inside
@@ -87,8 +93,12 @@ typedef struct rc__budget {
   size_t in_use, peak; /* bytes held by responses now, and the most */
   size_t reserved;     /* admitted, not yet settled */
   size_t promised;     /* needs of the woken waiters, holder aside */
-  uint64_t pauses, wakeups, spills;
+  uint64_t pauses, wakeups, spills, deferrals;
   rc__waiter *head, *tail;
+  rc__waiter *dhead, *dtail;  /* kept back before their request */
+  size_t streams;             /* set aside for admitted streams that run */
+  size_t nstreams;            /* how many of them */
+  struct timespec defer_went; /* when a kept-back transfer last went on */
   rc__waiter *holder;
   rc__waker *wakers;
 } rc__budget;
@@ -133,8 +143,9 @@ void rc__budget_spilled(rc__budget *b);
  * be gone), or blocking up to wait_ms (> 0). */
 void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms);
 
-/* w's response is reset or freed: it leaves the queue and passes on the
- * holder's place; its spill mark is cleared. */
+/* w's response is reset or freed: it leaves the queue (and the deferred
+ * one) and passes on the holder's place; its stream's reserve is given
+ * back; its spill mark is cleared. */
 void rc__budget_leave(rc__budget *b, rc__waiter *w);
 
 /* Sets the limit (0: off); waiters that now fit are woken. */
@@ -144,6 +155,35 @@ rc_overflow rc__budget_mode(rc__budget *b);
 
 /* Copies the budget's counters into st. */
 void rc__budget_stats(rc__budget *b, rc_pool_stats *st);
+
+/* ---- Streams: on a curl that reads every HTTP/2 stream into its own
+ * buffers from its request on, whatever the write callback does (8.1 to
+ * 8.6: 10 MB windows), the budget can bound the process only by how many
+ * streams run. rc_multi_add asks here before it adds a transfer: one is
+ * admitted with `reserve` bytes set aside for its stream (what curl may
+ * buffer of it, and the body it becomes: measured, such a stream costs
+ * the process about twice its body), while the bytes in use, those
+ * reserved and those set aside for running streams leave room for it, or
+ * when no admitted stream runs; else it is kept back, oldest first, and the thread that asked adds
+ * it when it is admitted (rc__budget_next_admitted). Under RC_OVERFLOW_AUTO
+ * one also goes on when none has for max_wait_ms. A stream's reserve is
+ * given back when its body ends or its response leaves. */
+
+/* 1: w is kept back, to be added to multi later by the calling thread; 0:
+ * it may be added now (its reserve set aside, when the budget is on). */
+int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve);
+
+/* The oldest transfer kept back by thread that is admitted now (dequeued,
+ * its reserve set aside), with its multi in *multi; NULL when none is. */
+rc__waiter *rc__budget_next_admitted(rc__budget *b, pthread_t thread, CURLM **multi);
+
+/* w, just admitted, could not be added yet: it is kept back again, first
+ * in the queue, its reserve no longer set aside. */
+void rc__budget_requeue(rc__budget *b, rc__waiter *w, CURLM *multi);
+
+/* w's stream no longer runs (its body ended, or its add failed): its
+ * reserve is given back, and kept-back transfers that now fit are woken. */
+void rc__budget_stream_done(rc__budget *b, rc__waiter *w);
 
 /* ---- For the loop functions (loop.c), which say which thread asks. */
 
@@ -157,8 +197,8 @@ CURL *rc__budget_next_due(rc__budget *b, pthread_t thread, rc__waiter **w);
  * (its write callback has not run, or did not reach the budget). */
 int rc__budget_still_resumed(rc__budget *b, const rc__waiter *w);
 
-/* Milliseconds until a transfer paused by thread is due (0: one is); -1
- * when none will be without a wake-up. */
+/* Milliseconds until a transfer paused or kept back by thread is due (0:
+ * one is); -1 when none will be without a wake-up. */
 long rc__budget_due_in(rc__budget *b, pthread_t thread);
 
 /* Adds k (owned by the caller) to the wakers, or takes it off. */

@@ -9,13 +9,83 @@
 
 #include <pthread.h>
 
+/* curl 8.1 to 8.6 open every HTTP/2 stream with a 10 MB window and read
+ * all the streams of a connection into their own buffers, paused or not,
+ * even with a write callback that keeps nothing (200 x 8 MiB, 50 streams:
+ * 400 MiB with 8.5.0); curl 7.x and 8.7 and later do not (8 to 13 MiB). */
+static int curl_buffers_streams(void)
+{
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  return v && v->version_num >= 0x080100 && v->version_num < 0x080700;
+}
+
+/* What such a curl may buffer of one stream: its window, at most the body
+ * that the response keeps. A stream is given twice that: what curl reads
+ * of it and the body it becomes are both in the process at the peak (8.5.0,
+ * 8 MiB bodies: 4 streams at once peak at 74 MiB, 6 at 104, 8 at 131). */
+#define STREAM_WINDOW ((size_t)10 * 1024 * 1024)
+
+/* Whether the handle's last transfer spoke HTTP/1.x: its next one, most
+ * likely to the same server, owns its connection too (pausing it holds the
+ * server back) and needs no reserve. A handle that has not run yet, or ran
+ * HTTP/2, gets one; one that goes elsewhere now gives its reserve back at
+ * its status line if that says HTTP/1.x (transfer.c). */
+static int was_http1(CURL *easy)
+{
+  long version = 0;
+  curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+  return version == CURL_HTTP_VERSION_1_0 || version == CURL_HTTP_VERSION_1_1;
+}
+
+CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
+{
+  if (!multi)
+    return CURLM_BAD_HANDLE;
+  if (!resp || !resp->waiter.easy)
+    return CURLM_BAD_EASY_HANDLE;
+  if (resp->waiter.defer_multi)
+    return CURLM_ADDED_ALREADY;
+  rc__budget *b = rc__pool_budget(resp->pool);
+  size_t reserve = 2 * (resp->lim.max_body < STREAM_WINDOW ? resp->lim.max_body : STREAM_WINDOW);
+  if (curl_buffers_streams() && !was_http1(resp->waiter.easy) &&
+      rc__budget_defer(b, &resp->waiter, multi, reserve))
+    return CURLM_OK; /* kept back: rc_pool_resume adds it */
+  CURLMcode mc = curl_multi_add_handle(multi, resp->waiter.easy);
+  if (mc != CURLM_OK)
+    rc__budget_stream_done(b, &resp->waiter);
+  return mc;
+}
+
+/* Adds to their multi handles the transfers that rc_multi_add kept back on
+ * this thread and that may go in now; how many. */
+static int add_admitted(rc__budget *b, pthread_t self)
+{
+  int added = 0;
+  rc__waiter *w;
+  CURLM *multi;
+  while ((w = rc__budget_next_admitted(b, self, &multi))) {
+    CURLMcode mc = curl_multi_add_handle(multi, w->easy);
+    if (mc == CURLM_RECURSIVE_API_CALL) {
+      /* Asked from inside a curl callback: a later call adds it. */
+      rc__budget_requeue(b, w, multi);
+      break;
+    }
+    if (mc != CURLM_OK) {
+      rc__budget_stream_done(b, w);
+      continue;
+    }
+    added++;
+  }
+  return added;
+}
+
 int rc_pool_resume(rc_pool *pool)
 {
   if (!pool)
     return 0;
   rc__budget *b = rc__pool_budget(pool);
   pthread_t self = pthread_self();
-  int resumed = 0;
+  int resumed = add_admitted(b, self);
   rc__waiter *w;
   for (CURL *easy; (easy = rc__budget_next_due(b, self, &w));) {
     /* Outside the budget's lock: curl may run the write callback at once,

@@ -9,6 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The last hop's body ended (whole, or at its cap): a stream that
+ * rc_multi_add set a reserve aside for gives it back; a body of unknown
+ * length gives it back at reset. */
+static rc_code body_end(rc_response *resp)
+{
+  if (resp->waiter.stream_reserve)
+    rc__budget_stream_done(rc__pool_budget(resp->pool), &resp->waiter);
+  return rc__body_end(resp);
+}
+
 /* Records the first failure; later ones do not overwrite it. */
 static size_t fail(rc_response *resp, rc_code rc)
 {
@@ -105,6 +115,16 @@ static void hold_at_status(rc_response *resp)
   rc__transfer_hold(&resp->waiter, resp->waiter.easy, hold);
 }
 
+/* At a hop's status line: a transfer that rc_multi_add admitted with a
+ * reserve for its stream, and that owns its connection (HTTP/1.x, where
+ * pausing holds the peer back), gives the reserve back. */
+static void release_unshared(rc_response *resp)
+{
+  const rc__hop *hop = rc__hops_at(&resp->hops, -1);
+  if (resp->waiter.stream_reserve && hop && hop->version < 20)
+    rc__budget_stream_done(rc__pool_budget(resp->pool), &resp->waiter);
+}
+
 /* At the end of a held hop's header block: a hop whose body cannot come
  * (an interim 1xx, 204, 304, Content-Length 0, a HEAD request) is let go
  * now, as no write call will lift its limit; the handle would otherwise
@@ -141,6 +161,7 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   if (new_hop) {
     rc__response_drop_body(resp); /* a body belongs to the last hop only */
     hold_at_status(resp);
+    release_unshared(resp);
   } else {
     let_go_without_body(resp);
   }
@@ -223,7 +244,7 @@ static size_t at_cap(rc_response *resp, size_t n)
   resp->truncated = 1;
   if (resp->decoding && resp->lim.max_raw)
     resp->raw_truncated = 1;
-  if (rc__body_end(resp) != RC_OK)
+  if (body_end(resp) != RC_OK)
     return fail(resp, RC_E_SPILL);
   if (resp->lim.on_cap == RC_CAP_DRAIN)
     return n;
@@ -243,7 +264,7 @@ static rc_code decode_slice(rc_response *resp, const char *ptr, size_t n)
   rc_code rc = rc__decoder_write(resp->dec, ptr, n, &sink);
   rc__body_step_end(resp);
   if (rc == RC_OK && rc__decoder_ended(resp->dec))
-    rc = rc__body_end(resp);
+    rc = body_end(resp);
   return rc == RC_OK ? resp->observed : rc; /* the observer's, said at the step's last bytes */
 }
 
@@ -300,7 +321,7 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
   if (rc == RC_OK && paused)
     return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
   if (rc == RC_OK && rc__body_len(resp) == resp->declared)
-    rc = rc__body_end(resp); /* the whole declared body */
+    rc = body_end(resp); /* the whole declared body */
   if (rc != RC_OK)
     return fail(resp, rc);
   return take < n ? at_cap(resp, n) : n;

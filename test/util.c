@@ -157,6 +157,8 @@ int curl_holds_streams(void)
 
 int curl_loses_paused_streams(void) { return !curl_at_least(0x075800); }
 
+int curl_buffers_streams(void) { return curl_at_least(0x080100) && !curl_at_least(0x080700); }
+
 int run_suite(Suite *s)
 {
   curl_global_init(CURL_GLOBAL_DEFAULT);

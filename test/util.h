@@ -75,4 +75,9 @@ int curl_holds_streams(void);
  * respchain never pauses one there, it spills under RC_OVERFLOW_WAIT too. */
 int curl_loses_paused_streams(void);
 
+/* Whether this libcurl reads every HTTP/2 stream into its own buffers from
+ * its request on, paused or not (8.1 to 8.6): rc_multi_add keeps transfers
+ * back there while the budget is short. */
+int curl_buffers_streams(void);
+
 #endif

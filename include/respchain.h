@@ -540,8 +540,9 @@ RC_API const char *rc_accept_encoding(void);
  * in use, those admitted and a reserve for each admitted stream that runs
  * leave room for its own reserve, or when no such stream runs; under
  * RC_OVERFLOW_AUTO also when none went in for max_wait_ms. A reserve is
- * twice the stream's window (at most the response's max_body): what curl
- * reads and the body it becomes; it is given back when the body ends (its
+ * one and a half times the stream's window (at most the response's
+ * max_body): what curl reads and the body it becomes, of which the body's
+ * bytes are not counted again; it is given back when the body ends (its
  * length, its coding's end, its cap), when its status line says HTTP/1.x,
  * or when the response is reset, freed or detached. A handle whose last
  * transfer spoke HTTP/1.x goes in at once. A kept-back transfer waits,

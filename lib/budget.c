@@ -151,8 +151,11 @@ static int stream_fits(const rc__budget *b, size_t reserve)
 {
   if (b->nstreams == 0 || b->limit == 0)
     return 1; /* none runs: one goes on, so that all of them drain */
-  size_t used = b->in_use;
-  size_t parts[] = {b->reserved, b->promised, b->streams, reserve};
+  size_t used = b->in_use + b->reserved;
+  if (used < b->in_use)
+    return 0;
+  used -= b->streams_body < used ? b->streams_body : used; /* within the reserves */
+  size_t parts[] = {b->promised, b->streams, reserve};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if ((used += parts[i]) < parts[i])
       return 0;
@@ -171,6 +174,7 @@ static long defer_bound_left(const rc__budget *b, struct timespec t)
 static void stream_admit(rc__budget *b, rc__waiter *w, size_t reserve)
 {
   w->stream_reserve = reserve;
+  w->stream_body = 0;
   b->streams += reserve;
   b->nstreams++;
   b->defer_went = rc__now();
@@ -181,9 +185,11 @@ static void stream_release(rc__budget *b, rc__waiter *w)
   if (!w->stream_reserve || w->defer_multi)
     return;
   RC__ASSERT(b->streams >= w->stream_reserve && b->nstreams > 0);
+  RC__ASSERT(b->streams_body >= w->stream_body);
   b->streams -= w->stream_reserve;
+  b->streams_body -= w->stream_body;
   b->nstreams--;
-  w->stream_reserve = 0;
+  w->stream_reserve = w->stream_body = 0;
 }
 
 static void undefer(rc__budget *b, rc__waiter *w)
@@ -282,6 +288,13 @@ static rc__admission ask(rc__budget *b, rc__waiter *w, size_t bytes)
         dequeue(b, w);
       w->spill = 0;
       b->reserved += bytes;
+      if (w->stream_reserve && !w->defer_multi) {
+        /* A running stream's body, up to its reserve: what it holds. */
+        size_t room = w->stream_reserve - w->stream_body;
+        size_t in = bytes < room ? bytes : room;
+        w->stream_body += in;
+        b->streams_body += in;
+      }
       return RC__ADMITTED;
     }
     int can_wait = w->easy || w->wait_ms > 0;

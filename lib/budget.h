@@ -71,6 +71,7 @@ typedef struct rc__waiter {
   struct rc__waiter *defer_next; /* in the deferred queue, oldest first */
   pthread_t defer_thread;        /* the thread that adds it */
   size_t stream_reserve;         /* set aside for its stream while it runs */
+  size_t stream_body;            /* of it, the body bytes admitted since */
 } rc__waiter;
 
 /* Something that wakes the loop of one thread: a poller inside
@@ -97,6 +98,7 @@ typedef struct rc__budget {
   rc__waiter *head, *tail;
   rc__waiter *dhead, *dtail;  /* kept back before their request */
   size_t streams;             /* set aside for admitted streams that run */
+  size_t streams_body;        /* of it, the body bytes they were admitted */
   size_t nstreams;            /* how many of them */
   struct timespec defer_went; /* when a kept-back transfer last went on */
   rc__waiter *holder;
@@ -161,10 +163,11 @@ void rc__budget_stats(rc__budget *b, rc_pool_stats *st);
  * 8.6: 10 MB windows), the budget can bound the process only by how many
  * streams run. rc_multi_add asks here before it adds a transfer: one is
  * admitted with `reserve` bytes set aside for its stream (what curl may
- * buffer of it, and the body it becomes: measured, such a stream costs
- * the process about twice its body), while the bytes in use, those
- * reserved and those set aside for running streams leave room for it, or
- * when no admitted stream runs; else it is kept back, oldest first, and the thread that asked adds
+ * buffer of it, and the body it becomes: loop.c says how it is sized),
+ * while the bytes in use and reserved
+ * (but the bodies of running streams, which their reserves hold) and those
+ * set aside for running streams leave room for it, or when no admitted
+ * stream runs; else it is kept back, oldest first, and the thread that asked adds
  * it when it is admitted (rc__budget_next_admitted). Under RC_OVERFLOW_AUTO
  * one also goes on when none has for max_wait_ms. A stream's reserve is
  * given back when its body ends or its response leaves. */

@@ -20,9 +20,13 @@ static int curl_buffers_streams(void)
 }
 
 /* What such a curl may buffer of one stream: its window, at most the body
- * that the response keeps. A stream is given twice that: what curl reads
- * of it and the body it becomes are both in the process at the peak (8.5.0,
- * 8 MiB bodies: 4 streams at once peak at 74 MiB, 6 at 104, 8 at 131). */
+ * that the response keeps. A stream's reserve is one and a half times that:
+ * what curl reads of it and the body it becomes are in the process at once
+ * (8.5.0, 8 MiB bodies, streams at once by hand: 4 peak at 74 MiB, 6 at
+ * 104, 8 at 131). Under a 64 MiB budget, bench h2: a reserve of one window
+ * peaked at 123-131 MiB (8.1.2), of two at 75 MiB but twice the wall on
+ * 8.1.2, of one and a half at 88-91 MiB (8.1.2, 8.5.0), at the wall of
+ * the run without a budget. */
 #define STREAM_WINDOW ((size_t)10 * 1024 * 1024)
 
 /* Whether the handle's last transfer spoke HTTP/1.x: its next one, most
@@ -46,7 +50,8 @@ CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
   if (resp->waiter.defer_multi)
     return CURLM_ADDED_ALREADY;
   rc__budget *b = rc__pool_budget(resp->pool);
-  size_t reserve = 2 * (resp->lim.max_body < STREAM_WINDOW ? resp->lim.max_body : STREAM_WINDOW);
+  size_t window = resp->lim.max_body < STREAM_WINDOW ? resp->lim.max_body : STREAM_WINDOW;
+  size_t reserve = window + window / 2;
   if (curl_buffers_streams() && !was_http1(resp->waiter.easy) &&
       rc__budget_defer(b, &resp->waiter, multi, reserve))
     return CURLM_OK; /* kept back: rc_pool_resume adds it */
@@ -137,7 +142,10 @@ CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fd
     return CURLM_BAD_HANDLE;
   rc__budget *b = rc__pool_budget(pool);
   rc__pool_tick(pool);
-  rc_pool_resume(pool);
+  /* Resumed or added transfers have work for curl now: the poll does not
+   * wait for them. */
+  if (rc_pool_resume(pool) > 0)
+    timeout_ms = 0;
   /* From here a wake-up interrupts the poll; one that came between the
    * resume and now shows as a due transfer, so the poll does not wait. */
   rc__waker me = {NULL, pthread_self(), wake_multi, multi, 0};

@@ -11,6 +11,10 @@
 #define KiB ((size_t)1024)
 #define MiB (1024 * KiB)
 
+/* A stream's reserve with the default 8 MiB max body: one and a half times
+ * it (rc_multi_add(3)). */
+#define RESERVE (8 * MiB + 4 * MiB)
+
 static h2_server *h2;
 
 static void setup(void)
@@ -62,11 +66,11 @@ typedef struct batch {
 } batch;
 
 /* N transfers of path over HTTP/2 (or HTTP/1.1), added with rc_multi_add
- * under a budget of two bodies' reserves less a byte: one goes in, the
- * rest wait where curl buffers streams. */
+ * under a budget of two reserves less a byte: one goes in, the rest wait
+ * where curl buffers streams. */
 static void batch_add(batch *b, const char *path, int over_h2)
 {
-  b->pool = pool_with_budget(2 * 2 * 8 * MiB - 1, RC_OVERFLOW_AUTO);
+  b->pool = pool_with_budget(2 * RESERVE - 1, RC_OVERFLOW_AUTO);
   b->multi = curl_multi_init();
   char url[256];
   if (over_h2)
@@ -123,7 +127,7 @@ static void batch_free(batch *b)
 }
 
 /* Over HTTP/2: where curl buffers streams, all but the first wait (each
- * reserves twice its 8 MiB max body), a waiting one cannot be added twice,
+ * reserves more than half the budget), a waiting one cannot be added twice,
  * and every one goes in as memory comes back, whole; elsewhere all go in
  * at once. */
 START_TEST(keeps_streams_back)

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -24,6 +23,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "h2.h"
 #include "net.h"
@@ -172,11 +174,12 @@ static pid_t start_example(const char *name, const char *const *args, const char
 {
   char path[600];
   const char *bin = program(name, path, sizeof path);
-  const char *argv[48];
+  const char *argv[96];
   size_t n = 0;
   argv[n++] = bin;
-  while (*args && n < 47)
+  while (*args && n < 95)
     argv[n++] = *args++;
+  ck_assert_msg(!*args, "too many arguments for %s", name);
   argv[n] = NULL;
 
   posix_spawn_file_actions_t fa;
@@ -214,7 +217,7 @@ static int run_scan(const char *const *args) { return run_example("scan", args, 
 /* ---- A JSON line -------------------------------------------------------- */
 
 #define MAX_CHAIN   32
-#define MAX_MATCHES 24
+#define MAX_MATCHES 40
 
 /* The fields of one output line. Strings are unescaped; a null string is
  * marked by its *_null flag. status is status_code. */
@@ -796,7 +799,7 @@ START_TEST(word_matcher)
 END_TEST
 
 /* The pattern's binary word holds NUL, 0x01, 0x7f, 0x80: "\x01\x7f\x80" is
- * only ever found right after a NUL byte, so it matches only when regexec
+ * only ever found right after a NUL byte, so it matches only when PCRE2
  * sees the whole body rather than a NUL-terminated prefix. */
 static int has_binary(const target *t) { return body_contains(t, "\x01\x7f\x80", 3); }
 
@@ -946,35 +949,61 @@ static long first_end(const unsigned char *hay, size_t n, const char *needle, si
   return -1;
 }
 
-/* Where the first match of ere in body to end, ends, by its definition:
- * the shortest prefix in which regexec finds a match ($ matching only at
- * the body's own end); -1 when it does not match. Tried length by length:
- * the independent check of scan's halving and of the stream's reports. */
-static long regex_end(const char *ere, const unsigned char *body, size_t n)
+/* A regex compiled by PCRE2, the reference for what scan's regexes mean. */
+static pcre2_code *pcre(const char *re)
 {
-  regex_t re;
-  ck_assert_int_eq(regcomp(&re, ere, REG_EXTENDED | REG_NOSUB), 0);
-  long end = -1;
-  regmatch_t whole = {0, (regoff_t)n};
-  if (regexec(&re, (const char *)body, 1, &whole, REG_STARTEND) == 0) {
-    for (size_t e = 0; e <= n && end < 0; e++) {
-      regmatch_t range = {0, (regoff_t)e};
-      if (regexec(&re, (const char *)body, 1, &range, REG_STARTEND | (e < n ? REG_NOTEOL : 0)) == 0)
-        end = (long)e;
-    }
-  }
-  regfree(&re);
+  int err;
+  PCRE2_SIZE at;
+  /* Auto-possessification, which keeps the meaning, would make the DFA
+   * matcher's shortest matches longer (regex_end). */
+  pcre2_code *code =
+      pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, PCRE2_NO_AUTO_POSSESS, &err, &at, NULL);
+  ck_assert_msg(code, "PCRE2 refuses %s", re);
+  return code;
+}
+
+/* Where the leftmost match of re in body[0..n) ends; -1 when none. */
+static long leftmost_end(pcre2_code *code, const unsigned char *body, size_t n)
+{
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+  int rc = pcre2_match(code, body, n, 0, 0, md, NULL);
+  long end = rc >= 0 ? (long)pcre2_get_ovector_pointer(md)[1] : -1;
+  pcre2_match_data_free(md);
   return end;
 }
 
-/* A fixed-width regex's first match ends where its leftmost one does. */
-static long fixed_regex_end(const char *ere, const unsigned char *body, size_t n)
+/* Where the first match of re in body to end, ends, by its definition:
+ * the least end of any match of PCRE2 over the whole body; -1 when it
+ * does not match. Found start by start with PCRE2's DFA matcher (the
+ * shortest match anchored there), independently of scan's halving and of
+ * the stream's reports. A regex the DFA matcher does not take (a back
+ * reference) must have a fixed width, whose first end is its leftmost. */
+static long regex_end(const char *re, const unsigned char *body, size_t n)
 {
-  regex_t re;
-  ck_assert_int_eq(regcomp(&re, ere, REG_EXTENDED), 0);
-  regmatch_t m = {0, (regoff_t)n};
-  long end = regexec(&re, (const char *)body, 1, &m, REG_STARTEND) == 0 ? (long)m.rm_eo : -1;
-  regfree(&re);
+  pcre2_code *code = pcre(re);
+  pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+  int ws[4096];
+  long best = leftmost_end(code, body, n);
+  for (size_t s = 0; best >= 0 && (long)s < best; s++) {
+    int rc = pcre2_dfa_match(code, body, n, s, PCRE2_ANCHORED | PCRE2_DFA_SHORTEST, md, NULL, ws,
+                             sizeof ws / sizeof ws[0]);
+    if (rc == PCRE2_ERROR_DFA_UITEM || rc == PCRE2_ERROR_DFA_UCOND)
+      break; /* leftmost, as for a back reference */
+    ck_assert_msg(rc >= 0 || rc == PCRE2_ERROR_NOMATCH, "%s: DFA error %d", re, rc);
+    if (rc >= 0 && (long)pcre2_get_ovector_pointer(md)[1] < best)
+      best = (long)pcre2_get_ovector_pointer(md)[1];
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(code);
+  return best;
+}
+
+/* A fixed-width regex's first match ends where its leftmost one does. */
+static long fixed_regex_end(const char *re, const unsigned char *body, size_t n)
+{
+  pcre2_code *code = pcre(re);
+  long end = leftmost_end(code, body, n);
+  pcre2_code_free(code);
   return end;
 }
 
@@ -1010,8 +1039,8 @@ static size_t pattern_text(size_t at, size_t len, char *out)
   return from;
 }
 
-/* Bytes as an ERE that matches them literally. */
-static void ere_literal(const char *bytes, size_t n, char *out)
+/* Bytes as a regex that matches them literally. */
+static void re_literal(const char *bytes, size_t n, char *out)
 {
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
@@ -1052,10 +1081,10 @@ START_TEST(stream_verdicts)
   memcpy(a, pattern + r1_at, 4);
   memcpy(b, pattern + r1_at + 9, 3);
   char ea[16], eb[16];
-  ere_literal(a, 4, ea);
-  ere_literal(b, 3, eb);
+  re_literal(a, 4, ea);
+  re_literal(b, 3, eb);
   snprintf(r1, sizeof r1, "%s.{5}%s", ea, eb);
-  ere_literal((const char *)pattern, 6, ea);
+  re_literal((const char *)pattern, 6, ea);
   snprintf(r2, sizeof r2, "^%s", ea);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const char *coding = strstr(cases[c].path, "coding=");
@@ -1069,7 +1098,7 @@ START_TEST(stream_verdicts)
     w_end[8] = '\0';
     ck_assert_msg(!memchr(w_end, '\0', 8), "the body ends in a NUL; pick another length");
     memcpy(tail, pattern + n - 5, 5);
-    ere_literal(tail, 5, ea);
+    re_literal(tail, 5, ea);
     snprintf(r_end, sizeof r_end, "%s$", ea);
     char cap[32];
     snprintf(cap, sizeof cap, "%zu", cases[c].cap ? cases[c].cap : 4 * MiB);
@@ -1169,23 +1198,34 @@ static size_t html_body(const char *title, size_t tlen, unsigned char *out)
   return n + sizeof tail - 1;
 }
 
-/* The meaning of a regex is regexec's, whichever engine runs it: '.' is
- * any byte but NUL, a line break included; a negated bracket takes NUL;
- * $ is the body's very end, not before a final newline; ^ its start;
- * glibc's reading of "\n" (an n), of a backslash in brackets, of {,n}
- * and of quantified quantifiers; classes in the C locale. Offsets too. */
+/* The meaning of a regex is PCRE2's, whichever engine runs it: PCRE
+ * syntax as scanners write it ((?i), (?s), (?m), (?:...), \d \s \w \b,
+ * lazy quantifiers, {n,m}, classes); '.' is any byte but a line feed, $
+ * the end or before a final line feed, ^ the start; NUL bytes are bytes.
+ * The first set streams where Vectorscan is built in; the second (back
+ * references, lookarounds, an empty match) runs with PCRE2 over the kept
+ * body in both builds. Offsets too, against PCRE2 over the whole body,
+ * delivered 3 bytes at a time. */
 START_TEST(regex_meaning)
 {
-  static const char title[] = "a\0b a\nb anb n\\k ]q 12345 (x) aaaaaa xyzzy";
-  static const char encoded[] =
-      "a%00b+a%0Ab+anb+n%5Ck+%5Dq+12345+%28x%29+aaaaaa+xyzzy&write=3&delay_us=20";
+  static const char title[] = "a\0b a\nb anb n\\k ]q 12345 (x) aaaaaa xyzzy "
+                              "bitrix/js/main/core Scanner";
+  static const char encoded[] = "a%00b+a%0Ab+anb+n%5Ck+%5Dq+12345+%28x%29+aaaaaa+xyzzy+"
+                                "bitrix%2Fjs%2Fmain%2Fcore+Scanner&write=3&delay_us=20";
   static const char *const streamable[] = {
-      "a.b",          "a[^x]b",       "a\\nb",        "[\\n]k",    "html>$",
-      "html>.$",      "^<!DOCTYPE",   "^html",        "[]q]q",     "[[:digit:]]{3}",
-      "a{2}{3}",      "x{,2}yz+y",    "a+?b",         "(a|b)*nb",  "\\(x\\)",
-      "\\w\\w\\W\\S", "[[:space:]]a", "title.*xyzzy", "z{2}y|>hel"};
-  static const char *const whole[] = {"(a)\\1\\1", "x*", "^$", "(z)\\1y"};
-  unsigned char body[512];
+      "a.b",         "(?s)a.b",           "a[^x]b",
+      "a\\nb",       "html>$",            "html>\\z",
+      "html>\\n\\z", "^<!DOCTYPE",        "(?m)^<body",
+      "^html",       "[]q]q",             "[[:digit:]]{3}",
+      "\\d{2,4}",    "a+?b",              "(?:a|b)*nb",
+      "\\(x\\)",     "\\w\\w\\W\\S",      "\\s+a",
+      "title.*xyzzy", "(?i)TITLE LANG",   "\\bxyzzy\\b",
+      "\\Bnb",       "z{2}y|>hel",        "a.*?y",
+      "x{0,2}yz+y",  "^$",                "(?m)y$",
+      "bitrix(?:\\.info/|/js/main/core)", "(?i)scanner", "\\d+"};
+  static const char *const whole[] = {"(a)\\1\\1", "x*", "(z)\\1y", "(?<=12)345", "(?<!a)nb",
+                                      "a(?=\\x00)"};
+  unsigned char body[1024];
   size_t n = html_body(title, sizeof title - 1, body);
   char path[256];
   snprintf(path, sizeof path, "/html?title=%s", encoded);
@@ -1215,6 +1255,112 @@ START_TEST(regex_meaning)
     char *err = slurp(err_path);
     int kept = strstr(err, "bodies kept") != NULL;
     ck_assert_msg(kept == (set == 1 || !streams), "%s", err);
+    free(err);
+    unlink(err_path);
+  }
+}
+END_TEST
+
+/* The regexes of pcre_bodies: PCRE syntax over the pattern's words, some
+ * that Vectorscan takes (the first PCRE_STREAMABLE) and some only PCRE2
+ * does (a back reference, lookarounds). */
+static const char *const PCRE_PATTERNS[] = {
+    "(?i)OFFICIA ",  "\\d{7}\\n",        "\\blaborum\\.",     "(?:pariat|except)\\.? +\\w",
+    "\\x00\\x01\\x7f\\x80", "(?s)0123456.\\x00", "mollit\\s+\\w+?\\s", "(?m)^\\x00",
+    "[[:upper:]]",   "(?i)absent-\\d+",  "sunt {4}c[a-z]{1,4}a",
+    "(l)\\1",        "(?<=qui {5})[a-z]+", "culpa(?! {3}qui)"};
+#define PCRE_STREAMABLE 11
+
+/* Verdicts and offsets of PCRE syntax over bodies in slices of every size
+ * and in each coding: the same as PCRE2's over the whole body, in both
+ * builds (so the builds agree), with the matches straddling slices. */
+START_TEST(pcre_bodies)
+{
+  static const struct {
+    const char *path;
+    size_t n;
+  } cases[] = {
+      {"/bytes?n=200000&write=7", 200000},
+      {"/bytes?n=100000&te=chunked&write=4096&delay_us=50", 100000},
+      {"/gzip?n=200000&coding=gzip&write=1000", 200000},
+      {"/gzip?n=200000&coding=br", 200000},
+      {"/gzip?n=200000&coding=zstd&members=3", 200000},
+  };
+  size_t count = sizeof PCRE_PATTERNS / sizeof *PCRE_PATTERNS;
+  const char *opts[2 * 16 + 1];
+  for (size_t i = 0; i < count; i++) {
+    opts[2 * i] = "--regex";
+    opts[2 * i + 1] = PCRE_PATTERNS[i];
+  }
+  opts[2 * count] = NULL;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *coding = strstr(cases[c].path, "coding=");
+    if (coding && ((strstr(coding, "br") && !ts_can_encode("br")) ||
+                   (strstr(coding, "zstd") && !ts_can_encode("zstd"))))
+      continue; /* this server cannot send it */
+    record r = scan_one(cases[c].path, opts);
+    ck_assert_msg(r.error_null && r.body_bytes == cases[c].n, "%s: error %s, %zu bytes",
+                  cases[c].path, r.error, r.body_bytes);
+    int any = 0;
+    for (size_t i = 0; i < count; i++) {
+      long end = regex_end(PCRE_PATTERNS[i], pattern, cases[c].n);
+      check_hit(&r, "regex", PCRE_PATTERNS[i], end, cases[c].path);
+      any |= end >= 0;
+    }
+    ck_assert_int_eq(r.matched, any);
+  }
+}
+END_TEST
+
+/* Where each regex runs: where Vectorscan is built in, on the stream for
+ * those it takes, the others with PCRE2 over the kept body; without it,
+ * all with PCRE2. The summary says so. */
+START_TEST(pcre_engines)
+{
+  int streams = scan_streams();
+  for (int set = 0; set < 2; set++) {
+    size_t from = set ? PCRE_STREAMABLE : 0;
+    size_t to = set ? sizeof PCRE_PATTERNS / sizeof *PCRE_PATTERNS : PCRE_STREAMABLE;
+    const char *args[2 * 16 + 4] = {"-u", urls[0]};
+    size_t k = 2;
+    for (size_t i = from; i < to; i++) {
+      args[k++] = "--regex";
+      args[k++] = PCRE_PATTERNS[i];
+    }
+    args[k] = NULL;
+    char err_path[256], want[128];
+    temp_path(err_path, sizeof err_path, "err");
+    ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+    snprintf(want, sizeof want, "body matchers: %zu streamed", streams && !set ? to - from : 0);
+    char *err = slurp(err_path);
+    ck_assert_msg(strstr(err, want), "want \"%s\": %s", want, err);
+    free(err);
+    unlink(err_path);
+  }
+}
+END_TEST
+
+/* A regex PCRE2 refuses is a usage error that gives PCRE2's message and
+ * the offset where it stopped; in both builds, whatever Vectorscan takes. */
+START_TEST(regex_refused)
+{
+  static const struct {
+    const char *re, *message;
+  } cases[] = {
+      {"a(b", "missing closing parenthesis at offset 3"},
+      {"(?<=a+)b", "lookbehind assertion is not fixed length at offset"},
+      {"x{2,1}", "numbers out of order in {} quantifier at offset 5"},
+      {"[z-a]", "range out of order in character class at offset 3"},
+      {"\\", "\\ at end of pattern at offset 1"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err_path[256];
+    temp_path(err_path, sizeof err_path, "err");
+    const char *args[] = {"-u", urls[0], "--regex", cases[i].re, NULL};
+    ck_assert_int_eq(run_example("scan", args, NULL, err_path), 2);
+    char *err = slurp(err_path);
+    ck_assert_msg(strstr(err, "invalid regex") && strstr(err, cases[i].message), "%s: %s",
+                  cases[i].re, err);
     free(err);
     unlink(err_path);
   }
@@ -1449,7 +1595,7 @@ START_TEST(request_options)
   }
   const char *post[] = {"-d", "a=1", "--regex", "^POST /echo ", NULL};
   ck_assert(scan_one("/echo", post).matched);
-  const char *plain[] = {"--regex", "^GET /echo .*\r\nUser-Agent: respchain-scan/", NULL};
+  const char *plain[] = {"--regex", "(?s)^GET /echo .*\r\nUser-Agent: respchain-scan/", NULL};
   ck_assert(scan_one("/echo", plain).matched);
 }
 END_TEST
@@ -2016,6 +2162,9 @@ int main(void)
   tcase_add_test(tc, stream_verdicts);
   tcase_add_test(tc, narrowing);
   tcase_add_test(tc, regex_meaning);
+  tcase_add_test(tc, pcre_bodies);
+  tcase_add_test(tc, pcre_engines);
+  tcase_add_test(tc, regex_refused);
   tcase_add_test(tc, bodies_not_kept);
   tcase_add_test(tc, stop_on_match);
   tcase_add_test(tc, conventions);

@@ -439,7 +439,7 @@ static void json_matches(line *l, const options *o, const verdict *v, int status
       json_hit(l, &first, "word", o->words[i], v->word_at[i]);
   for (size_t i = 0; i < o->nregexes; i++)
     if (v->regexes[i])
-      json_hit(l, &first, "regex", o->regex_texts[i], v->regex_at[i]);
+      json_hit(l, &first, "regex", o->regexes[i].text, v->regex_at[i]);
   puts_line(l, "]");
 }
 

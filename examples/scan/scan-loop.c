@@ -421,7 +421,7 @@ static void summary(scan *s)
   const engine *g = &s->engine;
   if (g->nstreamed || g->nwhole)
     fprintf(stderr,
-            "scan: body matchers: %zu streamed (%s), %zu over the kept body (regexec); bodies %s\n",
+            "scan: body matchers: %zu streamed (%s), %zu over the kept body (PCRE2); bodies %s\n",
             g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */

@@ -4,103 +4,8 @@
  * kept whole for what the stream does not take. */
 #include "scan.h"
 
-#include <ctype.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- POSIX EREs ---------------------------------------------------------- */
-
-/* A bracket expression, whose '[' is just before *pp, as the set of bytes
- * it matches in the C locale (set: 256 bits), as regcomp reads it: a ']'
- * first is a member, '\' is an ordinary byte, ranges go by byte value,
- * [:class:] by <ctype.h>, [=c=] and [.c.] of one byte are that byte. *pp
- * moves past the closing ']'. Returns 0, or -1 for what is not read here
- * (a collating element of a name, an unknown class). */
-int ere_bracket(const char **pp, unsigned char set[32])
-{
-  static const struct {
-    const char *name;
-    int (*is)(int);
-  } classes[] = {{"alpha", isalpha}, {"digit", isdigit}, {"alnum", isalnum}, {"upper", isupper},
-                 {"lower", islower}, {"space", isspace}, {"blank", isblank}, {"punct", ispunct},
-                 {"print", isprint}, {"graph", isgraph}, {"cntrl", iscntrl}, {"xdigit", isxdigit}};
-  const char *p = *pp;
-  int negate = *p == '^';
-  p += negate;
-  memset(set, 0, 32);
-  for (int first = 1; first || *p != ']'; first = 0) {
-    if (!*p)
-      return -1;
-    if (p[0] == '[' && p[1] == ':') {
-      const char *end = strstr(p + 2, ":]");
-      size_t i = 0, n = end ? (size_t)(end - p - 2) : 0;
-      while (i < sizeof classes / sizeof classes[0] &&
-             (strlen(classes[i].name) != n || strncmp(classes[i].name, p + 2, n) != 0))
-        i++;
-      if (i == sizeof classes / sizeof classes[0])
-        return -1;
-      for (int c = 0; c < 256; c++)
-        if (classes[i].is(c))
-          set[c >> 3] |= (unsigned char)(1u << (c & 7));
-      p = end + 2;
-      continue;
-    }
-    int lo, hi;
-    for (int end = 0; end < 2; end++) {
-      int c;
-      if (p[0] == '[' && (p[1] == '=' || p[1] == '.')) {
-        if (!p[2] || p[3] != p[1] || p[4] != ']')
-          return -1;
-        c = (unsigned char)p[2];
-        p += 5;
-      } else if (p[0] == '[' && p[1] == ':') {
-        return -1; /* a class as a range's end */
-      } else {
-        c = (unsigned char)*p++;
-      }
-      if (end == 0)
-        lo = hi = c;
-      else
-        hi = c;
-      /* A '-' makes a range unless it is last ("[a-]"). */
-      if (end == 1 || p[0] != '-' || !p[1] || p[1] == ']')
-        break;
-      p++;
-    }
-    if (hi < lo)
-      return -1;
-    for (int c = lo; c <= hi; c++)
-      set[c >> 3] |= (unsigned char)(1u << (c & 7));
-  }
-  if (negate)
-    for (int i = 0; i < 32; i++)
-      set[i] = (unsigned char)~set[i];
-  *pp = p + 1;
-  return 0;
-}
-
-/* Whether ere uses a GNU escape of glibc's regcomp that looks at the byte
- * after a position: \b, \B, \<, \> or \' (the end of the text). Those
- * match at the end of a prefix where they would not in the whole text. */
-int ere_looks_past_end(const char *ere)
-{
-  unsigned char set[32];
-  for (const char *p = ere; *p;) {
-    if (*p == '[') {
-      p++;
-      if (ere_bracket(&p, set) != 0)
-        return 1; /* not read: to be safe */
-    } else if (*p == '\\' && p[1]) {
-      if (strchr("bB<>'", p[1]))
-        return 1;
-      p += 2;
-    } else {
-      p++;
-    }
-  }
-  return 0;
-}
 
 /* ---- Matching ----------------------------------------------------------- */
 
@@ -118,63 +23,6 @@ static size_t find_word(rc_view hay, const char *needle, size_t nlen)
     p++;
   }
   return NO_OFFSET;
-}
-
-/* Whether re matches in the first len bytes of text, which is longer
- * than len when a prefix is tried (eflags REG_NOTEOL: $ does not match at
- * a prefix's end). Views are not NUL-terminated in general (a hop's header
- * block is not) and bodies may hold NUL bytes, so the text is delimited
- * with REG_STARTEND (glibc, the BSDs, macOS) rather than by a terminating
- * NUL. glibc's offsets are int: past 2 GiB only the start is searched. If
- * pm is not NULL it receives the match (re compiled without REG_NOSUB). */
-static int regex_in(const regex_t *re, const char *text, size_t len, int eflags, regmatch_t *pm)
-{
-#ifdef REG_STARTEND
-  regmatch_t range[1];
-  range[0].rm_so = 0;
-  range[0].rm_eo = (regoff_t)(len < INT_MAX ? len : INT_MAX);
-  int hit = regexec(re, text, 1, range, REG_STARTEND | eflags) == 0;
-  if (hit && pm)
-    *pm = range[0];
-  return hit;
-#else
-  /* Without REG_STARTEND: a NUL-terminated copy, in which matching stops at
-   * the first NUL byte of the text. */
-  char *copy = strndup(text, len);
-  int hit = copy && regexec(re, copy, pm ? 1 : 0, pm, eflags) == 0;
-  free(copy);
-  return hit;
-#endif
-}
-
-static int regex_hit(const regex_t *re, rc_view text)
-{
-  return regex_in(re, text.ptr, text.len, 0, NULL);
-}
-
-/* Where the first match of re in text to end, ends (re matches text).
- * That is where a stream matcher reports it: the shortest prefix of text
- * in which re matches, found by halving. ERE has no look-ahead, so a match
- * in a prefix is one in the text and the prefixes that match are those
- * from some length on; only $ looks past a position, and REG_NOTEOL keeps
- * it from matching at a prefix's end. glibc's \b \B \< \> \' look past it
- * too: for a regex with those (past_end) the end of its leftmost-longest
- * match is taken instead. */
-static size_t regex_first_end(const regex_t *re, rc_view text, int past_end)
-{
-  if (past_end) {
-    regmatch_t pm;
-    return regex_in(re, text.ptr, text.len, 0, &pm) ? (size_t)pm.rm_eo : NO_OFFSET;
-  }
-  size_t lo = 0, hi = text.len < INT_MAX ? text.len : INT_MAX;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (regex_in(re, text.ptr, mid, REG_NOTEOL, NULL))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return hi;
 }
 
 int verdict_init(verdict *v, const options *o)
@@ -247,7 +95,7 @@ static void match_text(const options *o, rc_view text, int body, const unsigned 
     if (v->regexes[i] || (skip && skip[o->nwords + i]) || !regex_hit(&o->regexes[i], text))
       continue;
     verdict_hit(v, o, o->nwords + i,
-                body ? regex_first_end(&o->regexes[i], text, o->regex_ends[i]) : NO_OFFSET);
+                body ? regex_first_end(&o->regexes[i], text) : NO_OFFSET);
   }
 }
 

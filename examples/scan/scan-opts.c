@@ -78,7 +78,10 @@ static void usage(FILE *out)
         "      --status CODES      the final status is one of CODES (e.g. 200 or\n"
         "                          200,301,404)\n"
         "      --word WORD         WORD occurs (case-sensitive bytes)\n"
-        "      --regex ERE         the POSIX extended regex matches somewhere\n"
+        "      --regex REGEX       the regex matches somewhere: PCRE syntax, as\n"
+        "                          nuclei and httpx write them ((?i), (?s), (?m),\n"
+        "                          (?:...), \\d \\s \\w \\b, lazy *? +?, {n,m},\n"
+        "                          classes; also back references and lookarounds)\n"
         "      --part PART         what --word and --regex look at: body (the\n"
         "                          decoded body, the default), header (each line\n"
         "                          of the final response's header block, status\n"
@@ -93,9 +96,10 @@ static void usage(FILE *out)
         "matchers every target that got a response matches. Matchers look at\n"
         "what was kept: a body cut at --max-body, or one whose transfer failed\n"
         "midway, is matched as far as it arrived. Regexes see the text as\n"
-        "bytes (C locale), NUL bytes included. In a header line ^ and $ anchor\n"
-        "at the line's start and end; in a body, at the body's start and end\n"
-        "only, and '.' matches line breaks but not NUL.\n"
+        "bytes (no UTF-8 mode; \\w \\d \\s and (?i) are ASCII), NUL bytes\n"
+        "included, with PCRE's meaning: '.' is any byte but a line feed ((?s):\n"
+        "any), ^ the start, $ the end or before a final line feed ((?m): also\n"
+        "at each line's). A header line is matched without its line break.\n"
         "\n",
         out);
   engine_usage(out);
@@ -331,22 +335,16 @@ static int bad_option(char **argv, int c)
   return bad_usage(c == ':' ? "missing value for" : "unknown option", name);
 }
 
-/* --regex: compiled once for the whole scan. REG_NOSUB: only whether it
- * matches is wanted, which is faster (the offset of a first match is found
- * by matching prefixes), but for a regex whose offset is taken from its
- * match instead (regex_first_end). */
-static int add_regex(options *o, const char *ere)
+/* --regex: compiled once for the whole scan; one PCRE2 refuses is a
+ * usage error that says why and where. */
+static int add_regex(options *o, const char *text)
 {
-  int past_end = ere_looks_past_end(ere);
-  int err = regcomp(&o->regexes[o->nregexes], ere, REG_EXTENDED | (past_end ? 0 : REG_NOSUB));
-  if (err) {
-    char msg[256];
-    regerror(err, &o->regexes[o->nregexes], msg, sizeof msg);
-    fprintf(stderr, "scan: invalid regex '%s': %s; try 'scan --help'\n", ere, msg);
+  char msg[320];
+  if (regex_compile(&o->regexes[o->nregexes], text, msg, sizeof msg) != 0) {
+    fprintf(stderr, "scan: invalid regex '%s': %s; try 'scan --help'\n", text, msg);
     return EXIT_USAGE;
   }
-  o->regex_ends[o->nregexes] = (unsigned char)past_end;
-  o->regex_texts[o->nregexes++] = ere;
+  o->nregexes++;
   return -1;
 }
 
@@ -437,9 +435,7 @@ int parse_options(int argc, char **argv, options *o)
   o->urls = calloc((size_t)argc, sizeof *o->urls);
   o->words = calloc((size_t)argc, sizeof *o->words);
   o->regexes = calloc((size_t)argc, sizeof *o->regexes);
-  o->regex_texts = calloc((size_t)argc, sizeof *o->regex_texts);
-  o->regex_ends = calloc((size_t)argc, 1);
-  if (!o->urls || !o->words || !o->regexes || !o->regex_texts || !o->regex_ends) {
+  if (!o->urls || !o->words || !o->regexes) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -474,10 +470,9 @@ int parse_options(int argc, char **argv, options *o)
 void options_free(options *o)
 {
   for (size_t i = 0; i < o->nregexes; i++)
-    regfree(&o->regexes[i]);
+    regex_free(&o->regexes[i]);
+  regex_done();
   free(o->regexes);
-  free(o->regex_texts);
-  free(o->regex_ends);
   free(o->words);
   free(o->urls);
   curl_slist_free_all(o->headers);

@@ -2,7 +2,7 @@
  * matchers of the body over each body as it arrives, in the body observer
  * (a stream per transfer: matches that straddle the slices curl delivers
  * are found, and the body need not be kept); what it does not take runs
- * over the body kept whole (scan-match.c).
+ * with PCRE2 over the body kept whole (scan-match.c, scan-re.c).
  *
  * This is the only file that knows whether the build has Vectorscan: with
  * SCAN_HAVE_VECTORSCAN=1 (meson defines it where libhs is found) the
@@ -68,222 +68,23 @@ void engine_usage(FILE *out)
   fprintf(out,
           "Engine: %s. It runs --word and --regex over the body as it\n"
           "arrives (the body is then not kept); a regex it cannot take (a back\n"
-          "reference, a GNU escape other than \\w \\W \\s \\S) runs with regexec over\n"
-          "the body kept whole, with the same meaning.\n",
+          "reference, a lookaround, one that matches the empty text) runs with\n"
+          "PCRE2 over the body kept whole, with the same meaning.\n",
           engine_name());
-}
-
-/* ---- POSIX EREs in Vectorscan's syntax ----------------------------------- */
-
-/* An ERE rewritten for Vectorscan, whose syntax is PCRE's, with the same
- * meaning: every literal byte as \xHH, brackets as byte sets, '.' as any
- * byte but NUL (as regcomp's), $ as \z (PCRE's $ also matches before a
- * final newline), groups as (?:...), every quantified atom grouped (so
- * that "a*?" and "a*+" keep ERE's meaning, not PCRE's lazy and possessive
- * ones), intervals written out ({,n} is {0,n}). What has no such
- * translation fails it, and the regex is matched with regexec: back
- * references, GNU escapes other than \w \W \s \S. */
-typedef struct ere_out {
-  const char *p; /* the next byte of the ERE */
-  int depth;     /* open groups */
-  int fail;      /* no translation, or out of memory */
-  line out;      /* the translation so far */
-} ere_out;
-
-static void ere_put(ere_out *e, const char *s)
-{
-  if (!e->fail)
-    puts_line(&e->out, s);
-  e->fail |= e->out.nomem;
-}
-
-static void ere_byte(ere_out *e, unsigned c)
-{
-  char hex[8];
-  snprintf(hex, sizeof hex, "\\x%02x", c & 0xFF);
-  ere_put(e, hex);
-}
-
-/* A byte set as a PCRE class of ranges; an empty one fails. */
-static void ere_set(ere_out *e, const unsigned char set[32])
-{
-  int any = 0;
-  ere_put(e, "[");
-  for (int c = 0; c < 256;) {
-    if (!(set[c >> 3] & (1u << (c & 7)))) {
-      c++;
-      continue;
-    }
-    int hi = c;
-    while (hi < 255 && set[(hi + 1) >> 3] & (1u << ((hi + 1) & 7)))
-      hi++;
-    ere_byte(e, (unsigned)c);
-    if (hi > c) {
-      ere_put(e, "-");
-      ere_byte(e, (unsigned)hi);
-    }
-    any = 1;
-    c = hi + 1;
-  }
-  ere_put(e, "]");
-  e->fail |= !any;
-}
-
-/* The set of \w (ctype 0) or \s (1), complemented for \W and \S. */
-static void ere_escape_set(ere_out *e, int space, int negate)
-{
-  unsigned char set[32] = {0};
-  for (int c = 0; c < 256; c++)
-    if (space ? isspace(c) != 0 : isalnum(c) || c == '_')
-      set[c >> 3] |= (unsigned char)(1u << (c & 7));
-  if (negate)
-    for (int i = 0; i < 32; i++)
-      set[i] = (unsigned char)~set[i];
-  ere_set(e, set);
-}
-
-static void ere_alternatives(ere_out *e);
-
-/* One atom at e->p. Returns 1 when it may take a quantifier, 0 for an
- * anchor (regcomp refuses "^*"). */
-static int ere_atom(ere_out *e)
-{
-  unsigned char c = (unsigned char)*e->p++;
-  unsigned char set[32];
-  switch (c) {
-  case '(':
-    e->depth++;
-    ere_put(e, "(?:");
-    ere_alternatives(e);
-    if (*e->p != ')')
-      e->fail = 1;
-    else
-      e->p++;
-    ere_put(e, ")");
-    e->depth--;
-    return 1;
-  case '.': ere_put(e, "[\\x01-\\xff]"); return 1;
-  case '^': ere_put(e, "^"); return 0;
-  case '$': ere_put(e, "\\z"); return 0;
-  case '[':
-    if (ere_bracket(&e->p, set) != 0)
-      e->fail = 1;
-    else
-      ere_set(e, set);
-    return 1;
-  case '*':
-  case '+':
-  case '?':
-  case '{': e->fail = 1; return 1; /* nothing to repeat */
-  case '\\':
-    c = (unsigned char)*e->p++;
-    if (c == 'w' || c == 'W' || c == 's' || c == 'S')
-      ere_escape_set(e, c == 's' || c == 'S', c == 'W' || c == 'S');
-    else if (!c || strchr("bB<>`'123456789", c))
-      e->fail = 1;
-    else
-      ere_byte(e, c); /* "\." and the like, and glibc's "\n" (an n) */
-    return 1;
-  default: ere_byte(e, c); return 1;
-  }
-}
-
-/* A quantifier at e->p into q (room for 32); 0, or -1 when there is none
- * (or an interval regcomp would not take). */
-static int ere_quantifier(ere_out *e, char *q)
-{
-  char c = *e->p;
-  if (c == '*' || c == '+' || c == '?') {
-    q[0] = c;
-    q[1] = '\0';
-    e->p++;
-    return 0;
-  }
-  if (c != '{')
-    return -1;
-  const char *p = e->p + 1;
-  long lo = 0, hi = -1;
-  char *end;
-  if (*p >= '0' && *p <= '9')
-    lo = strtol(p, &end, 10), p = end;
-  if (*p == ',') {
-    p++;
-    if (*p >= '0' && *p <= '9')
-      hi = strtol(p, &end, 10), p = end;
-  } else if (p == e->p + 1) {
-    return -1; /* "{}" */
-  } else {
-    hi = lo;
-  }
-  if (*p != '}' || lo > 32767 || hi > 32767 || (hi >= 0 && hi < lo))
-    return -1;
-  e->p = p + 1;
-  if (hi < 0)
-    snprintf(q, 32, "{%ld,}", lo);
-  else
-    snprintf(q, 32, "{%ld,%ld}", lo, hi);
-  return 0;
-}
-
-/* Atoms and their quantifiers until '|', the group's ')' or the end. */
-static void ere_branch(ere_out *e)
-{
-  while (!e->fail && *e->p && *e->p != '|' && !(*e->p == ')' && e->depth > 0)) {
-    size_t start = e->out.len;
-    int repeatable = ere_atom(e);
-    char q[32];
-    while (!e->fail && (*e->p == '*' || *e->p == '+' || *e->p == '?' || *e->p == '{')) {
-      if (!repeatable || ere_quantifier(e, q) != 0) {
-        e->fail = 1;
-        break;
-      }
-      /* (?:atom) then the quantifier: each one applies to what came
-       * before, as in ERE. */
-      ere_put(e, ")");
-      ere_put(e, q);
-      ere_put(e, "(?:"); /* room, then moved into place */
-      if (!e->fail) {
-        memmove(e->out.p + start + 3, e->out.p + start, e->out.len - 3 - start);
-        memcpy(e->out.p + start, "(?:", 3);
-      }
-    }
-  }
-}
-
-static void ere_alternatives(ere_out *e)
-{
-  ere_branch(e);
-  while (!e->fail && *e->p == '|') {
-    e->p++;
-    ere_put(e, "|");
-    ere_branch(e);
-  }
-}
-
-/* ere in Vectorscan's syntax, malloc'd; NULL when it has no translation. */
-static char *ere_translate(const char *ere)
-{
-  ere_out e = {.p = ere};
-  ere_put(&e, "");
-  ere_alternatives(&e);
-  if (e.fail || *e.p) {
-    free(e.out.p);
-    return NULL;
-  }
-  return e.out.p;
 }
 
 /* ---- Databases ----------------------------------------------------------- */
 
-/* DOTALL only matters for a '.' the translation has not replaced; no
- * MULTILINE: ^ and $ anchor at the body's ends. SINGLEMATCH: the first
- * match of each is all that is reported. */
-#define STREAM_FLAGS (HS_FLAG_DOTALL | HS_FLAG_SINGLEMATCH)
+/* The regexes as PCRE2 reads them: no flags but those written in them
+ * ((?i), (?s), (?m)), bytes. SINGLEMATCH: the first match of each is all
+ * that is reported. */
+#define STREAM_FLAGS HS_FLAG_SINGLEMATCH
 
 /* A database of the matchers take[id] (each with an expression), or
  * NULL with *bad the index among them of one Vectorscan rejects (-1: the
  * set as a whole, or out of memory). */
-static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsigned char *take, int *bad)
+static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsigned char *take,
+                                int *bad)
 {
   const char **exprs = calloc(n + 1, sizeof *exprs);
   unsigned *flags = calloc(n + 1, sizeof *flags), *ids = calloc(n + 1, sizeof *ids);
@@ -311,9 +112,9 @@ static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsig
   return db;
 }
 
-/* Each matcher's expression: a word as its bytes in \xHH, a regex
- * translated; NULL for a regex with no translation. Returns 0, or -1 when
- * out of memory. */
+/* Each matcher's expression: a word as its bytes in \xHH, a regex as
+ * given (Vectorscan reads PCRE syntax). Returns 0, or -1 when out of
+ * memory. */
 static int engine_exprs(struct vs_engine *e, const options *o, unsigned char *take)
 {
   for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
@@ -325,17 +126,36 @@ static int engine_exprs(struct vs_engine *e, const options *o, unsigned char *ta
       for (size_t i = 0; i < len; i++)
         snprintf(text + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
     } else {
-      text = ere_translate(o->regex_texts[id - o->nwords]);
+      if (!(text = strdup(o->regexes[id - o->nwords].text)))
+        return -1;
     }
     e->exprs[id] = text;
-    take[id] = text != NULL;
+    take[id] = 1;
   }
   return 0;
 }
 
-/* The widest match of each streamed matcher, as Vectorscan works it out.
- * The translation writes '^' only as an anchor (bytes are \xHH, sets
- * ranges): a matcher with one can only be followed from the body's start. */
+/* Whether a regex may look at bytes before its match: ^ (a line's start
+ * under (?m), and anchors in general), \b \B, \A \G, a lookbehind, or a
+ * flag group that turns (?m) on. Replayed from the middle of a body, such
+ * a one could match where it does not, so it is never narrowed for. The
+ * test errs towards yes: a '^' in [^...] or a \\b counts too. */
+static int looks_behind(const char *re)
+{
+  if (strchr(re, '^') || strstr(re, "\\b") || strstr(re, "\\B") || strstr(re, "\\A") ||
+      strstr(re, "\\G") || strstr(re, "(?<"))
+    return 1;
+  for (const char *p = re; (p = strstr(p, "(?")) != NULL; p += 2) {
+    size_t flags = strspn(p + 2, "imnsxJU-^");
+    if (memchr(p + 2, 'm', flags))
+      return 1;
+  }
+  return 0;
+}
+
+/* The widest match of each streamed matcher, as Vectorscan works it out;
+ * UINT_MAX for one that looks behind (see looks_behind), which can only
+ * be followed from the body's start. */
 static void engine_widths(struct vs_engine *e, size_t n, const unsigned char *take)
 {
   for (size_t id = 0; id < n; id++) {
@@ -344,7 +164,7 @@ static void engine_widths(struct vs_engine *e, size_t n, const unsigned char *ta
     hs_expr_info_t *info = NULL;
     hs_compile_error_t *err = NULL;
     e->width[id] = UINT_MAX;
-    if (!strchr(e->exprs[id], '^') &&
+    if (!looks_behind(e->exprs[id]) &&
         hs_expression_info(e->exprs[id], STREAM_FLAGS, &info, &err) == HS_SUCCESS)
       e->width[id] = info->max_width;
     free(info);
@@ -361,8 +181,8 @@ static int any_of(const unsigned char *take, size_t n)
 }
 
 /* Compiles the body matchers that Vectorscan takes. A pattern it rejects
- * (the compile error names it) is left to regexec and the rest compiled
- * again; an error of the whole set leaves them all to regexec. Returns 0,
+ * (the compile error names it) is left to PCRE2 and the rest compiled
+ * again; an error of the whole set leaves them all to PCRE2. Returns 0,
  * or -1 when out of memory. */
 int vs_build(engine *g, const options *o)
 {
@@ -627,7 +447,7 @@ const char *engine_name(void) { return "none (built without Vectorscan)"; }
 void engine_usage(FILE *out)
 {
   fputs("Engine: this build has no Vectorscan: --word and --regex run with\n"
-        "regexec over the body kept whole once it has arrived.\n",
+        "PCRE2 over the body kept whole once it has arrived.\n",
         out);
 }
 

@@ -6,6 +6,7 @@
  *   scan-opts.c   the command line, and the targets it names
  *   scan-loop.c   main: the pool, the slots, the multi loop, signals
  *   scan-match.c  matchers, verdicts, and the body observer that feeds them
+ *   scan-re.c     regexes: PCRE syntax, compiled and run by PCRE2
  *   scan-vs.c     the streaming engine (Vectorscan), the only file that
  *                 knows whether this build has it
  *   scan-json.c   one JSON line per target, and the HTML title in it
@@ -13,9 +14,9 @@
  * (one unit of concurrency) and the scan.
  *
  * Builds alone, with or without Vectorscan:
- *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl)
+ *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl libpcre2-8)
  *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libhs) */
+ *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 libhs) */
 #ifndef SCAN_H
 #define SCAN_H
 
@@ -24,12 +25,14 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <curl/curl.h>
-#include <regex.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "respchain.h"
 
@@ -50,6 +53,14 @@ typedef enum part {
 } part;
 
 #define STATUS_MAX 999 /* --status codes are 100 to STATUS_MAX */
+
+/* A --regex: PCRE syntax, compiled by PCRE2 (scan-re.c). */
+typedef struct regex {
+  const char *text;  /* as given, for the output */
+  pcre2_code *code;  /* the regex */
+  pcre2_code *ends;  /* the regex, then a callout (see regex_first_end); may be NULL */
+  uint32_t groups;   /* its capture groups */
+} regex;
 
 /* The matchers have one id space: the words (0 .. nwords-1), then the
  * regexes (nwords ..). */
@@ -81,10 +92,7 @@ typedef struct options {
   size_t nstatuses;
   const char **words;
   size_t nwords;
-  regex_t *regexes;
-  const char **regex_texts;  /* as given, for the output */
-  unsigned char *regex_ends; /* per --regex: it uses a GNU escape that looks
-                                past a match's end (see regex_first_end) */
+  regex *regexes;
   size_t nregexes;
   part part;
   int stop_on_match; /* end a transfer once its verdict is known */
@@ -136,11 +144,19 @@ int verdict_hit(verdict *v, const options *o, size_t id, size_t offset);
 /* Whether matcher id has hit. */
 int verdict_has(const verdict *v, const options *o, size_t id);
 
-/* Whether ere uses a GNU escape that looks past a position (\b \B \< \>
- * \'); and the bracket expression reader it uses, which the streaming
- * engine's translation shares. */
-int ere_looks_past_end(const char *ere);
-int ere_bracket(const char **pp, unsigned char set[32]);
+/* ---- Regexes (scan-re.c) ------------------------------------------------ */
+
+/* Compiles text into re. Returns 0, or -1 with PCRE2's message and the
+ * offset where it stopped in msg. */
+int regex_compile(regex *re, const char *text, char *msg, size_t cap);
+void regex_free(regex *re);
+/* Frees what all regexes share, after the last regex_free. */
+void regex_done(void);
+/* Whether re matches somewhere in text. */
+int regex_hit(const regex *re, rc_view text);
+/* Where the first match of re to end, ends, as the count of bytes of text
+ * up to it; NO_OFFSET when re does not match. */
+size_t regex_first_end(const regex *re, rc_view text);
 
 /* How the --word and --regex matchers of the body run: on the stream (the
  * engine of scan-vs.c, when this build has one), or over the body kept

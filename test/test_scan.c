@@ -1488,7 +1488,15 @@ START_TEST(conventions)
                           {"--rate", "fast", NULL},
                           {"--overflow", "sometimes", NULL},
                           {"-u", NULL},
-                          {"stray", NULL}};
+                          {"stray", NULL},
+                          /* Values as examples/args.h reads them. */
+                          {"--max-body", " -5", NULL},
+                          {"--max-body", "0x10", NULL},
+                          {"--timeout", "0x1p-3", NULL},
+                          {"--timeout", "1e3", NULL},
+                          {"--shard", " 1/2", NULL},
+                          {"--status", " 200", NULL},
+                          {"-c", "+5", NULL}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(run_example("scan", bad[i], NULL, err_path), 2);
     char *err = slurp(err_path);
@@ -1497,6 +1505,17 @@ START_TEST(conventions)
     free(err);
   }
   unlink(err_path);
+}
+END_TEST
+
+/* A timeout under a millisecond is one millisecond, not 0 (which would
+ * mean none): a body sent over 40 ms does not arrive in time. */
+START_TEST(short_timeout)
+{
+  const char *opts[] = {"--timeout", "0.0004", NULL};
+  record r = scan_one("/bytes?n=400&write=1&delay_us=100", opts);
+  ck_assert_msg(!r.error_null && strstr(r.error, "timed out after 1 milliseconds"), "error %s", r.error);
+  ck_assert_uint_lt(r.body_bytes, 400);
 }
 END_TEST
 
@@ -2165,6 +2184,7 @@ int main(void)
   tcase_add_test(tc, pcre_bodies);
   tcase_add_test(tc, pcre_engines);
   tcase_add_test(tc, regex_refused);
+  tcase_add_test(tc, short_timeout);
   tcase_add_test(tc, bodies_not_kept);
   tcase_add_test(tc, stop_on_match);
   tcase_add_test(tc, conventions);

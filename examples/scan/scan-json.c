@@ -2,6 +2,7 @@
  * written with one write(2) as soon as the target ends, and the HTML
  * title it reports. */
 #include "scan.h"
+#include "../args.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -137,16 +138,6 @@ static void json_view(line *l, const rc_view *v)
     json_bytes(l, v->ptr, v->len);
   else
     puts_line(l, "null");
-}
-
-static const char *encoding_name(rc_encoding e)
-{
-  switch (e) {
-  case RC_ENC_DECODED: return "decoded";
-  case RC_ENC_UNSUPPORTED: return "unsupported";
-  case RC_ENC_NOT_DECODED: return "not-decoded";
-  default: return "identity";
-  }
 }
 
 /* The final response's HTTP version as JSON: "1.1", "2", ...; null when no
@@ -510,7 +501,7 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
               "\"stopped\":%s,\"encoding\":\"%s\",\"spilled\":%s,\"matched\":%s,\"matches\":",
               http_version_json(r), rc_hop_count(r), rc_body_length(r),
               rc_truncated(r) ? "true" : "false", stopped ? "true" : "false",
-              encoding_name(rc_body_encoding(r)), rc_body_spilled(r) ? "true" : "false",
+              example_encoding_name(rc_body_encoding(r)), rc_body_spilled(r) ? "true" : "false",
               matched ? "true" : "false");
   json_matches(l, o, &sl->v, rc_status(r));
   printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");

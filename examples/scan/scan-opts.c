@@ -1,6 +1,7 @@
 /* scan's command line: the options, their usage text, and the targets
  * they name (the -u URLs, then a list read one line at a time). */
 #include "scan.h"
+#include "../args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -130,87 +131,20 @@ static void usage(FILE *out)
         out);
 }
 
-/* A byte count with an optional k, m or g suffix (powers of 1024). */
-static int parse_size(const char *s, size_t *out)
-{
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  unsigned long long mul = 1;
-  switch (*end) {
-  case 'k':
-  case 'K':
-    mul = 1ull << 10;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    mul = 1ull << 20;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    mul = 1ull << 30;
-    end++;
-    break;
-  default: break;
-  }
-  if (end == s || *s == '-' || *end || errno || v > SIZE_MAX / mul)
-    return -1;
-  *out = (size_t)(v * mul);
-  return 0;
-}
-
-/* A whole number in [lo, hi]. */
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-/* A number in (0, hi], fractions allowed. */
-static int parse_positive(const char *s, double hi, double *out)
-{
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno || !(v > 0.0) || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-/* Seconds, fractions allowed, as milliseconds. */
-static int parse_seconds(const char *s, long *ms)
-{
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno || !(v >= 0.0) || v > (double)(LONG_MAX / 1000))
-    return -1;
-  *ms = (long)(v * 1000.0 + 0.5);
-  return 0;
-}
-
 /* --shard K/N: 1 <= K <= N. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
-  char *end;
-  errno = 0;
-  unsigned long kv = strtoul(s, &end, 10);
-  if (end == s || *s == '-' || *end != '/' || errno)
+  const char *slash = strchr(s, '/');
+  char kt[24];
+  long kv, nv;
+  if (!slash || (size_t)(slash - s) >= sizeof kt)
     return -1;
-  const char *ns = end + 1;
-  unsigned long nv = strtoul(ns, &end, 10);
-  if (end == ns || *ns == '-' || *end || errno || kv < 1 || kv > nv)
+  memcpy(kt, s, (size_t)(slash - s));
+  kt[slash - s] = '\0';
+  if (args_long(kt, 1, LONG_MAX, &kv) || args_long(slash + 1, 1, LONG_MAX, &nv) || kv > nv)
     return -1;
-  *k = kv;
-  *n = nv;
+  *k = (unsigned long)kv;
+  *n = (unsigned long)nv;
   return 0;
 }
 
@@ -222,7 +156,7 @@ static int parse_statuses(const char *s, options *o)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *s == '-' || *s == '+' || errno || v < 100 || v > STATUS_MAX ||
+    if (end == s || *s < '0' || *s > '9' || errno || v < 100 || v > STATUS_MAX ||
         (*end && *end != ','))
       return -1;
     if (!o->status_set[v]) {
@@ -394,16 +328,16 @@ static int checked(int failed, const char *what) { return failed ? bad_usage(wha
 static int take_transfer_option(options *o, int c)
 {
   switch (c) {
-  case 'c': return checked(parse_long(optarg, 1, 100000, &o->concurrency), "invalid concurrency");
-  case OPT_RATE: return checked(parse_positive(optarg, 1e6, &o->rate), "invalid rate");
-  case OPT_RETRIES: return checked(parse_long(optarg, 0, 100, &o->retries), "invalid retry count");
-  case OPT_MAX_BODY: return checked(parse_size(optarg, &o->max_body), "invalid size");
-  case OPT_MAX_MEMORY: return checked(parse_size(optarg, &o->max_memory), "invalid size");
-  case 'L': return checked(parse_long(optarg, 0, 1000, &o->max_redirs), "invalid redirect limit");
+  case 'c': return checked(args_long(optarg, 1, 100000, &o->concurrency), "invalid concurrency");
+  case OPT_RATE: return checked(args_positive(optarg, 1e6, &o->rate), "invalid rate");
+  case OPT_RETRIES: return checked(args_long(optarg, 0, 100, &o->retries), "invalid retry count");
+  case OPT_MAX_BODY: return checked(args_size(optarg, &o->max_body), "invalid size");
+  case OPT_MAX_MEMORY: return checked(args_size(optarg, &o->max_memory), "invalid size");
+  case 'L': return checked(args_long(optarg, 0, 1000, &o->max_redirs), "invalid redirect limit");
   case OPT_CONNECT_TIMEOUT:
-    return checked(parse_seconds(optarg, &o->connect_timeout_ms), "invalid timeout");
-  case OPT_TIMEOUT: return checked(parse_seconds(optarg, &o->timeout_ms), "invalid timeout");
-  case OPT_BUDGET: return checked(parse_size(optarg, &o->budget), "invalid budget");
+    return checked(args_seconds(optarg, &o->connect_timeout_ms), "invalid timeout");
+  case OPT_TIMEOUT: return checked(args_seconds(optarg, &o->timeout_ms), "invalid timeout");
+  case OPT_BUDGET: return checked(args_size(optarg, &o->budget), "invalid budget");
   case OPT_OVERFLOW: return checked(parse_overflow(optarg, &o->overflow), "invalid overflow mode");
   case OPT_STATUS:
     return checked(parse_statuses(optarg, o), "invalid status (codes 100-999, comma-separated)");

@@ -402,6 +402,19 @@ static void json_chain(line *l, rc_response *r)
   puts_line(l, "]");
 }
 
+/* The status of a proxy's reply to CONNECT (the tunnel curl asks for to
+ * reach an https target); null when there was none. */
+static void json_connect(line *l, slot *sl, ending how)
+{
+  long code = 0;
+  if (how != NOT_STARTED)
+    curl_easy_getinfo(sl->easy, CURLINFO_HTTP_CONNECTCODE, &code);
+  if (code)
+    printf_line(l, "%ld", code);
+  else
+    puts_line(l, "null");
+}
+
 /* One hit of the matches array; offset NO_OFFSET is null. */
 static void json_hit(line *l, int *first, const char *kind, const char *value, size_t offset)
 {
@@ -432,6 +445,32 @@ static void json_matches(line *l, const options *o, const verdict *v, int status
     if (v->regexes[i])
       json_hit(l, &first, "regex", o->regexes[i].text, v->regex_at[i]);
   puts_line(l, "]");
+}
+
+/* What the extractors found: {"REGEX": ["value", ...], ...}, those with
+ * values only. */
+static void json_extracts(line *l, const options *o, const slot *sl)
+{
+  int first = 1;
+  puts_line(l, "{");
+  for (size_t i = 0; i < o->nextracts; i++) {
+    size_t n;
+    const char *const *value;
+    const size_t *len;
+    extract_values(sl, i, &n, &value, &len);
+    if (!n)
+      continue;
+    puts_line(l, first ? "" : ",");
+    json_string(l, o->extracts[i].text);
+    puts_line(l, ":[");
+    for (size_t k = 0; k < n; k++) {
+      puts_line(l, k ? "," : "");
+      json_bytes(l, value[k], len[k]);
+    }
+    puts_line(l, "]");
+    first = 0;
+  }
+  puts_line(l, "}");
 }
 
 /* Writes the line built in s->line with as few write(2) calls as the
@@ -496,6 +535,8 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
   json_title(l, r, head);
   puts_line(l, ",\"chain_status_codes\":");
   json_chain(l, r);
+  puts_line(l, ",\"connect_status_code\":");
+  json_connect(l, sl, how);
   printf_line(l,
               ",\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,\"truncated\":%s,"
               "\"stopped\":%s,\"encoding\":\"%s\",\"spilled\":%s,\"matched\":%s,\"matches\":",
@@ -504,6 +545,8 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
               example_encoding_name(rc_body_encoding(r)), rc_body_spilled(r) ? "true" : "false",
               matched ? "true" : "false");
   json_matches(l, o, &sl->v, rc_status(r));
+  puts_line(l, ",\"extracts\":");
+  json_extracts(l, o, sl);
   printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");
   json_string(l, err);
   printf_line(l, ",\"attempts\":%ld,\"time\":", sl->attempts);

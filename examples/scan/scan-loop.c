@@ -135,7 +135,11 @@ static int set_request(CURL *e, const options *o)
   else if (ok && strcmp(o->method, o->data ? "POST" : "GET") != 0)
     ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, o->method) == CURLE_OK;
   if (ok && o->proxy)
-    ok = curl_easy_setopt(e, CURLOPT_PROXY, o->proxy) == CURLE_OK;
+    /* A tunnel's CONNECT reply is the proxy's, not a hop of the target's
+     * chain: curl keeps it from the response (which would count it as a
+     * hop), and the report takes its status from CURLINFO_HTTP_CONNECTCODE. */
+    ok = curl_easy_setopt(e, CURLOPT_PROXY, o->proxy) == CURLE_OK &&
+         curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L) == CURLE_OK;
   if (ok && o->insecure)
     ok = curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L) == CURLE_OK &&
          curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L) == CURLE_OK;
@@ -520,6 +524,7 @@ static void teardown(scan *s)
     rc_response_free(sl->resp);
     vs_close(s, sl, 0);
     vs_slot_free(sl);
+    extract_slot_free(sl);
     verdict_free(&sl->v);
     free(sl->head);
   }

@@ -175,6 +175,7 @@ void engine_free(engine *g, const options *o)
 void observed_reset(scan *s, slot *sl)
 {
   vs_close(s, sl, 0);
+  (void)extract_begin(s, sl); /* no values; body_begin tells a failure */
   sl->hop = 0;
   sl->head_len = 0;
 }
@@ -189,7 +190,7 @@ static int body_begin(scan *s, slot *sl, size_t hops)
   observed_reset(s, sl);
   sl->hop = hops;
   match_head(s->opt, sl->resp, &sl->v);
-  if (vs_begin(s, sl) != 0) {
+  if (extract_begin(s, sl) != 0 || vs_begin(s, sl) != 0) {
     vs_close(s, sl, 0);
     return -1;
   }
@@ -203,6 +204,8 @@ static int body_begin(scan *s, slot *sl, size_t hops)
 static int settled(const scan *s, const slot *sl)
 {
   const options *o = s->opt;
+  if (o->nextracts) /* they look at the whole body */
+    return 0;
   if (!sl->v.status_missed && o->part != PART_HEADER &&
       (s->engine.nwhole || sl->v.nwords < o->nwords || sl->v.nregexes < o->nregexes))
     return 0;
@@ -226,7 +229,7 @@ rc_code observe(void *ud, const char *data, size_t len)
     memcpy(sl->head + sl->head_len, data, n);
     sl->head_len += n;
   }
-  if (vs_feed(s, sl, data, len) != 0)
+  if (vs_feed(s, sl, data, len) != 0 || extract_feed(s, sl, data, len) != 0)
     return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
   if (s->opt->stop_on_match && settled(s, sl))
     return RC_STOPPED;
@@ -248,6 +251,7 @@ int matches(scan *s, slot *sl)
       match_head(o, sl->resp, v); /* no stream: the head alone */
   }
   vs_close(s, sl, 1);
+  extract_end(s, sl);
   if (hops == 0) {
     verdict_clear(v, o); /* no response arrived */
     return 0;

@@ -101,6 +101,15 @@ static void usage(FILE *out)
         "included, with PCRE's meaning: '.' is any byte but a line feed ((?s):\n"
         "any), ^ the start, $ the end or before a final line feed ((?m): also\n"
         "at each line's). A header line is matched without its line break.\n"
+        "\n"
+        "Extractors (repeatable):\n"
+        "      --extract REGEX     report what REGEX finds in the body (also\n"
+        "                          --extract-regex): group 1 of each match if it\n"
+        "                          has groups, else the whole match; distinct\n"
+        "                          values in order, at most 100 per extractor,\n"
+        "                          each cut at 1 KiB, in \"extracts\": {REGEX:\n"
+        "                          [values]}. The body is not kept for them; a\n"
+        "                          match longer than 64 KiB is not found.\n"
         "\n",
         out);
   engine_usage(out);
@@ -112,10 +121,12 @@ static void usage(FILE *out)
         "meaning is the same (scan(1) describes each field):\n"
         "  timestamp, input, url, final_url, method, status_code (0: no\n"
         "  response), content_length (declared; null: none), content_type,\n"
-        "  webserver, title, chain_status_codes, http_version, hops, body_bytes,\n"
-        "  truncated, stopped, encoding, spilled, matched, matches (the matchers\n"
-        "  that hit, with the body offset where each first match ends), failed,\n"
-        "  error, attempts, time (e.g. \"12.3ms\"), time_ms.\n"
+        "  webserver, title, chain_status_codes (a proxy's CONNECT reply is not\n"
+        "  one), connect_status_code (that reply's; null: none), http_version,\n"
+        "  hops, body_bytes, truncated, stopped, encoding, spilled, matched,\n"
+        "  matches (the matchers that hit, with the body offset where each first\n"
+        "  match ends), extracts, failed, error, attempts, time (e.g.\n"
+        "  \"12.3ms\"), time_ms.\n"
         "Every line is valid UTF-8: a byte of a URL or message that is not part\n"
         "of valid UTF-8 is written as \\u00XX, the code point of the byte's value.\n"
         "A progress line (on a terminal) and a summary go to stderr.\n"
@@ -215,7 +226,8 @@ enum {
   OPT_USER_AGENT,
   OPT_MATCHED_ONLY,
   OPT_SHARD,
-  OPT_STOP_ON_MATCH
+  OPT_STOP_ON_MATCH,
+  OPT_EXTRACT
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -249,6 +261,8 @@ static const struct option LONG_OPTIONS[] = {
     {"regex", required_argument, NULL, OPT_REGEX},
     {"part", required_argument, NULL, OPT_PART},
     {"stop-on-match", no_argument, NULL, OPT_STOP_ON_MATCH},
+    {"extract", required_argument, NULL, OPT_EXTRACT},
+    {"extract-regex", required_argument, NULL, OPT_EXTRACT},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -271,14 +285,14 @@ static int bad_option(char **argv, int c)
 
 /* --regex: compiled once for the whole scan; one PCRE2 refuses is a
  * usage error that says why and where. */
-static int add_regex(options *o, const char *text)
+static int add_regex(regex *all, size_t *n, const char *text)
 {
   char msg[320];
-  if (regex_compile(&o->regexes[o->nregexes], text, msg, sizeof msg) != 0) {
+  if (regex_compile(&all[*n], text, msg, sizeof msg) != 0) {
     fprintf(stderr, "scan: invalid regex '%s': %s; try 'scan --help'\n", text, msg);
     return EXIT_USAGE;
   }
-  o->nregexes++;
+  ++*n;
   return -1;
 }
 
@@ -346,7 +360,8 @@ static int take_transfer_option(options *o, int c)
       return bad_usage("empty word", optarg);
     o->words[o->nwords++] = optarg;
     return -1;
-  case OPT_REGEX: return add_regex(o, optarg);
+  case OPT_REGEX: return add_regex(o->regexes, &o->nregexes, optarg);
+  case OPT_EXTRACT: return add_regex(o->extracts, &o->nextracts, optarg);
   case OPT_PART: return checked(parse_part(optarg, &o->part), "invalid part");
   case OPT_STOP_ON_MATCH: o->stop_on_match = 1; return -1;
   default: return -2;
@@ -369,7 +384,8 @@ int parse_options(int argc, char **argv, options *o)
   o->urls = calloc((size_t)argc, sizeof *o->urls);
   o->words = calloc((size_t)argc, sizeof *o->words);
   o->regexes = calloc((size_t)argc, sizeof *o->regexes);
-  if (!o->urls || !o->words || !o->regexes) {
+  o->extracts = calloc((size_t)argc, sizeof *o->extracts);
+  if (!o->urls || !o->words || !o->regexes || !o->extracts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -405,8 +421,11 @@ void options_free(options *o)
 {
   for (size_t i = 0; i < o->nregexes; i++)
     regex_free(&o->regexes[i]);
+  for (size_t i = 0; i < o->nextracts; i++)
+    regex_free(&o->extracts[i]);
   regex_done();
   free(o->regexes);
+  free(o->extracts);
   free(o->words);
   free(o->urls);
   curl_slist_free_all(o->headers);

@@ -38,8 +38,8 @@ static pcre2_code *compile(const char *text, size_t len, uint32_t flags, int *er
   PCRE2_SIZE offset = 0;
   pcre2_code *code = pcre2_compile((PCRE2_SPTR)text, len, flags, err, &offset, NULL);
   *at = offset;
-  if (code)
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* else interpreted */
+  if (code) /* else interpreted; partial matching is for extractors */
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
   return code;
 }
 
@@ -74,6 +74,7 @@ int regex_compile(regex *re, const char *text, char *msg, size_t cap)
     free(wrapped);
   }
   pcre2_pattern_info(re->code, PCRE2_INFO_CAPTURECOUNT, &re->groups);
+  pcre2_pattern_info(re->code, PCRE2_INFO_MAXLOOKBEHIND, &re->lookbehind);
   return 0;
 }
 
@@ -107,6 +108,21 @@ static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, siz
   *so = ov[0];
   *eo = ov[1];
   return 1;
+}
+
+int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4])
+{
+  int rc = pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data,
+                       match_ctx);
+  if (rc < 0 && rc != PCRE2_ERROR_PARTIAL)
+    return rc;
+  PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
+  bounds[0] = ov[0];
+  bounds[1] = ov[1];
+  int group = rc != PCRE2_ERROR_PARTIAL && re->groups > 0;
+  bounds[2] = group ? ov[2] : PCRE2_UNSET;
+  bounds[3] = group ? ov[3] : PCRE2_UNSET;
+  return rc;
 }
 
 int regex_hit(const regex *re, rc_view text)

@@ -7,6 +7,7 @@
  *   scan-loop.c   main: the pool, the slots, the multi loop, signals
  *   scan-match.c  matchers, verdicts, and the body observer that feeds them
  *   scan-re.c     regexes: PCRE syntax, compiled and run by PCRE2
+ *   scan-extract.c  extractors: what --extract regexes find in a body
  *   scan-vs.c     the streaming engine (Vectorscan), the only file that
  *                 knows whether this build has it
  *   scan-json.c   one JSON line per target, and the HTML title in it
@@ -60,6 +61,7 @@ typedef struct regex {
   pcre2_code *code;  /* the regex */
   pcre2_code *ends;  /* the regex, then a callout (see regex_first_end); may be NULL */
   uint32_t groups;   /* its capture groups */
+  uint32_t lookbehind; /* the bytes it may look at before a match's start */
 } regex;
 
 /* The matchers have one id space: the words (0 .. nwords-1), then the
@@ -94,6 +96,8 @@ typedef struct options {
   size_t nwords;
   regex *regexes;
   size_t nregexes;
+  regex *extracts; /* --extract, in order */
+  size_t nextracts;
   part part;
   int stop_on_match; /* end a transfer once its verdict is known */
 } options;
@@ -157,6 +161,12 @@ int regex_hit(const regex *re, rc_view text);
 /* Where the first match of re to end, ends, as the count of bytes of text
  * up to it; NO_OFFSET when re does not match. */
 size_t regex_first_end(const regex *re, rc_view text);
+/* The first match of re in text from byte start on, with pcre2_match's
+ * flags (PCRE2_PARTIAL_HARD, PCRE2_NOTBOL): returns what pcre2_match does
+ * (PCRE2_ERROR_PARTIAL too); on a match, bounds holds its start and end,
+ * then those of group 1 (PCRE2_UNSET when it has none, or it is unset);
+ * on a partial match, its start and the text's end. */
+int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4]);
 
 /* How the --word and --regex matchers of the body run: on the stream (the
  * engine of scan-vs.c, when this build has one), or over the body kept
@@ -183,6 +193,25 @@ void observed_reset(struct scan *s, struct slot *sl);
 /* The target's verdict, once its transfer is over; returns whether it
  * matched. */
 int matches(struct scan *s, struct slot *sl);
+
+/* ---- Extractors (scan-extract.c) --------------------------------------- */
+
+#define EXTRACT_MAX    100    /* values kept per extractor and target */
+#define EXTRACT_VALUE  1024   /* bytes of a value kept, at most */
+#define EXTRACT_WINDOW 65536  /* bytes of the body kept for a match in progress */
+
+/* A hop's body begins: no values, nothing seen. Returns 0, or -1 when out
+ * of memory. */
+int extract_begin(struct scan *s, struct slot *sl);
+/* A slice of the body. Returns 0, or -1 when out of memory. */
+int extract_feed(struct scan *s, struct slot *sl, const char *data, size_t len);
+/* The body's end: the matches that were waiting for more bytes end. */
+void extract_end(struct scan *s, struct slot *sl);
+/* The values of extractor i found in the final body: *n of them, each
+ * value[k] of len[k] bytes, in order of first appearance. */
+void extract_values(const struct slot *sl, size_t i, size_t *n, const char *const **value,
+                    const size_t **len);
+void extract_slot_free(struct slot *sl);
 
 /* ---- The streaming engine (scan-vs.c) ----------------------------------- */
 
@@ -235,6 +264,7 @@ typedef struct slot {
   char *head;             /* the body's first TITLE_HEAD bytes, for the title */
   size_t head_len;        /* bytes in head */
   struct vs_stream *vs;   /* the streaming engine's state; NULL: none yet */
+  struct extract_state *ex; /* the extractors' state; NULL: none yet */
 } slot;
 
 /* How a target's last transfer ended, for its report. */

@@ -9,6 +9,7 @@
  * The scan binary's path comes from the environment variable SCAN_BIN; the
  * demo program is found beside it. */
 #include <check.h>
+#include <ctype.h>
 #include <libgen.h>
 #include <time.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1191,6 +1193,48 @@ START_TEST(stream_verdicts)
     ck_assert_int_eq(r.matched, any_word && any_regex);
     ck_assert(!r.stopped);
   }
+}
+END_TEST
+
+/* The first occurrence of needle in hay in any ASCII case, as the offset
+ * of its end; -1 when there is none. */
+static long first_end_nocase(const unsigned char *hay, size_t n, const char *needle, size_t k)
+{
+  for (size_t i = 0; i + k <= n; i++)
+    if (strncasecmp((const char *)hay + i, needle, k) == 0)
+      return (long)(i + k);
+  return -1;
+}
+
+/* --iword: a word in any ASCII case, on the stream and off it (header
+ * lines), at the offset where its first occurrence in any case ends; the
+ * same text given to --word, in the case it is not written, misses. */
+START_TEST(iword_matcher)
+{
+  static const char *const paths[] = {"/bytes?n=200000&write=7",
+                                      "/gzip?n=200000&coding=gzip&write=1000"};
+  char w1[16], w2[16], upper[16];
+  pattern_text(3 * 4096, 10, w1);
+  pattern_text(150001, 9, w2);
+  for (size_t i = 0; w1[i]; i++)
+    w1[i] = (char)toupper((unsigned char)w1[i]);
+  for (size_t i = 0; w2[i]; i++)
+    w2[i] = (char)(i % 2 ? toupper((unsigned char)w2[i]) : w2[i]);
+  snprintf(upper, sizeof upper, "%s", w1);
+  ck_assert_msg(first_end(pattern, 200000, upper, strlen(upper)) < 0, "%s: pick another", upper);
+  const char *opts[] = {"--iword", w1, "--iword", w2, "--iword", "ABSENT-word", "--word", upper,
+                        NULL};
+  for (size_t c = 0; c < sizeof paths / sizeof paths[0]; c++) {
+    record r = scan_one(paths[c], opts);
+    ck_assert(r.error_null && r.matched);
+    check_hit(&r, "word", w1, first_end_nocase(pattern, 200000, w1, strlen(w1)), paths[c]);
+    check_hit(&r, "word", w2, first_end_nocase(pattern, 200000, w2, strlen(w2)), paths[c]);
+    check_hit(&r, "word", "ABSENT-word", -1, paths[c]);
+    ck_assert_uint_eq(r.nmatches, 2); /* not the --word in upper case */
+  }
+  const char *header[] = {"--part", "header", "--iword", "SET-COOKIE: B=2", NULL};
+  record r = scan_one("/headers", header);
+  ck_assert(r.matched && r.nmatches == 1 && r.match_offset[0] == -1);
 }
 END_TEST
 
@@ -2518,6 +2562,7 @@ int main(void)
   tcase_add_test(tc, extracts);
   tcase_add_test(tc, extract_bounds);
   tcase_add_test(tc, proxy_connect);
+  tcase_add_test(tc, iword_matcher);
   tcase_add_test(tc, bodies_not_kept);
   tcase_add_test(tc, stop_on_match);
   tcase_add_test(tc, conventions);

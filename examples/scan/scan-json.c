@@ -44,7 +44,6 @@ void put(line *l, const char *s, size_t n)
 
 void puts_line(line *l, const char *s) { put(l, s, strlen(s)); }
 
-
 void printf_line(line *l, const char *fmt, ...)
 {
   va_list ap;
@@ -199,8 +198,8 @@ static void json_timestamp(line *l)
 
 /* ---- The page title ----------------------------------------------------- */
 
-#define TITLE_SCAN 8192        /* bytes of the title element looked at */
-#define TITLE_MAX  1024        /* bytes of the title written, at most */
+#define TITLE_SCAN 8192 /* bytes of the title element looked at */
+#define TITLE_MAX  1024 /* bytes of the title written, at most */
 
 /* The first occurrence of needle (ASCII, lower case) in hay[0..n), in any
  * case; NULL if none. */

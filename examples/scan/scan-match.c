@@ -4,10 +4,29 @@
  * kept whole for what the stream does not take. */
 #include "scan.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- Matching ----------------------------------------------------------- */
+
+/* Whether n bytes at a and b are equal in ASCII case. */
+static int same_nocase(const char *a, const char *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]))
+      return 0;
+  return 1;
+}
+
+/* As find_word, in any ASCII case. */
+static size_t find_word_nocase(rc_view hay, const char *needle, size_t nlen)
+{
+  for (size_t i = 0; i + nlen <= hay.len; i++)
+    if (same_nocase(hay.ptr + i, needle, nlen))
+      return i + nlen;
+  return NO_OFFSET;
+}
 
 /* Where needle (nlen > 0 bytes) first occurs in hay, as the offset of its
  * end; NO_OFFSET when it does not. */
@@ -77,7 +96,6 @@ int verdict_has(const verdict *v, const options *o, size_t id)
   return id < o->nwords ? v->words[id] : v->regexes[id - o->nwords];
 }
 
-
 /* Runs the --word and --regex matchers that have no hit yet, and that
  * run is not NULL for (run[id]: id is matched here), over text: a header
  * line, or the body kept whole. */
@@ -87,15 +105,15 @@ static void match_text(const options *o, rc_view text, int body, const unsigned 
   for (size_t i = 0; i < o->nwords; i++) {
     if (v->words[i] || (skip && skip[i]))
       continue;
-    size_t at = find_word(text, o->words[i], strlen(o->words[i]));
+    size_t at =
+        (o->word_nocase[i] ? find_word_nocase : find_word)(text, o->words[i], strlen(o->words[i]));
     if (at != NO_OFFSET)
       verdict_hit(v, o, i, body ? at : NO_OFFSET);
   }
   for (size_t i = 0; i < o->nregexes; i++) {
     if (v->regexes[i] || (skip && skip[o->nwords + i]) || !regex_hit(&o->regexes[i], text))
       continue;
-    verdict_hit(v, o, o->nwords + i,
-                body ? regex_first_end(&o->regexes[i], text) : NO_OFFSET);
+    verdict_hit(v, o, o->nwords + i, body ? regex_first_end(&o->regexes[i], text) : NO_OFFSET);
   }
 }
 

@@ -79,6 +79,9 @@ static void usage(FILE *out)
         "      --status CODES      the final status is one of CODES (e.g. 200 or\n"
         "                          200,301,404)\n"
         "      --word WORD         WORD occurs (case-sensitive bytes)\n"
+        "      --iword WORD        WORD occurs in any ASCII case (as httpx -ms\n"
+        "                          and nuclei's case-insensitive words); one of\n"
+        "                          the --word words, listed as \"word\"\n"
         "      --regex REGEX       the regex matches somewhere: PCRE syntax, as\n"
         "                          nuclei and httpx write them ((?i), (?s), (?m),\n"
         "                          (?:...), \\d \\s \\w \\b, lazy *? +?, {n,m},\n"
@@ -215,6 +218,7 @@ enum {
   OPT_OVERFLOW,
   OPT_STATUS,
   OPT_WORD,
+  OPT_IWORD,
   OPT_REGEX,
   OPT_PART,
   OPT_PROXY,
@@ -258,6 +262,7 @@ static const struct option LONG_OPTIONS[] = {
     {"overflow", required_argument, NULL, OPT_OVERFLOW},
     {"status", required_argument, NULL, OPT_STATUS},
     {"word", required_argument, NULL, OPT_WORD},
+    {"iword", required_argument, NULL, OPT_IWORD},
     {"regex", required_argument, NULL, OPT_REGEX},
     {"part", required_argument, NULL, OPT_PART},
     {"stop-on-match", no_argument, NULL, OPT_STOP_ON_MATCH},
@@ -356,8 +361,10 @@ static int take_transfer_option(options *o, int c)
   case OPT_STATUS:
     return checked(parse_statuses(optarg, o), "invalid status (codes 100-999, comma-separated)");
   case OPT_WORD:
+  case OPT_IWORD:
     if (!*optarg)
       return bad_usage("empty word", optarg);
+    o->word_nocase[o->nwords] = c == OPT_IWORD;
     o->words[o->nwords++] = optarg;
     return -1;
   case OPT_REGEX: return add_regex(o->regexes, &o->nregexes, optarg);
@@ -383,9 +390,10 @@ int parse_options(int argc, char **argv, options *o)
   o->shard = o->shards = 1;
   o->urls = calloc((size_t)argc, sizeof *o->urls);
   o->words = calloc((size_t)argc, sizeof *o->words);
+  o->word_nocase = calloc((size_t)argc, 1);
   o->regexes = calloc((size_t)argc, sizeof *o->regexes);
   o->extracts = calloc((size_t)argc, sizeof *o->extracts);
-  if (!o->urls || !o->words || !o->regexes || !o->extracts) {
+  if (!o->urls || !o->words || !o->word_nocase || !o->regexes || !o->extracts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -427,12 +435,12 @@ void options_free(options *o)
   free(o->regexes);
   free(o->extracts);
   free(o->words);
+  free(o->word_nocase);
   free(o->urls);
   curl_slist_free_all(o->headers);
 }
 
 /* ---- Targets ------------------------------------------------------------ */
-
 
 /* The next target of the whole list, pointing into t (valid until the
  * next call), or NULL at the end. In a stream, surrounding white space is

@@ -112,8 +112,8 @@ static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, siz
 
 int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4])
 {
-  int rc = pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data,
-                       match_ctx);
+  int rc =
+      pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
   if (rc < 0 && rc != PCRE2_ERROR_PARTIAL)
     return rc;
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);

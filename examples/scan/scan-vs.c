@@ -119,12 +119,13 @@ static int engine_exprs(struct vs_engine *e, const options *o, unsigned char *ta
 {
   for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
     char *text = NULL;
-    if (id < o->nwords) { /* a word: each byte as \xHH, a literal */
-      size_t len = strlen(o->words[id]);
-      if (!(text = malloc(4 * len + 1)))
+    if (id < o->nwords) { /* a word: each byte as \xHH, a literal; (?i) for --iword */
+      size_t len = strlen(o->words[id]), at = o->word_nocase[id] ? 4 : 0;
+      if (!(text = malloc(at + 4 * len + 1)))
         return -1;
+      memcpy(text, "(?i)", at + 1);
       for (size_t i = 0; i < len; i++)
-        snprintf(text + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
+        snprintf(text + at + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
     } else {
       if (!(text = strdup(o->regexes[id - o->nwords].text)))
         return -1;
@@ -408,8 +409,8 @@ int vs_feed(scan *s, slot *sl, const char *data, size_t len)
     return 0;
   for (size_t done = 0; !st->stream_over && done < len;) {
     unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
-    hs_error_t err = hs_scan_stream(st->stream, data + done, n, 0, s->engine.vs->scratch,
-                                    on_stream_match, sl);
+    hs_error_t err =
+        hs_scan_stream(st->stream, data + done, n, 0, s->engine.vs->scratch, on_stream_match, sl);
     if (err == HS_SCAN_TERMINATED)
       st->stream_over = 1;
     else if (err != HS_SUCCESS)

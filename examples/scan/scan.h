@@ -57,10 +57,10 @@ typedef enum part {
 
 /* A --regex: PCRE syntax, compiled by PCRE2 (scan-re.c). */
 typedef struct regex {
-  const char *text;  /* as given, for the output */
-  pcre2_code *code;  /* the regex */
-  pcre2_code *ends;  /* the regex, then a callout (see regex_first_end); may be NULL */
-  uint32_t groups;   /* its capture groups */
+  const char *text;    /* as given, for the output */
+  pcre2_code *code;    /* the regex */
+  pcre2_code *ends;    /* the regex, then a callout (see regex_first_end); may be NULL */
+  uint32_t groups;     /* its capture groups */
   uint32_t lookbehind; /* the bytes it may look at before a match's start */
 } regex;
 
@@ -93,6 +93,7 @@ typedef struct options {
   unsigned char status_set[STATUS_MAX + 1];
   size_t nstatuses;
   const char **words;
+  unsigned char *word_nocase; /* per word: --iword, any ASCII case */
   size_t nwords;
   regex *regexes;
   size_t nregexes;
@@ -196,9 +197,9 @@ int matches(struct scan *s, struct slot *sl);
 
 /* ---- Extractors (scan-extract.c) --------------------------------------- */
 
-#define EXTRACT_MAX    100    /* values kept per extractor and target */
-#define EXTRACT_VALUE  1024   /* bytes of a value kept, at most */
-#define EXTRACT_WINDOW 65536  /* bytes of the body kept for a match in progress */
+#define EXTRACT_MAX    100   /* values kept per extractor and target */
+#define EXTRACT_VALUE  1024  /* bytes of a value kept, at most */
+#define EXTRACT_WINDOW 65536 /* bytes of the body kept for a match in progress */
 
 /* A hop's body begins: no values, nothing seen. Returns 0, or -1 when out
  * of memory. */
@@ -260,10 +261,10 @@ typedef struct slot {
   /* What the body observer found in the body of hop number hop (a count:
    * 0 before any body), the final one unless a later hop came: */
   size_t hop;
-  verdict v;              /* the hits so far, head and streamed body */
-  char *head;             /* the body's first TITLE_HEAD bytes, for the title */
-  size_t head_len;        /* bytes in head */
-  struct vs_stream *vs;   /* the streaming engine's state; NULL: none yet */
+  verdict v;                /* the hits so far, head and streamed body */
+  char *head;               /* the body's first TITLE_HEAD bytes, for the title */
+  size_t head_len;          /* bytes in head */
+  struct vs_stream *vs;     /* the streaming engine's state; NULL: none yet */
   struct extract_state *ex; /* the extractors' state; NULL: none yet */
 } slot;
 

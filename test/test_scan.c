@@ -1333,8 +1333,8 @@ START_TEST(regex_meaning)
       "\\Bnb",       "z{2}y|>hel",        "a.*?y",
       "x{0,2}yz+y",  "^$",                "(?m)y$",
       "bitrix(?:\\.info/|/js/main/core)", "(?i)scanner", "\\d+"};
-  static const char *const whole[] = {"(a)\\1\\1", "x*", "(z)\\1y", "(?<=12)345", "(?<!a)nb",
-                                      "a(?=\\x00)"};
+  static const char *const whole[] = {"(a)\\1\\1", "x*",       "(z)\\1y",   "(?<=12)345",
+                                      "(?<!a)nb",  "a(?=\\x00)", "\\](?C1)q", "(?C2)\\d+?5"};
   unsigned char body[1024];
   size_t n = html_body(title, sizeof title - 1, body);
   char path[256];

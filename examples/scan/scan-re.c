@@ -67,8 +67,8 @@ int regex_compile(regex *re, const char *text, char *msg, size_t cap)
   if (wrapped) {
     memcpy(wrapped, "(?:", 3);
     memcpy(wrapped + 3, text, n);
-    memcpy(wrapped + 3 + n, ")(?C1)", 7);
-    re->ends = compile(wrapped, n + 9,
+    memcpy(wrapped + 3 + n, ")(?C'end')", 11);
+    re->ends = compile(wrapped, n + 13,
                        PCRE2_USE_OFFSET_LIMIT | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR,
                        &err, &at);
     free(wrapped);
@@ -133,9 +133,11 @@ int regex_hit(const regex *re, rc_view text)
 
 /* The callout at the end of the wrapped regex: a match ending at or
  * before the limit is one (0: go on to succeed), any other is not (1:
- * backtrack, for the next). */
+ * backtrack, for the next). The regex's own callouts, if any, go on. */
 static int at_end(pcre2_callout_block *cb, void *limit)
 {
+  if (cb->callout_string_length != 3 || memcmp(cb->callout_string, "end", 3) != 0)
+    return 0;
   return cb->current_position <= *(const size_t *)limit ? 0 : 1;
 }
 

@@ -12,9 +12,15 @@
  * start on, and the bytes before it a lookbehind or \b may look at. A
  * partial match waits for the next slice; the body's end settles it. A
  * match longer than EXTRACT_WINDOW is not found: its start leaves the
- * window, and the search goes on after it. */
+ * window, and the search goes on after it.
+ *
+ * Where the build has Vectorscan, a stream of the extractors it takes
+ * (scan-vs.c) says in which slices a match of each ends; PCRE2 runs over
+ * the others only while a partial match waits, so a sparse extractor
+ * costs about what a streamed matcher does. */
 #include "scan.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,13 +30,15 @@ typedef struct found {
   size_t len[EXTRACT_MAX];
   size_t n;
   size_t next; /* the body offset where its next search starts */
+  int pending; /* a partial match waits for more bytes */
 } found;
 
 struct extract_state {
   char *win;        /* the window: body bytes from base on */
   size_t base, len; /* its first byte's body offset, and its bytes */
   size_t cap;
-  found *found; /* per extractor */
+  found *found;       /* per extractor */
+  unsigned char *due; /* per extractor: the prefilter saw a match end in this slice */
 };
 
 static void values_clear(found *f)
@@ -48,15 +56,17 @@ int extract_begin(scan *s, slot *sl)
   struct extract_state *st = sl->ex;
   if (!st) {
     if (!(st = sl->ex = calloc(1, sizeof *st)) ||
-        !(st->found = calloc(o->nextracts, sizeof *st->found)))
+        !(st->found = calloc(o->nextracts, sizeof *st->found)) ||
+        !(st->due = calloc(o->nextracts, 1)))
       return -1;
   }
   st->base = st->len = 0;
   for (size_t i = 0; i < o->nextracts; i++) {
     values_clear(&st->found[i]);
     st->found[i].next = 0;
+    st->found[i].pending = 0;
   }
-  return 0;
+  return vs_extract_begin(s, sl);
 }
 
 /* Adds a value (cut at EXTRACT_VALUE) unless it is empty or known. */
@@ -83,12 +93,14 @@ static int run_one(struct extract_state *st, const regex *re, found *f, int fina
 {
   rc_view text = {st->win ? st->win : "", st->len};
   uint32_t flags = (final ? 0 : PCRE2_PARTIAL_HARD) | (st->base > 0 ? PCRE2_NOTBOL : 0);
+  f->pending = 0;
   while (f->n < EXTRACT_MAX && f->next - st->base <= st->len) {
     size_t b[4];
     int rc = regex_next(re, text, f->next - st->base, flags, b);
     if (rc == PCRE2_ERROR_PARTIAL) {
       if (st->base + b[0] > f->next)
         f->next = st->base + b[0]; /* again from there, with more bytes */
+      f->pending = 1;
       return 0;
     }
     if (rc < 0) {
@@ -148,9 +160,24 @@ int extract_feed(scan *s, slot *sl, const char *data, size_t len)
   }
   memcpy(st->win + st->len, data, len);
   st->len += len;
-  for (size_t i = 0; i < o->nextracts; i++)
-    if (run_one(st, &o->extracts[i], &st->found[i], 0) != 0)
+  memset(st->due, 0, o->nextracts);
+  if (vs_extract_feed(s, sl, data, len, st->due) != 0)
+    return -1;
+  const engine *g = &s->engine;
+  for (size_t i = 0; i < o->nextracts; i++) {
+    found *f = &st->found[i];
+    if (g->ex_filtered && g->ex_filtered[i] && !st->due[i] && !f->pending) {
+      /* No match of it ends in the slice: none that starts before the
+       * widest match back from its end can end later either. */
+      size_t seen = st->base + st->len;
+      if (g->ex_width[i] != UINT_MAX && seen + 1 >= g->ex_width[i] &&
+          seen + 1 - g->ex_width[i] > f->next)
+        f->next = seen + 1 - g->ex_width[i];
+      continue;
+    }
+    if (run_one(st, &o->extracts[i], f, 0) != 0)
       return -1;
+  }
   window_trim(st, o);
   return 0;
 }
@@ -183,6 +210,7 @@ void extract_slot_free(slot *sl)
   for (size_t i = 0; st->found && i < n; i++)
     values_clear(&st->found[i]);
   free(st->found);
+  free(st->due);
   free(st->win);
   free(st);
   sl->ex = NULL;

@@ -427,6 +427,12 @@ static void summary(scan *s)
     fprintf(stderr,
             "scan: body matchers: %zu streamed (%s), %zu over the kept body (PCRE2); bodies %s\n",
             g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");
+  size_t filtered = 0;
+  for (size_t i = 0; g->ex_filtered && i < s->opt->nextracts; i++)
+    filtered += g->ex_filtered[i];
+  if (s->opt->nextracts)
+    fprintf(stderr, "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s)\n",
+            s->opt->nextracts, filtered, engine_name());
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */
     fprintf(stderr, "scan: peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);

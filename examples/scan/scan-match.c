@@ -167,6 +167,8 @@ int engine_build(engine *g, const options *o)
   size_t n = o->nwords + o->nregexes;
   if (!(g->streamed = calloc(n + 1, 1)))
     return -1;
+  if (o->nextracts && vs_extract_build(g, o) != 0)
+    return -1;
   if (!n || o->part == PART_HEADER)
     return 0;
   if (vs_build(g, o) != 0)

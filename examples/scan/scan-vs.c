@@ -42,18 +42,20 @@ struct vs_engine {
     hs_database_t *db; /* NULL: it did not compile */
   } narrow[NARROW_DBS];
   size_t nnarrow;
+  hs_database_t *ex_db; /* the prefiltered extractors; NULL: none */
 };
 
 /* A slot's stream. */
 struct vs_stream {
-  hs_stream_t *stream; /* from the body's first slice (or a narrowing) to the target's end */
-  int stream_over;     /* nothing more to learn from it: no more scanning */
-  size_t undecided;    /* streamed matchers without a hit */
-  size_t stream_base;  /* the body offset of the stream's first byte */
-  size_t body_seen;    /* bytes of this hop's body observed */
-  int narrow_due;      /* a streamed matcher hit since the stream opened */
-  char *tail;          /* NARROW_WIDTH bytes: the last ones seen, while a */
-  size_t tail_len;     /* narrowing waits for enough of them to replay */
+  hs_stream_t *stream;    /* from the body's first slice (or a narrowing) to the target's end */
+  int stream_over;        /* nothing more to learn from it: no more scanning */
+  size_t undecided;       /* streamed matchers without a hit */
+  size_t stream_base;     /* the body offset of the stream's first byte */
+  size_t body_seen;       /* bytes of this hop's body observed */
+  int narrow_due;         /* a streamed matcher hit since the stream opened */
+  char *tail;             /* NARROW_WIDTH bytes: the last ones seen, while a */
+  size_t tail_len;        /* narrowing waits for enough of them to replay */
+  hs_stream_t *ex_stream; /* the extractors' prefilter, for this hop's body */
 };
 
 const char *engine_name(void)
@@ -188,7 +190,7 @@ static int any_of(const unsigned char *take, size_t n)
 int vs_build(engine *g, const options *o)
 {
   size_t n = o->nwords + o->nregexes;
-  struct vs_engine *e = g->vs = calloc(1, sizeof *g->vs);
+  struct vs_engine *e = g->vs ? g->vs : (g->vs = calloc(1, sizeof *g->vs));
   if (!e)
     return -1;
   e->exprs = calloc(n + 1, sizeof *e->exprs);
@@ -250,12 +252,17 @@ void vs_free(engine *g, const options *o)
   }
   hs_free_scratch(e->scratch);
   hs_free_database(e->db);
+  hs_free_database(e->ex_db);
   for (size_t id = 0; e->exprs && id < o->nwords + o->nregexes; id++)
     free(e->exprs[id]);
   free(e->exprs);
   free(e->width);
   free(e);
   g->vs = NULL;
+  free(g->ex_filtered);
+  free(g->ex_width);
+  g->ex_filtered = NULL;
+  g->ex_width = NULL;
 }
 
 /* ---- Streams ------------------------------------------------------------- */
@@ -429,8 +436,10 @@ void vs_close(scan *s, slot *sl, int eod)
   if (st && st->stream)
     hs_close_stream(st->stream, s->engine.vs->scratch,
                     eod && !st->stream_over ? on_stream_match : NULL, sl);
+  if (st && st->ex_stream)
+    hs_close_stream(st->ex_stream, s->engine.vs->scratch, NULL, NULL);
   if (st)
-    st->stream = NULL;
+    st->stream = st->ex_stream = NULL;
 }
 
 void vs_slot_free(slot *sl)
@@ -439,6 +448,122 @@ void vs_slot_free(slot *sl)
     free(sl->vs->tail);
   free(sl->vs);
   sl->vs = NULL;
+}
+
+/* ---- The extractors' prefilter ------------------------------------------- */
+
+/* A match of extractor id ends here: its slice is due for PCRE2. */
+static int on_extract_match(unsigned int id, unsigned long long from, unsigned long long to,
+                            unsigned int flags, void *ctx)
+{
+  (void)from;
+  (void)to;
+  (void)flags;
+  ((unsigned char *)ctx)[id] = 1;
+  return 0;
+}
+
+/* A database of the extractors take[i], every match reported; NULL with
+ * *bad the one Vectorscan rejects (-1: the set, or out of memory). */
+static hs_database_t *extract_db(const options *o, const unsigned char *take, int *bad)
+{
+  size_t n = o->nextracts;
+  const char **exprs = calloc(n + 1, sizeof *exprs);
+  unsigned *ids = calloc(n + 1, sizeof *ids);
+  hs_database_t *db = NULL;
+  unsigned k = 0;
+  *bad = -1;
+  for (size_t i = 0; exprs && ids && i < n; i++)
+    if (take[i]) {
+      exprs[k] = o->extracts[i].text;
+      ids[k++] = (unsigned)i;
+    }
+  hs_compile_error_t *err = NULL;
+  if (exprs && ids &&
+      hs_compile_multi(exprs, NULL, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
+    db = NULL;
+    if (err && err->expression >= 0 && (unsigned)err->expression < k)
+      *bad = (int)ids[err->expression];
+  }
+  hs_free_compile_error(err);
+  free(exprs);
+  free(ids);
+  return db;
+}
+
+/* Whether a regex may have a match that Vectorscan reports only at the
+ * body's end, when it knows what follows: $, \Z, \z, \b, \B. For such a
+ * one the search does not move on by width (scan-extract.c), so that the
+ * last pass over the window finds it. Errs towards yes. */
+static int looks_at_end(const char *re)
+{
+  return strchr(re, '$') || strstr(re, "\\Z") || strstr(re, "\\z") || strstr(re, "\\b") ||
+         strstr(re, "\\B");
+}
+
+int vs_extract_build(engine *g, const options *o)
+{
+  size_t n = o->nextracts;
+  struct vs_engine *e = g->vs ? g->vs : (g->vs = calloc(1, sizeof *g->vs));
+  unsigned char *take = calloc(n + 1, 1);
+  g->ex_filtered = calloc(n + 1, 1);
+  g->ex_width = calloc(n + 1, sizeof *g->ex_width);
+  if (!e || !take || !g->ex_filtered || !g->ex_width) {
+    free(take);
+    return -1;
+  }
+  memset(take, 1, n);
+  while (any_of(take, n)) {
+    int bad;
+    if ((e->ex_db = extract_db(o, take, &bad)) != NULL || bad < 0)
+      break;
+    take[bad] = 0; /* PCRE2 scans every slice for it */
+  }
+  int status = 0;
+  if (e->ex_db && hs_alloc_scratch(e->ex_db, &e->scratch) != HS_SUCCESS)
+    status = -1;
+  for (size_t i = 0; status == 0 && e->ex_db && i < n; i++) {
+    hs_expr_info_t *info = NULL;
+    hs_compile_error_t *err = NULL;
+    g->ex_filtered[i] = take[i];
+    g->ex_width[i] = UINT_MAX;
+    if (take[i] && !looks_at_end(o->extracts[i].text) &&
+        hs_expression_info(o->extracts[i].text, 0, &info, &err) == HS_SUCCESS)
+      g->ex_width[i] = info->max_width;
+    free(info);
+    hs_free_compile_error(err);
+  }
+  free(take);
+  return status;
+}
+
+int vs_extract_begin(scan *s, slot *sl)
+{
+  struct vs_engine *e = s->engine.vs;
+  if (!e || !e->ex_db)
+    return 0;
+  if (!sl->vs && !(sl->vs = calloc(1, sizeof *sl->vs)))
+    return -1;
+  struct vs_stream *st = sl->vs;
+  if (st->ex_stream)
+    hs_close_stream(st->ex_stream, e->scratch, NULL, NULL);
+  st->ex_stream = NULL;
+  return hs_open_stream(e->ex_db, 0, &st->ex_stream) == HS_SUCCESS ? 0 : -1;
+}
+
+int vs_extract_feed(scan *s, slot *sl, const char *data, size_t len, unsigned char *due)
+{
+  struct vs_stream *st = sl->vs;
+  if (!st || !st->ex_stream)
+    return 0;
+  for (size_t done = 0; done < len;) {
+    unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
+    if (hs_scan_stream(st->ex_stream, data + done, n, 0, s->engine.vs->scratch, on_extract_match,
+                       due) != HS_SUCCESS)
+      return -1;
+    done += n;
+  }
+  return 0;
 }
 
 #else /* no Vectorscan: nothing streams */
@@ -489,5 +614,39 @@ void vs_close(scan *s, slot *sl, int eod)
 }
 
 void vs_slot_free(slot *sl) { (void)sl; }
+
+/* Whether a regex may have a match that Vectorscan reports only at the
+ * body's end, when it knows what follows: $, \Z, \z, \b, \B. For such a
+ * one the search does not move on by width (scan-extract.c), so that the
+ * last pass over the window finds it. Errs towards yes. */
+static int looks_at_end(const char *re)
+{
+  return strchr(re, '$') || strstr(re, "\\Z") || strstr(re, "\\z") || strstr(re, "\\b") ||
+         strstr(re, "\\B");
+}
+
+int vs_extract_build(engine *g, const options *o)
+{
+  (void)g;
+  (void)o;
+  return 0;
+}
+
+int vs_extract_begin(scan *s, slot *sl)
+{
+  (void)s;
+  (void)sl;
+  return 0;
+}
+
+int vs_extract_feed(scan *s, slot *sl, const char *data, size_t len, unsigned char *due)
+{
+  (void)s;
+  (void)sl;
+  (void)data;
+  (void)len;
+  (void)due;
+  return 0;
+}
 
 #endif

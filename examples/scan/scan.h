@@ -177,6 +177,10 @@ typedef struct engine {
   size_t nstreamed, nwhole; /* body matchers on the stream, and over the body kept */
   int keep_body;            /* some matcher, or none's output, needs the body kept */
   struct vs_engine *vs;     /* the streaming engine's own; NULL: none */
+  /* The extractors that the engine prefilters (per extractor; NULL: none),
+   * and their widest matches (UINT_MAX: unbounded). */
+  unsigned char *ex_filtered;
+  unsigned *ex_width;
 } engine;
 
 /* Decides where each matcher runs, and whether bodies are kept. Returns
@@ -236,6 +240,17 @@ int vs_feed(struct scan *s, struct slot *sl, const char *data, size_t len);
 void vs_close(struct scan *s, struct slot *sl, int eod);
 /* Frees what the slot's stream kept (after vs_close). */
 void vs_slot_free(struct slot *sl);
+/* The extractors' prefilter: a stream of the extractors Vectorscan takes,
+ * which tells in which slices a match of each ends, so that PCRE2 runs
+ * there only (scan-extract.c). vs_extract_build marks them in
+ * g->ex_filtered; 0, or -1 when out of memory. */
+int vs_extract_build(engine *g, const options *o);
+/* Opens the slot's extractor stream for a hop's body; 0, or -1. */
+int vs_extract_begin(struct scan *s, struct slot *sl);
+/* A slice through it: due[i] set for each extractor a match of which ends
+ * in it. Returns 0, or -1 on failure. */
+int vs_extract_feed(struct scan *s, struct slot *sl, const char *data, size_t len,
+                    unsigned char *due);
 
 /* ---- The scan (scan-loop.c) --------------------------------------------- */
 

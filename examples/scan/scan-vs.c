@@ -615,16 +615,6 @@ void vs_close(scan *s, slot *sl, int eod)
 
 void vs_slot_free(slot *sl) { (void)sl; }
 
-/* Whether a regex may have a match that Vectorscan reports only at the
- * body's end, when it knows what follows: $, \Z, \z, \b, \B. For such a
- * one the search does not move on by width (scan-extract.c), so that the
- * last pass over the window finds it. Errs towards yes. */
-static int looks_at_end(const char *re)
-{
-  return strchr(re, '$') || strstr(re, "\\Z") || strstr(re, "\\z") || strstr(re, "\\b") ||
-         strstr(re, "\\B");
-}
-
 int vs_extract_build(engine *g, const options *o)
 {
   (void)g;

@@ -7,8 +7,8 @@
  * It writes the workload's URLs to a temporary file, runs the program (found
  * beside this one) with "-l FILE" and the options given, and exits with its
  * status. Without matchers, scan gets "--status 200 --word officia". Unlike
- * scan.c and threads.c, this program needs the test server, so it is built
- * only in this project's tree.
+ * scan (examples/scan/) and threads.c, this program needs the test server,
+ * so it is built only in this project's tree.
  *
  * Exit status: that of the program run; 1 when the demo cannot be set up;
  * 2 usage. */

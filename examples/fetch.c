@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "respchain.h"
 
 enum {
@@ -91,54 +92,6 @@ static int bad_usage(const char *what, const char *arg)
   return EXIT_USAGE;
 }
 
-/* A byte count with an optional k, m or g suffix (powers of 1024). */
-static int parse_size(const char *s, size_t *out)
-{
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  unsigned long long mul = 1;
-  switch (*end) {
-  case 'k':
-  case 'K':
-    mul = 1ull << 10;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    mul = 1ull << 20;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    mul = 1ull << 30;
-    end++;
-    break;
-  default: break;
-  }
-  if (end == s || *s == '-' || *end || errno || v > SIZE_MAX / mul)
-    return -1;
-  *out = (size_t)(v * mul);
-  return 0;
-}
-
-/* Seconds, fractions allowed, as milliseconds; a positive value is at least
- * 1 ms, since 0 means no limit to curl. */
-static int parse_seconds(const char *s, long *ms)
-{
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno || strpbrk(s, "xX") || !(v >= 0.0) ||
-      !(v * 1000.0 < (double)LONG_MAX))
-    return -1;
-  double whole = v * 1000.0;
-  *ms = (long)whole;
-  if (*ms < whole)
-    (*ms)++;
-  return 0;
-}
-
 static int parse_policy(const char *s, rc_cap_policy *out)
 {
   if (!strcmp(s, "stop"))
@@ -191,19 +144,19 @@ static int take_option(options *o, int c, char **argv)
   case 'I': o->head = 1; break;
   case 'L': o->follow = 1; break;
   case 'm':
-    if (parse_seconds(optarg, &o->max_time_ms))
+    if (args_seconds(optarg, &o->max_time_ms))
       return bad_usage("invalid time", optarg);
     break;
   case OPT_CONNECT_TIMEOUT:
-    if (parse_seconds(optarg, &o->connect_timeout_ms))
+    if (args_seconds(optarg, &o->connect_timeout_ms))
       return bad_usage("invalid time", optarg);
     break;
   case OPT_MAX_BODY:
-    if (parse_size(optarg, &o->lim.max_body))
+    if (args_size(optarg, &o->lim.max_body))
       return bad_usage("invalid size", optarg);
     break;
   case OPT_MAX_MEMORY:
-    if (parse_size(optarg, &o->lim.max_memory))
+    if (args_size(optarg, &o->lim.max_memory))
       return bad_usage("invalid size", optarg);
     break;
   case 'p':
@@ -262,16 +215,6 @@ static int parse_options(int argc, char **argv, options *o)
   if (o->head && o->data)
     return bad_usage("a HEAD request sends no body; unexpected", "-d");
   return -1;
-}
-
-static const char *encoding_name(rc_encoding e)
-{
-  switch (e) {
-  case RC_ENC_DECODED: return "decoded";
-  case RC_ENC_UNSUPPORTED: return "unsupported, kept as received";
-  case RC_ENC_NOT_DECODED: return "not decoded";
-  default: return "identity";
-  }
 }
 
 static const char *policy_name(rc_cap_policy p)
@@ -397,7 +340,7 @@ static int fetch(CURL *easy, rc_response *resp, const options *o)
   if (o->verbose) {
     show_hops(resp);
     fprintf(stderr, "* body: %zu bytes, encoding: %s%s\n", rc_body(resp).len,
-            encoding_name(rc_body_encoding(resp)),
+            example_encoding_name(rc_body_encoding(resp)),
             rc_body_spilled(resp) ? ", spilled to a temporary file" : "");
   }
   int status = write_output(resp, o) == 0 ? exit_status(rc) : EXIT_OUTPUT;

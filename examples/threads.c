@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "respchain.h"
 
 #define BUDGET_WAIT_MS 30000L
@@ -125,36 +126,6 @@ static int read_urls(FILE *in, work *w)
   return ferror(in) || n >= 0 ? -1 : 0;
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  unsigned long long mul = 1;
-  switch (*end) {
-  case 'k':
-  case 'K':
-    mul = 1ull << 10;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    mul = 1ull << 20;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    mul = 1ull << 30;
-    end++;
-    break;
-  default: break;
-  }
-  if (end == s || *s == '-' || *end || errno || v > SIZE_MAX / mul)
-    return -1;
-  *out = (size_t)(v * mul);
-  return 0;
-}
-
 static void usage(FILE *out)
 {
   fputs("usage: threads [-t N] [--budget SIZE] [-l FILE]\n"
@@ -193,16 +164,14 @@ static int parse_options(int argc, char **argv, long *nthreads, size_t *budget, 
   opterr = 0; /* bad options get our one-line hint instead */
   int opt;
   while ((opt = getopt_long(argc, argv, ":t:l:hV", longopts, NULL)) != -1) {
-    char *end;
     switch (opt) {
     case 't':
-      *nthreads = strtol(optarg, &end, 10);
-      if (*end || *nthreads < 1 || *nthreads > 1024)
+      if (args_long(optarg, 1, 1024, nthreads))
         return bad_usage("invalid thread count", optarg);
       break;
     case 'l': *list = strcmp(optarg, "-") ? optarg : NULL; break;
     case 'b':
-      if (parse_size(optarg, budget))
+      if (args_size(optarg, budget))
         return bad_usage("invalid size", optarg);
       break;
     case 'h': usage(stdout); return 0;

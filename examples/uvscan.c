@@ -24,6 +24,8 @@
 #include <string.h>
 #include <uv.h>
 
+#include "args.h"
+
 typedef struct scan {
   uv_loop_t *loop;
   CURLM *multi;
@@ -70,7 +72,13 @@ static int start_next(scan *s)
   curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L); /* share HTTP/2 connections */
   if (s->cacert)
     curl_easy_setopt(easy, CURLOPT_CAINFO, s->cacert);
-  curl_multi_add_handle(s->multi, easy);
+  /* On curl 8.1 to 8.6 the budget may keep it back before its request;
+   * rc_pool_resume, after every action, adds it. */
+  if (rc_multi_add(resp, s->multi) != CURLM_OK) {
+    rc_response_free(resp);
+    curl_easy_cleanup(easy);
+    return -1;
+  }
   return 1;
 }
 
@@ -201,36 +209,6 @@ static void after_action(scan *s)
 
 /* ---- Arguments and main. */
 
-static int parse_size(const char *arg, size_t *out)
-{
-  char *end;
-  unsigned long long v = strtoull(arg, &end, 10);
-  if (end == arg)
-    return -1;
-  switch (*end) {
-  case 'k':
-  case 'K':
-    v <<= 10;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    v <<= 20;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    v <<= 30;
-    end++;
-    break;
-  default: break;
-  }
-  if (*end)
-    return -1;
-  *out = (size_t)v;
-  return 0;
-}
-
 static int usage(void)
 {
   fputs("usage: uvscan [--budget SIZE] [--max-memory SIZE] [--parallel N] [--repeat N]\n"
@@ -253,10 +231,13 @@ int main(int argc, char **argv)
     const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!val)
       return usage();
-    if (!strcmp(opt, "--budget") && !parse_size(val, &cfg.budget)) {
-    } else if (!strcmp(opt, "--max-memory") && !parse_size(val, &s.lim.max_memory)) {
-    } else if (!strcmp(opt, "--parallel") && (s.parallel = atoi(val)) > 0) {
-    } else if (!strcmp(opt, "--repeat") && (s.repeat = atoi(val)) > 0) {
+    long n;
+    if (!strcmp(opt, "--budget") && !args_size(val, &cfg.budget)) {
+    } else if (!strcmp(opt, "--max-memory") && !args_size(val, &s.lim.max_memory)) {
+    } else if (!strcmp(opt, "--parallel") && !args_long(val, 1, 100000, &n)) {
+      s.parallel = (int)n;
+    } else if (!strcmp(opt, "--repeat") && !args_long(val, 1, 1000000, &n)) {
+      s.repeat = (int)n;
     } else if (!strcmp(opt, "--cacert")) {
       s.cacert = val;
     } else {

@@ -9,21 +9,27 @@
  * The scan binary's path comes from the environment variable SCAN_BIN; the
  * demo program is found beside it. */
 #include <check.h>
+#include <ctype.h>
 #include <libgen.h>
 #include <time.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "h2.h"
 #include "net.h"
@@ -172,11 +178,12 @@ static pid_t start_example(const char *name, const char *const *args, const char
 {
   char path[600];
   const char *bin = program(name, path, sizeof path);
-  const char *argv[48];
+  const char *argv[96];
   size_t n = 0;
   argv[n++] = bin;
-  while (*args && n < 47)
+  while (*args && n < 95)
     argv[n++] = *args++;
+  ck_assert_msg(!*args, "too many arguments for %s", name);
   argv[n] = NULL;
 
   posix_spawn_file_actions_t fa;
@@ -213,8 +220,11 @@ static int run_scan(const char *const *args) { return run_example("scan", args, 
 
 /* ---- A JSON line -------------------------------------------------------- */
 
-#define MAX_CHAIN   32
-#define MAX_MATCHES 24
+#define MAX_CHAIN    32
+#define MAX_MATCHES  40
+#define MAX_EXTRACTS 12   /* extractors of a record */
+#define MAX_VALUES   16   /* values kept of each (all are counted) */
+#define VALUE_MAX    1100 /* bytes of a value kept */
 
 /* The fields of one output line. Strings are unescaped; a null string is
  * marked by its *_null flag. status is status_code. */
@@ -230,6 +240,11 @@ typedef struct record {
   char match_kind[MAX_MATCHES][16], match_value[MAX_MATCHES][128];
   long match_offset[MAX_MATCHES]; /* -1: null */
   size_t nmatches;
+  long connect_code; /* connect_status_code; -1: null */
+  char extract_key[MAX_EXTRACTS][128];
+  char extract_value[MAX_EXTRACTS][MAX_VALUES][VALUE_MAX];
+  size_t extract_len[MAX_EXTRACTS][MAX_VALUES];
+  size_t nextracts, nvalues[MAX_EXTRACTS];
   size_t body_bytes;
   int truncated, stopped, spilled, matched, failed;
   double time_ms;
@@ -248,6 +263,7 @@ static const char *const FIELDS[] = {"timestamp",
                                      "webserver",
                                      "title",
                                      "chain_status_codes",
+                                     "connect_status_code",
                                      "http_version",
                                      "hops",
                                      "body_bytes",
@@ -257,6 +273,7 @@ static const char *const FIELDS[] = {"timestamp",
                                      "spilled",
                                      "matched",
                                      "matches",
+                                     "extracts",
                                      "failed",
                                      "error",
                                      "attempts",
@@ -370,6 +387,16 @@ static int set_str(char *dst, size_t cap, int *is_null, const scalar *v, const c
 }
 
 /* chain_status_codes at p: an array of numbers. */
+/* After an item of an array or an object: past the ',' and the white
+ * space before the next item, or at the closing byte; NULL when neither. */
+static const char *after_item(const char *p, char close)
+{
+  p = skip_ws(p);
+  if (*p == ',')
+    return skip_ws(p + 1);
+  return *p == close ? p : NULL;
+}
+
 static const char *parse_chain(const char *p, record *r)
 {
   if (*p++ != '[')
@@ -380,10 +407,7 @@ static const char *parse_chain(const char *p, record *r)
     if (!(p = json_scalar(p, &v, str, sizeof str)) || v.kind != V_NUM || r->nchain == MAX_CHAIN)
       return NULL;
     r->chain[r->nchain++] = (long)v.num;
-    p = skip_ws(p);
-    if (*p == ',')
-      p = skip_ws(p + 1);
-    else if (*p != ']')
+    if (!(p = after_item(p, ']')))
       return NULL;
   }
   return p + 1;
@@ -421,10 +445,52 @@ static const char *parse_matches(const char *p, record *r)
       if (*p++ != (k < 2 ? ',' : '}'))
         return NULL;
     }
+    if (!(p = after_item(p, ']')))
+      return NULL;
+  }
+  return p + 1;
+}
+
+/* The values of one extractor at p: an array of strings, counted, the
+ * first MAX_VALUES kept (with their lengths: they may hold NUL bytes). */
+static const char *parse_values(const char *p, record *r, size_t e)
+{
+  static char value[4096];
+  if (*p++ != '[')
+    return NULL;
+  for (p = skip_ws(p); *p != ']';) {
+    const char *start = p;
+    if (!(p = json_str(p, value, sizeof value)))
+      return NULL;
+    size_t k = r->nvalues[e]++;
+    if (k < MAX_VALUES) {
+      /* json_str stops at a NUL it wrote: unescape again for the length. */
+      size_t n = 0;
+      for (const char *q = start + 1; q < p - 1; n++)
+        q += *q != '\\' ? 1 : q[1] == 'u' ? 6 : 2;
+      ck_assert_uint_lt(n, VALUE_MAX);
+      memcpy(r->extract_value[e][k], value, n);
+      r->extract_len[e][k] = n;
+    }
+    if (!(p = after_item(p, ']')))
+      return NULL;
+  }
+  return p + 1;
+}
+
+/* extracts at p: an object {"REGEX": [values], ...}. */
+static const char *parse_extracts(const char *p, record *r)
+{
+  if (*p++ != '{')
+    return NULL;
+  for (p = skip_ws(p); *p != '}';) {
+    size_t e = r->nextracts++;
+    if (e == MAX_EXTRACTS || !(p = json_str(p, r->extract_key[e], sizeof r->extract_key[e])))
+      return NULL;
     p = skip_ws(p);
-    if (*p == ',')
-      p = skip_ws(p + 1);
-    else if (*p != ']')
+    if (*p++ != ':' || !(p = parse_values(skip_ws(p), r, e)))
+      return NULL;
+    if (!(p = after_item(p, '}')))
       return NULL;
   }
   return p + 1;
@@ -448,19 +514,22 @@ static int set_field(record *r, size_t k, const scalar *v, const char *str)
   case 7: return set_str(r->content_type, sizeof r->content_type, &r->content_type_null, v, str);
   case 8: return set_str(r->webserver, sizeof r->webserver, &r->webserver_null, v, str);
   case 9: return set_str(r->title, sizeof r->title, &r->title_null, v, str);
-  case 11: return set_str(r->http_version, sizeof r->http_version, &r->http_version_null, v, str);
-  case 12: r->hops = (long)v->num; return num ? 0 : -1;
-  case 13: r->body_bytes = (size_t)v->num; return num ? 0 : -1;
-  case 14: r->truncated = v->boolean; return boolean ? 0 : -1;
-  case 15: r->stopped = v->boolean; return boolean ? 0 : -1;
-  case 16: return set_str(r->encoding, sizeof r->encoding, NULL, v, str);
-  case 17: r->spilled = v->boolean; return boolean ? 0 : -1;
-  case 18: r->matched = v->boolean; return boolean ? 0 : -1;
-  case 20: r->failed = v->boolean; return boolean ? 0 : -1;
-  case 21: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
-  case 22: r->attempts = (long)v->num; return num ? 0 : -1;
-  case 23: return set_str(r->time, sizeof r->time, NULL, v, str);
-  case 24: r->time_ms = v->num; return num ? 0 : -1;
+  case 11:
+    r->connect_code = v->kind == V_NUM ? (long)v->num : -1;
+    return num || v->kind == V_NULL ? 0 : -1;
+  case 12: return set_str(r->http_version, sizeof r->http_version, &r->http_version_null, v, str);
+  case 13: r->hops = (long)v->num; return num ? 0 : -1;
+  case 14: r->body_bytes = (size_t)v->num; return num ? 0 : -1;
+  case 15: r->truncated = v->boolean; return boolean ? 0 : -1;
+  case 16: r->stopped = v->boolean; return boolean ? 0 : -1;
+  case 17: return set_str(r->encoding, sizeof r->encoding, NULL, v, str);
+  case 18: r->spilled = v->boolean; return boolean ? 0 : -1;
+  case 19: r->matched = v->boolean; return boolean ? 0 : -1;
+  case 22: r->failed = v->boolean; return boolean ? 0 : -1;
+  case 23: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
+  case 24: r->attempts = (long)v->num; return num ? 0 : -1;
+  case 25: return set_str(r->time, sizeof r->time, NULL, v, str);
+  case 26: r->time_ms = v->num; return num ? 0 : -1;
   default: return -1;
   }
 }
@@ -487,6 +556,8 @@ static int parse_record(const char *line, record *r)
       p = parse_chain(p, r);
     else if (!strcmp(key, "matches"))
       p = parse_matches(p, r);
+    else if (!strcmp(key, "extracts"))
+      p = parse_extracts(p, r);
     else {
       scalar v;
       if (!(p = json_scalar(p, &v, str, sizeof str)) || set_field(r, k, &v, str) != 0)
@@ -796,7 +867,7 @@ START_TEST(word_matcher)
 END_TEST
 
 /* The pattern's binary word holds NUL, 0x01, 0x7f, 0x80: "\x01\x7f\x80" is
- * only ever found right after a NUL byte, so it matches only when regexec
+ * only ever found right after a NUL byte, so it matches only when PCRE2
  * sees the whole body rather than a NUL-terminated prefix. */
 static int has_binary(const target *t) { return body_contains(t, "\x01\x7f\x80", 3); }
 
@@ -946,35 +1017,61 @@ static long first_end(const unsigned char *hay, size_t n, const char *needle, si
   return -1;
 }
 
-/* Where the first match of ere in body to end, ends, by its definition:
- * the shortest prefix in which regexec finds a match ($ matching only at
- * the body's own end); -1 when it does not match. Tried length by length:
- * the independent check of scan's halving and of the stream's reports. */
-static long regex_end(const char *ere, const unsigned char *body, size_t n)
+/* A regex compiled by PCRE2, the reference for what scan's regexes mean. */
+static pcre2_code *pcre(const char *re)
 {
-  regex_t re;
-  ck_assert_int_eq(regcomp(&re, ere, REG_EXTENDED | REG_NOSUB), 0);
-  long end = -1;
-  regmatch_t whole = {0, (regoff_t)n};
-  if (regexec(&re, (const char *)body, 1, &whole, REG_STARTEND) == 0) {
-    for (size_t e = 0; e <= n && end < 0; e++) {
-      regmatch_t range = {0, (regoff_t)e};
-      if (regexec(&re, (const char *)body, 1, &range, REG_STARTEND | (e < n ? REG_NOTEOL : 0)) == 0)
-        end = (long)e;
-    }
-  }
-  regfree(&re);
+  int err;
+  PCRE2_SIZE at;
+  /* Auto-possessification, which keeps the meaning, would make the DFA
+   * matcher's shortest matches longer (regex_end). */
+  pcre2_code *code =
+      pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, PCRE2_NO_AUTO_POSSESS, &err, &at, NULL);
+  ck_assert_msg(code, "PCRE2 refuses %s", re);
+  return code;
+}
+
+/* Where the leftmost match of re in body[0..n) ends; -1 when none. */
+static long leftmost_end(pcre2_code *code, const unsigned char *body, size_t n)
+{
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+  int rc = pcre2_match(code, body, n, 0, 0, md, NULL);
+  long end = rc >= 0 ? (long)pcre2_get_ovector_pointer(md)[1] : -1;
+  pcre2_match_data_free(md);
   return end;
 }
 
-/* A fixed-width regex's first match ends where its leftmost one does. */
-static long fixed_regex_end(const char *ere, const unsigned char *body, size_t n)
+/* Where the first match of re in body to end, ends, by its definition:
+ * the least end of any match of PCRE2 over the whole body; -1 when it
+ * does not match. Found start by start with PCRE2's DFA matcher (the
+ * shortest match anchored there), independently of scan's halving and of
+ * the stream's reports. A regex the DFA matcher does not take (a back
+ * reference) must have a fixed width, whose first end is its leftmost. */
+static long regex_end(const char *re, const unsigned char *body, size_t n)
 {
-  regex_t re;
-  ck_assert_int_eq(regcomp(&re, ere, REG_EXTENDED), 0);
-  regmatch_t m = {0, (regoff_t)n};
-  long end = regexec(&re, (const char *)body, 1, &m, REG_STARTEND) == 0 ? (long)m.rm_eo : -1;
-  regfree(&re);
+  pcre2_code *code = pcre(re);
+  pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+  int ws[4096];
+  long best = leftmost_end(code, body, n);
+  for (size_t s = 0; best >= 0 && (long)s < best; s++) {
+    int rc = pcre2_dfa_match(code, body, n, s, PCRE2_ANCHORED | PCRE2_DFA_SHORTEST, md, NULL, ws,
+                             sizeof ws / sizeof ws[0]);
+    if (rc == PCRE2_ERROR_DFA_UITEM || rc == PCRE2_ERROR_DFA_UCOND)
+      break; /* leftmost, as for a back reference */
+    ck_assert_msg(rc >= 0 || rc == PCRE2_ERROR_NOMATCH, "%s: DFA error %d", re, rc);
+    if (rc >= 0 && (long)pcre2_get_ovector_pointer(md)[1] < best)
+      best = (long)pcre2_get_ovector_pointer(md)[1];
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(code);
+  return best;
+}
+
+/* A fixed-width regex's first match ends where its leftmost one does. */
+static long fixed_regex_end(const char *re, const unsigned char *body, size_t n)
+{
+  pcre2_code *code = pcre(re);
+  long end = leftmost_end(code, body, n);
+  pcre2_code_free(code);
   return end;
 }
 
@@ -1010,8 +1107,8 @@ static size_t pattern_text(size_t at, size_t len, char *out)
   return from;
 }
 
-/* Bytes as an ERE that matches them literally. */
-static void ere_literal(const char *bytes, size_t n, char *out)
+/* Bytes as a regex that matches them literally. */
+static void re_literal(const char *bytes, size_t n, char *out)
 {
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
@@ -1052,10 +1149,10 @@ START_TEST(stream_verdicts)
   memcpy(a, pattern + r1_at, 4);
   memcpy(b, pattern + r1_at + 9, 3);
   char ea[16], eb[16];
-  ere_literal(a, 4, ea);
-  ere_literal(b, 3, eb);
+  re_literal(a, 4, ea);
+  re_literal(b, 3, eb);
   snprintf(r1, sizeof r1, "%s.{5}%s", ea, eb);
-  ere_literal((const char *)pattern, 6, ea);
+  re_literal((const char *)pattern, 6, ea);
   snprintf(r2, sizeof r2, "^%s", ea);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const char *coding = strstr(cases[c].path, "coding=");
@@ -1069,7 +1166,7 @@ START_TEST(stream_verdicts)
     w_end[8] = '\0';
     ck_assert_msg(!memchr(w_end, '\0', 8), "the body ends in a NUL; pick another length");
     memcpy(tail, pattern + n - 5, 5);
-    ere_literal(tail, 5, ea);
+    re_literal(tail, 5, ea);
     snprintf(r_end, sizeof r_end, "%s$", ea);
     char cap[32];
     snprintf(cap, sizeof cap, "%zu", cases[c].cap ? cases[c].cap : 4 * MiB);
@@ -1096,6 +1193,48 @@ START_TEST(stream_verdicts)
     ck_assert_int_eq(r.matched, any_word && any_regex);
     ck_assert(!r.stopped);
   }
+}
+END_TEST
+
+/* The first occurrence of needle in hay in any ASCII case, as the offset
+ * of its end; -1 when there is none. */
+static long first_end_nocase(const unsigned char *hay, size_t n, const char *needle, size_t k)
+{
+  for (size_t i = 0; i + k <= n; i++)
+    if (strncasecmp((const char *)hay + i, needle, k) == 0)
+      return (long)(i + k);
+  return -1;
+}
+
+/* --iword: a word in any ASCII case, on the stream and off it (header
+ * lines), at the offset where its first occurrence in any case ends; the
+ * same text given to --word, in the case it is not written, misses. */
+START_TEST(iword_matcher)
+{
+  static const char *const paths[] = {"/bytes?n=200000&write=7",
+                                      "/gzip?n=200000&coding=gzip&write=1000"};
+  char w1[16], w2[16], upper[16];
+  pattern_text(3 * 4096, 10, w1);
+  pattern_text(150001, 9, w2);
+  for (size_t i = 0; w1[i]; i++)
+    w1[i] = (char)toupper((unsigned char)w1[i]);
+  for (size_t i = 0; w2[i]; i++)
+    w2[i] = (char)(i % 2 ? toupper((unsigned char)w2[i]) : w2[i]);
+  snprintf(upper, sizeof upper, "%s", w1);
+  ck_assert_msg(first_end(pattern, 200000, upper, strlen(upper)) < 0, "%s: pick another", upper);
+  const char *opts[] = {"--iword", w1, "--iword", w2, "--iword", "ABSENT-word", "--word", upper,
+                        NULL};
+  for (size_t c = 0; c < sizeof paths / sizeof paths[0]; c++) {
+    record r = scan_one(paths[c], opts);
+    ck_assert(r.error_null && r.matched);
+    check_hit(&r, "word", w1, first_end_nocase(pattern, 200000, w1, strlen(w1)), paths[c]);
+    check_hit(&r, "word", w2, first_end_nocase(pattern, 200000, w2, strlen(w2)), paths[c]);
+    check_hit(&r, "word", "ABSENT-word", -1, paths[c]);
+    ck_assert_uint_eq(r.nmatches, 2); /* not the --word in upper case */
+  }
+  const char *header[] = {"--part", "header", "--iword", "SET-COOKIE: B=2", NULL};
+  record r = scan_one("/headers", header);
+  ck_assert(r.matched && r.nmatches == 1 && r.match_offset[0] == -1);
 }
 END_TEST
 
@@ -1169,23 +1308,34 @@ static size_t html_body(const char *title, size_t tlen, unsigned char *out)
   return n + sizeof tail - 1;
 }
 
-/* The meaning of a regex is regexec's, whichever engine runs it: '.' is
- * any byte but NUL, a line break included; a negated bracket takes NUL;
- * $ is the body's very end, not before a final newline; ^ its start;
- * glibc's reading of "\n" (an n), of a backslash in brackets, of {,n}
- * and of quantified quantifiers; classes in the C locale. Offsets too. */
+/* The meaning of a regex is PCRE2's, whichever engine runs it: PCRE
+ * syntax as scanners write it ((?i), (?s), (?m), (?:...), \d \s \w \b,
+ * lazy quantifiers, {n,m}, classes); '.' is any byte but a line feed, $
+ * the end or before a final line feed, ^ the start; NUL bytes are bytes.
+ * The first set streams where Vectorscan is built in; the second (back
+ * references, lookarounds, an empty match) runs with PCRE2 over the kept
+ * body in both builds. Offsets too, against PCRE2 over the whole body,
+ * delivered 3 bytes at a time. */
 START_TEST(regex_meaning)
 {
-  static const char title[] = "a\0b a\nb anb n\\k ]q 12345 (x) aaaaaa xyzzy";
-  static const char encoded[] =
-      "a%00b+a%0Ab+anb+n%5Ck+%5Dq+12345+%28x%29+aaaaaa+xyzzy&write=3&delay_us=20";
+  static const char title[] = "a\0b a\nb anb n\\k ]q 12345 (x) aaaaaa xyzzy "
+                              "bitrix/js/main/core Scanner";
+  static const char encoded[] = "a%00b+a%0Ab+anb+n%5Ck+%5Dq+12345+%28x%29+aaaaaa+xyzzy+"
+                                "bitrix%2Fjs%2Fmain%2Fcore+Scanner&write=3&delay_us=20";
   static const char *const streamable[] = {
-      "a.b",          "a[^x]b",       "a\\nb",        "[\\n]k",    "html>$",
-      "html>.$",      "^<!DOCTYPE",   "^html",        "[]q]q",     "[[:digit:]]{3}",
-      "a{2}{3}",      "x{,2}yz+y",    "a+?b",         "(a|b)*nb",  "\\(x\\)",
-      "\\w\\w\\W\\S", "[[:space:]]a", "title.*xyzzy", "z{2}y|>hel"};
-  static const char *const whole[] = {"(a)\\1\\1", "x*", "^$", "(z)\\1y"};
-  unsigned char body[512];
+      "a.b",         "(?s)a.b",           "a[^x]b",
+      "a\\nb",       "html>$",            "html>\\z",
+      "html>\\n\\z", "^<!DOCTYPE",        "(?m)^<body",
+      "^html",       "[]q]q",             "[[:digit:]]{3}",
+      "\\d{2,4}",    "a+?b",              "(?:a|b)*nb",
+      "\\(x\\)",     "\\w\\w\\W\\S",      "\\s+a",
+      "title.*xyzzy", "(?i)TITLE LANG",   "\\bxyzzy\\b",
+      "\\Bnb",       "z{2}y|>hel",        "a.*?y",
+      "x{0,2}yz+y",  "^$",                "(?m)y$",
+      "bitrix(?:\\.info/|/js/main/core)", "(?i)scanner", "\\d+"};
+  static const char *const whole[] = {"(a)\\1\\1", "x*",       "(z)\\1y",   "(?<=12)345",
+                                      "(?<!a)nb",  "a(?=\\x00)", "\\](?C1)q", "(?C2)\\d+?5"};
+  unsigned char body[1024];
   size_t n = html_body(title, sizeof title - 1, body);
   char path[256];
   snprintf(path, sizeof path, "/html?title=%s", encoded);
@@ -1221,6 +1371,112 @@ START_TEST(regex_meaning)
 }
 END_TEST
 
+/* The regexes of pcre_bodies: PCRE syntax over the pattern's words, some
+ * that Vectorscan takes (the first PCRE_STREAMABLE) and some only PCRE2
+ * does (a back reference, lookarounds). */
+static const char *const PCRE_PATTERNS[] = {
+    "(?i)OFFICIA ",  "\\d{7}\\n",        "\\blaborum\\.",     "(?:pariat|except)\\.? +\\w",
+    "\\x00\\x01\\x7f\\x80", "(?s)0123456.\\x00", "mollit\\s+\\w+?\\s", "(?m)^\\x00",
+    "[[:upper:]]",   "(?i)absent-\\d+",  "sunt {4}c[a-z]{1,4}a",
+    "(l)\\1",        "(?<=qui {5})[a-z]+", "culpa(?! {3}qui)"};
+#define PCRE_STREAMABLE 11
+
+/* Verdicts and offsets of PCRE syntax over bodies in slices of every size
+ * and in each coding: the same as PCRE2's over the whole body, in both
+ * builds (so the builds agree), with the matches straddling slices. */
+START_TEST(pcre_bodies)
+{
+  static const struct {
+    const char *path;
+    size_t n;
+  } cases[] = {
+      {"/bytes?n=200000&write=7", 200000},
+      {"/bytes?n=100000&te=chunked&write=4096&delay_us=50", 100000},
+      {"/gzip?n=200000&coding=gzip&write=1000", 200000},
+      {"/gzip?n=200000&coding=br", 200000},
+      {"/gzip?n=200000&coding=zstd&members=3", 200000},
+  };
+  size_t count = sizeof PCRE_PATTERNS / sizeof *PCRE_PATTERNS;
+  const char *opts[2 * 16 + 1];
+  for (size_t i = 0; i < count; i++) {
+    opts[2 * i] = "--regex";
+    opts[2 * i + 1] = PCRE_PATTERNS[i];
+  }
+  opts[2 * count] = NULL;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *coding = strstr(cases[c].path, "coding=");
+    if (coding && ((strstr(coding, "br") && !ts_can_encode("br")) ||
+                   (strstr(coding, "zstd") && !ts_can_encode("zstd"))))
+      continue; /* this server cannot send it */
+    record r = scan_one(cases[c].path, opts);
+    ck_assert_msg(r.error_null && r.body_bytes == cases[c].n, "%s: error %s, %zu bytes",
+                  cases[c].path, r.error, r.body_bytes);
+    int any = 0;
+    for (size_t i = 0; i < count; i++) {
+      long end = regex_end(PCRE_PATTERNS[i], pattern, cases[c].n);
+      check_hit(&r, "regex", PCRE_PATTERNS[i], end, cases[c].path);
+      any |= end >= 0;
+    }
+    ck_assert_int_eq(r.matched, any);
+  }
+}
+END_TEST
+
+/* Where each regex runs: where Vectorscan is built in, on the stream for
+ * those it takes, the others with PCRE2 over the kept body; without it,
+ * all with PCRE2. The summary says so. */
+START_TEST(pcre_engines)
+{
+  int streams = scan_streams();
+  for (int set = 0; set < 2; set++) {
+    size_t from = set ? PCRE_STREAMABLE : 0;
+    size_t to = set ? sizeof PCRE_PATTERNS / sizeof *PCRE_PATTERNS : PCRE_STREAMABLE;
+    const char *args[2 * 16 + 4] = {"-u", urls[0]};
+    size_t k = 2;
+    for (size_t i = from; i < to; i++) {
+      args[k++] = "--regex";
+      args[k++] = PCRE_PATTERNS[i];
+    }
+    args[k] = NULL;
+    char err_path[256], want[128];
+    temp_path(err_path, sizeof err_path, "err");
+    ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+    snprintf(want, sizeof want, "body matchers: %zu streamed", streams && !set ? to - from : 0);
+    char *err = slurp(err_path);
+    ck_assert_msg(strstr(err, want), "want \"%s\": %s", want, err);
+    free(err);
+    unlink(err_path);
+  }
+}
+END_TEST
+
+/* A regex PCRE2 refuses is a usage error that gives PCRE2's message and
+ * the offset where it stopped; in both builds, whatever Vectorscan takes. */
+START_TEST(regex_refused)
+{
+  static const struct {
+    const char *re, *message;
+  } cases[] = {
+      {"a(b", "missing closing parenthesis at offset 3"},
+      {"(?<=a+)b", "lookbehind assertion is not fixed length at offset"},
+      {"x{2,1}", "numbers out of order in {} quantifier at offset 5"},
+      {"[z-a]", "range out of order in character class at offset 3"},
+      {"\\", "\\ at end of pattern at offset 1"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err_path[256];
+    temp_path(err_path, sizeof err_path, "err");
+    const char *args[] = {"-u", urls[0], "--regex", cases[i].re, NULL};
+    ck_assert_int_eq(run_example("scan", args, NULL, err_path), 2);
+    char *err = slurp(err_path);
+    ck_assert_msg(strstr(err, "invalid regex") && strstr(err, cases[i].message), "%s: %s",
+                  cases[i].re, err);
+    free(err);
+    unlink(err_path);
+  }
+}
+END_TEST
+
 /* Reads "peak in use N MiB" from scan's summary. */
 static double pool_peak(const char *err_path)
 {
@@ -1231,6 +1487,156 @@ static double pool_peak(const char *err_path)
   free(err);
   return mib;
 }
+
+/* What extractor re finds in body[0..n), by its definition, into the
+ * values of a record (e: its index): successive matches of PCRE2 over the
+ * whole body, each search from where the last match ended (one byte on
+ * after an empty one); group 1 when the regex has groups, else the whole
+ * match; cut at 1 KiB; empty and repeated values left out; the first 100.
+ * Returns the number of values. */
+static size_t extract_ref(const char *re, const unsigned char *body, size_t n, record *want,
+                          size_t e)
+{
+  pcre2_code *code = pcre(re);
+  uint32_t groups;
+  pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &groups);
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+  static char seen[100][1024];
+  static size_t lens[100];
+  want->nvalues[e] = 0;
+  for (size_t at = 0; at <= n && want->nvalues[e] < 100;) {
+    if (pcre2_match(code, body, n, at, 0, md, NULL) < 0)
+      break;
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    size_t from = groups ? ov[2] : ov[0], to = groups ? ov[3] : ov[1];
+    at = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+    if (from == PCRE2_UNSET || to == from)
+      continue;
+    size_t len = to - from < 1024 ? to - from : 1024, k = 0;
+    while (k < want->nvalues[e] && (lens[k] != len || memcmp(seen[k], body + from, len)))
+      k++;
+    if (k < want->nvalues[e])
+      continue;
+    memcpy(seen[k], body + from, len);
+    lens[k] = len;
+    if (k < MAX_VALUES) {
+      memcpy(want->extract_value[e][k], body + from, len);
+      want->extract_len[e][k] = len;
+    }
+    want->nvalues[e]++;
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(code);
+  return want->nvalues[e];
+}
+
+/* Checks that r's extracts for re are the values want holds at e (or
+ * that re has none in r when there are none). */
+static void check_extract(const record *r, const char *re, const record *want, size_t e,
+                          const char *where)
+{
+  size_t i = 0;
+  while (i < r->nextracts && strcmp(r->extract_key[i], re) != 0)
+    i++;
+  if (want->nvalues[e] == 0) {
+    ck_assert_msg(i == r->nextracts, "%s: %s extracted %zu values, want none", where, re,
+                  r->nvalues[i]);
+    return;
+  }
+  ck_assert_msg(i < r->nextracts, "%s: %s extracted nothing", where, re);
+  ck_assert_msg(r->nvalues[i] == want->nvalues[e], "%s: %s: %zu values, want %zu", where, re,
+                r->nvalues[i], want->nvalues[e]);
+  for (size_t k = 0; k < want->nvalues[e] && k < MAX_VALUES; k++)
+    ck_assert_msg(r->extract_len[i][k] == want->extract_len[e][k] &&
+                      !memcmp(r->extract_value[i][k], want->extract_value[e][k],
+                              want->extract_len[e][k]),
+                  "%s: %s: value %zu differs", where, re, k);
+}
+
+/* --extract over bodies in slices down to one byte and in each coding:
+ * the values PCRE2 finds over the whole body, in both builds, whether the
+ * matches straddle slices or not, with a group or without, and the body
+ * is not kept for them. */
+START_TEST(extracts)
+{
+  static const struct {
+    const char *path;
+    size_t n;
+  } cases[] = {
+      {"/bytes?n=30000&write=1", 30000},
+      {"/bytes?n=200000&write=7", 200000},
+      {"/bytes?n=100000&te=chunked&write=4096&delay_us=50", 100000},
+      {"/gzip?n=200000&coding=gzip&write=1000", 200000},
+      {"/gzip?n=200000&coding=br", 200000},
+      {"/gzip?n=200000&coding=zstd&members=3", 200000},
+  };
+  static const char *const res[] = {"(?i)(officia) ",
+                                    "(\\d{3})\\d{4}\\n",
+                                    "(?:pariat|except)\\.? +(\\w)",
+                                    "\\bl[a-z]+",
+                                    "(l)\\1",
+                                    "(?<=qui {5})[a-z]+",
+                                    "absent-(\\d)",
+                                    "(?s)(.{4})$",
+                                    "cupidat +(n)on",
+                                    "(?s)sunt.{0,40}?(culpa|qui)"};
+  size_t count = sizeof res / sizeof *res;
+  const char *opts[2 * 12 + 1];
+  for (size_t i = 0; i < count; i++) {
+    opts[2 * i] = "--extract";
+    opts[2 * i + 1] = res[i];
+  }
+  opts[2 * count] = NULL;
+  static record want;
+  for (size_t i = 0; i < count; i++)
+    extract_ref(res[i], pattern, 200000, &want, i);
+  ck_assert_uint_gt(want.nvalues[3], 3); /* several values, in order */
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *coding = strstr(cases[c].path, "coding=");
+    if (coding && ((strstr(coding, "br") && !ts_can_encode("br")) ||
+                   (strstr(coding, "zstd") && !ts_can_encode("zstd"))))
+      continue; /* this server cannot send it */
+    for (size_t i = 0; i < count; i++)
+      extract_ref(res[i], pattern, cases[c].n, &want, i);
+    record r = scan_one(cases[c].path, opts);
+    ck_assert_msg(r.error_null && r.body_bytes == cases[c].n, "%s: error %s", cases[c].path,
+                  r.error);
+    for (size_t i = 0; i < count; i++)
+      check_extract(&r, res[i], &want, i, cases[c].path);
+  }
+}
+END_TEST
+
+/* The bounds: at most 100 values per extractor, each cut at 1 KiB; a
+ * body of 3 MiB is not kept for them (the pool's peak stays under it). */
+START_TEST(extract_bounds)
+{
+  char err_path[256], url[256];
+  temp_path(err_path, sizeof err_path, "err");
+  ts_url(srv, "/bytes?n=3M&write=65536", url, sizeof url);
+  const char *args[] = {"-u", url, "--extract", "(?s)...", "--extract", "(?s)(.{1500})", NULL};
+  ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), 1);
+  static record want;
+  extract_ref("(?s)...", pattern, 3 * MiB, &want, 0);
+  extract_ref("(?s)(.{1500})", pattern, 3 * MiB, &want, 1);
+  ck_assert_uint_eq(want.nvalues[0], 100);
+  ck_assert_uint_eq(want.extract_len[1][0], 1024);
+  check_extract(&recs[0], "(?s)...", &want, 0, "3M");
+  check_extract(&recs[0], "(?s)(.{1500})", &want, 1, "3M");
+  free(recs);
+  ck_assert_msg(pool_peak(err_path) < 1.0, "the body was kept");
+  /* Vectorscan takes both, as a prefilter, where it is built in. */
+  char *err = slurp(err_path);
+  ck_assert_msg(strstr(err, scan_streams() ? "extractors: 2 on the stream (PCRE2), 2 of them"
+                                           : "extractors: 2 on the stream (PCRE2), 0 of them"),
+                "%s", err);
+  free(err);
+  unlink(err_path);
+}
+END_TEST
+
 
 /* A body that no matcher needs whole is not kept: the pool holds no body
  * memory, however large the bodies; body_bytes still counts them, and the
@@ -1342,7 +1748,15 @@ START_TEST(conventions)
                           {"--rate", "fast", NULL},
                           {"--overflow", "sometimes", NULL},
                           {"-u", NULL},
-                          {"stray", NULL}};
+                          {"stray", NULL},
+                          /* Values as examples/args.h reads them. */
+                          {"--max-body", " -5", NULL},
+                          {"--max-body", "0x10", NULL},
+                          {"--timeout", "0x1p-3", NULL},
+                          {"--timeout", "1e3", NULL},
+                          {"--shard", " 1/2", NULL},
+                          {"--status", " 200", NULL},
+                          {"-c", "+5", NULL}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(run_example("scan", bad[i], NULL, err_path), 2);
     char *err = slurp(err_path);
@@ -1351,6 +1765,17 @@ START_TEST(conventions)
     free(err);
   }
   unlink(err_path);
+}
+END_TEST
+
+/* A timeout under a millisecond is one millisecond, not 0 (which would
+ * mean none): a body sent over 40 ms does not arrive in time. */
+START_TEST(short_timeout)
+{
+  const char *opts[] = {"--timeout", "0.0004", NULL};
+  record r = scan_one("/bytes?n=400&write=1&delay_us=100", opts);
+  ck_assert_msg(!r.error_null && strstr(r.error, "timed out after"), "error %s", r.error);
+  ck_assert_uint_lt(r.body_bytes, 400);
 }
 END_TEST
 
@@ -1449,7 +1874,7 @@ START_TEST(request_options)
   }
   const char *post[] = {"-d", "a=1", "--regex", "^POST /echo ", NULL};
   ck_assert(scan_one("/echo", post).matched);
-  const char *plain[] = {"--regex", "^GET /echo .*\r\nUser-Agent: respchain-scan/", NULL};
+  const char *plain[] = {"--regex", "(?s)^GET /echo .*\r\nUser-Agent: respchain-scan/", NULL};
   ck_assert(scan_one("/echo", plain).matched);
 }
 END_TEST
@@ -1469,6 +1894,129 @@ START_TEST(proxy)
   const char *direct[] = {NULL};
   r = scan_one("http://rc-scan-test.invalid/echo", direct);
   ck_assert(!r.error_null && r.status == 0);
+}
+END_TEST
+
+/* A CONNECT proxy for proxy_connect: one connection at a time, each
+ * tunnelled to the 127.0.0.1 port its CONNECT names. */
+typedef struct relay {
+  int fd, port;
+  int connects; /* CONNECT requests answered */
+  pthread_t thread;
+} relay;
+
+/* Copies what arrives on either socket to the other until one closes. */
+static void relay_pipe(int a, int b)
+{
+  struct pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+  char buf[16384];
+  while (poll(p, 2, 10000) > 0) {
+    for (int i = 0; i < 2; i++) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = read(p[i].fd, buf, sizeof buf);
+      if (n <= 0 || write(p[1 - i].fd, buf, (size_t)n) != n)
+        return;
+    }
+  }
+}
+
+/* Reads a CONNECT request head, connects, answers 200, then relays. */
+static void relay_one(relay *rl, int c)
+{
+  char head[4096];
+  size_t n = 0;
+  head[0] = '\0';
+  while (n < sizeof head - 1 && !strstr(head, "\r\n\r\n")) {
+    ssize_t k = read(c, head + n, sizeof head - 1 - n);
+    if (k <= 0)
+      return;
+    n += (size_t)k;
+    head[n] = '\0';
+  }
+  int port;
+  if (sscanf(head, "CONNECT 127.0.0.1:%d ", &port) != 1)
+    return;
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int up = socket(AF_INET, SOCK_STREAM, 0);
+  if (up >= 0 && connect(up, (struct sockaddr *)&addr, sizeof addr) == 0) {
+    static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+    rl->connects++;
+    if (write(c, ok, sizeof ok - 1) == (ssize_t)(sizeof ok - 1))
+      relay_pipe(c, up);
+  }
+  if (up >= 0)
+    close(up);
+}
+
+static void *relay_main(void *arg)
+{
+  relay *rl = arg;
+  int c;
+  while ((c = accept(rl->fd, NULL, NULL)) >= 0) {
+    relay_one(rl, c);
+    close(c);
+  }
+  return NULL;
+}
+
+static void relay_start(relay *rl)
+{
+  struct sockaddr_in addr = {.sin_family = AF_INET};
+  socklen_t alen = sizeof addr;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  memset(rl, 0, sizeof *rl);
+  rl->fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(rl->fd, 0);
+  ck_assert_int_eq(bind(rl->fd, (struct sockaddr *)&addr, sizeof addr), 0);
+  ck_assert_int_eq(listen(rl->fd, 8), 0);
+  ck_assert_int_eq(getsockname(rl->fd, (struct sockaddr *)&addr, &alen), 0);
+  rl->port = ntohs(addr.sin_port);
+  ck_assert_int_eq(pthread_create(&rl->thread, NULL, relay_main, rl), 0);
+}
+
+static void relay_stop(relay *rl)
+{
+  shutdown(rl->fd, SHUT_RDWR); /* accept fails: the thread ends */
+  pthread_join(rl->thread, NULL);
+  close(rl->fd);
+}
+
+/* An https target through a CONNECT proxy: the proxy's 200 to CONNECT is
+ * not a hop of the target's chain (chain_status_codes and hops as without
+ * the proxy), and is reported on its own as connect_status_code, null
+ * without a proxy. Over HTTP/1.1 and HTTP/2 (ALPN inside the tunnel). */
+START_TEST(proxy_connect)
+{
+  h2_server *h2 = h2_start();
+  ck_assert_ptr_nonnull(h2);
+  char url[256], proxy_url[64];
+  h2_url(h2, "/p/1k", url, sizeof url);
+  relay rl;
+  relay_start(&rl);
+  snprintf(proxy_url, sizeof proxy_url, "http://127.0.0.1:%d", rl.port);
+  static const char *const versions[] = {"--http1.1", "--http2"};
+  for (size_t i = 0; i < 2; i++) {
+    const char *direct[] = {"-k", versions[i], NULL};
+    const char *via[] = {"-k", versions[i], "--proxy", proxy_url, NULL};
+    record d = scan_one(url, direct);
+    int before = rl.connects;
+    record p = scan_one(url, via);
+    ck_assert_int_eq(rl.connects, before + 1);
+    for (int k = 0; k < 2; k++) {
+      const record *r = k ? &p : &d;
+      ck_assert_msg(r->error_null && r->status == 200, "%s: error %s", versions[i], r->error);
+      ck_assert_msg(r->nchain == 1 && r->chain[0] == 200 && r->hops == 1,
+                    "%s%s: %zu hops in the chain", versions[i], k ? " via the proxy" : "",
+                    r->nchain);
+      ck_assert_uint_eq(r->body_bytes, 1024);
+    }
+    ck_assert_int_eq(d.connect_code, -1);
+    ck_assert_int_eq(p.connect_code, 200);
+  }
+  relay_stop(&rl);
+  h2_stop(h2);
 }
 END_TEST
 
@@ -2016,6 +2564,14 @@ int main(void)
   tcase_add_test(tc, stream_verdicts);
   tcase_add_test(tc, narrowing);
   tcase_add_test(tc, regex_meaning);
+  tcase_add_test(tc, pcre_bodies);
+  tcase_add_test(tc, pcre_engines);
+  tcase_add_test(tc, regex_refused);
+  tcase_add_test(tc, short_timeout);
+  tcase_add_test(tc, extracts);
+  tcase_add_test(tc, extract_bounds);
+  tcase_add_test(tc, proxy_connect);
+  tcase_add_test(tc, iword_matcher);
   tcase_add_test(tc, bodies_not_kept);
   tcase_add_test(tc, stop_on_match);
   tcase_add_test(tc, conventions);

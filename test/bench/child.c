@@ -242,14 +242,17 @@ void child_shutdown(void)
 
 /* ---- What the matchers find -------------------------------------------- */
 
-/* Appends s as a JSON string, escaped as scan escapes it. */
+/* Appends s, an ASCII pattern, as a JSON string escaped as scan escapes
+ * ASCII: quote and backslash, control bytes and DEL as \u00XX. (scan also
+ * writes each byte that is not part of valid UTF-8 as \u00XX; the patterns
+ * here are ASCII.) */
 static void json_append(char *out, size_t n, size_t *at, const char *s)
 {
   *at += (size_t)snprintf(out + *at, n - *at, "\"");
   for (const unsigned char *p = (const unsigned char *)s; *p && *at < n; p++) {
     if (*p == '"' || *p == '\\')
       *at += (size_t)snprintf(out + *at, n - *at, "\\%c", *p);
-    else if (*p < 0x20)
+    else if (*p < 0x20 || *p == 0x7F)
       *at += (size_t)snprintf(out + *at, n - *at, "\\u%04x", *p);
     else
       *at += (size_t)snprintf(out + *at, n - *at, "%c", *p);

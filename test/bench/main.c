@@ -124,6 +124,7 @@
  * fails on __real_memcpy.
  */
 #include "bench.h"
+#include "../../examples/args.h"
 
 #include <math.h>
 #include <signal.h>
@@ -171,34 +172,9 @@ static void usage(FILE *out)
 /* --help and --version: what parse_args found. */
 static bool opt_help, opt_version;
 
-bool parse_size(const char *s, size_t *out)
-{
-  char *end;
-  double v = strtod(s, &end);
-  double mul = 1;
-  switch (*end) {
-  case 'k':
-  case 'K':
-    mul = (double)KiB;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    mul = (double)MiB;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    mul = (double)GiB;
-    end++;
-    break;
-  default: break;
-  }
-  if (end == s || *end || v < 0)
-    return false;
-  *out = (size_t)(v * mul);
-  return true;
-}
+/* Sizes as the example programs read them (examples/args.h): digits and
+ * an optional k, m or g. */
+bool parse_size(const char *s, size_t *out) { return args_size(s, out) == 0; }
 
 bool opt_is(const char *arg, const char *name)
 {

@@ -74,11 +74,13 @@ static void req_bomb(const scenario *sc, size_t i, request *rq)
 /* Three words and two regexes over 8 MiB of the pattern: a word and a
  * regex that occur nowhere (what scanners look for), a word that first
  * occurs 22 KiB in, one 1.7 MiB in (the pattern's words are 8 bytes,
- * padded with spaces), and a regex 574 KiB in whose '.' takes the
- * pattern's line break. */
+ * padded with spaces), and a regex 574 KiB in whose [[:space:]] takes the
+ * pattern's line break. The regexes mean the same as EREs (regexec works
+ * out the expected verdicts) and in PCRE syntax (which scan speaks):
+ * '.', which in PCRE does not match a line feed, is not used. */
 static const scan_matchers SCAN_MATCH = {
     .words = {"root:x:0:0:", "nostrud exercit", "qui     officia deserun"},
-    .regexes = {"AKIA[0-9A-Z]{16}", "[0-9]{7}.(lorem|ipsum) +dolor"},
+    .regexes = {"AKIA[0-9A-Z]{16}", "[0-9]{7}[[:space:]](lorem|ipsum) +dolor"},
 };
 
 /* Every one of these first occurs in the first 64 KiB (the last at

@@ -1,0 +1,178 @@
+/* scan's regexes: PCRE syntax, as scanners write them (nuclei's RE2 and
+ * httpx's are a subset of it), compiled by PCRE2 with its JIT. PCRE2 is the
+ * reference for what a regex means and which ones are taken: it runs every
+ * regex over header lines, and over the kept body those that the streaming
+ * engine (scan-vs.c, which reads the same syntax) does not take: back
+ * references, lookarounds, and all of them in a build without Vectorscan.
+ * The text is bytes (no UTF mode), NUL bytes included. */
+#include "scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One match data, JIT stack and match context for the whole scan, which
+ * runs on one thread; created with the first regex. */
+static pcre2_match_data *match_data;
+static pcre2_match_context *match_ctx;
+static pcre2_jit_stack *jit_stack;
+
+#define JIT_STACK_MAX (1024 * 1024) /* bytes; what deep backtracking may take */
+
+static int match_setup(void)
+{
+  if (match_data)
+    return 0;
+  match_data = pcre2_match_data_create(16, NULL);
+  match_ctx = pcre2_match_context_create(NULL);
+  jit_stack = pcre2_jit_stack_create(32 * 1024, JIT_STACK_MAX, NULL);
+  if (!match_data || !match_ctx || !jit_stack)
+    return -1;
+  pcre2_jit_stack_assign(match_ctx, NULL, jit_stack);
+  return 0;
+}
+
+/* PCRE2's code for text with extra options, JIT-compiled where the JIT
+ * can; NULL with *err and *at set when PCRE2 refuses it. */
+static pcre2_code *compile(const char *text, size_t len, uint32_t flags, int *err, size_t *at)
+{
+  PCRE2_SIZE offset = 0;
+  pcre2_code *code = pcre2_compile((PCRE2_SPTR)text, len, flags, err, &offset, NULL);
+  *at = offset;
+  if (code) /* else interpreted; partial matching is for extractors */
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
+  return code;
+}
+
+int regex_compile(regex *re, const char *text, char *msg, size_t cap)
+{
+  memset(re, 0, sizeof *re);
+  re->text = text;
+  if (match_setup() != 0) {
+    snprintf(msg, cap, "out of memory");
+    return -1;
+  }
+  int err;
+  size_t at;
+  re->code = compile(text, PCRE2_ZERO_TERMINATED, 0, &err, &at);
+  if (!re->code) {
+    PCRE2_UCHAR what[256];
+    pcre2_get_error_message(err, what, sizeof what);
+    snprintf(msg, cap, "%s at offset %zu", (const char *)what, at);
+    return -1;
+  }
+  /* The same, then a callout: where a match ends is seen there (see
+   * regex_first_end). Without the optimisations that skip match paths. */
+  size_t n = strlen(text);
+  char *wrapped = malloc(n + 16);
+  if (wrapped) {
+    memcpy(wrapped, "(?:", 3);
+    memcpy(wrapped + 3, text, n);
+    memcpy(wrapped + 3 + n, ")(?C'end')", 11);
+    re->ends = compile(wrapped, n + 13,
+                       PCRE2_USE_OFFSET_LIMIT | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR,
+                       &err, &at);
+    free(wrapped);
+  }
+  pcre2_pattern_info(re->code, PCRE2_INFO_CAPTURECOUNT, &re->groups);
+  pcre2_pattern_info(re->code, PCRE2_INFO_MAXLOOKBEHIND, &re->lookbehind);
+  return 0;
+}
+
+void regex_free(regex *re)
+{
+  pcre2_code_free(re->code);
+  pcre2_code_free(re->ends);
+  re->code = re->ends = NULL;
+}
+
+/* The end of the regexes: what they share goes once the last is freed. */
+void regex_done(void)
+{
+  pcre2_match_data_free(match_data);
+  pcre2_match_context_free(match_ctx);
+  pcre2_jit_stack_free(jit_stack);
+  match_data = NULL;
+  match_ctx = NULL;
+  jit_stack = NULL;
+}
+
+/* The first match of re in text from byte start on: 1 with its bounds in
+ * *so and *eo, or 0 when there is none (or PCRE2 gave up: its match or
+ * depth limit, which a pathological regex over a large body can reach). */
+static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, size_t *eo)
+{
+  int rc = pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, 0, match_data, match_ctx);
+  if (rc < 0)
+    return 0;
+  PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
+  *so = ov[0];
+  *eo = ov[1];
+  return 1;
+}
+
+int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4])
+{
+  int rc =
+      pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
+  if (rc < 0 && rc != PCRE2_ERROR_PARTIAL)
+    return rc;
+  PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
+  bounds[0] = ov[0];
+  bounds[1] = ov[1];
+  int group = rc != PCRE2_ERROR_PARTIAL && re->groups > 0;
+  bounds[2] = group ? ov[2] : PCRE2_UNSET;
+  bounds[3] = group ? ov[3] : PCRE2_UNSET;
+  return rc;
+}
+
+int regex_hit(const regex *re, rc_view text)
+{
+  size_t so, eo;
+  return regex_at(re, text, 0, &so, &eo);
+}
+
+/* The callout at the end of the wrapped regex: a match ending at or
+ * before the limit is one (0: go on to succeed), any other is not (1:
+ * backtrack, for the next). The regex's own callouts, if any, go on. */
+static int at_end(pcre2_callout_block *cb, void *limit)
+{
+  if (cb->callout_string_length != 3 || memcmp(cb->callout_string, "end", 3) != 0)
+    return 0;
+  return cb->current_position <= *(const size_t *)limit ? 0 : 1;
+}
+
+/* Whether a match of re ends at or before limit, in the whole text. */
+static int ends_by(const regex *re, rc_view text, size_t limit)
+{
+  pcre2_set_callout(match_ctx, at_end, &limit);
+  pcre2_set_offset_limit(match_ctx, limit); /* no match starts past it */
+  int rc = pcre2_match(re->ends, (PCRE2_SPTR)text.ptr, text.len, 0, 0, match_data, match_ctx);
+  pcre2_set_callout(match_ctx, NULL, NULL);
+  pcre2_set_offset_limit(match_ctx, PCRE2_UNSET);
+  return rc >= 0;
+}
+
+/* Where the first match of re to end, ends (re matches text), as a stream
+ * reports it: the least end of any match, which need not be the end of
+ * the leftmost match ("a+b|c" in "aaac" ends first at the c). Found by
+ * halving, between 0 and the leftmost match's end, with the whole text in
+ * view (so \b, $ and lookaheads see what follows). Without the wrapped
+ * code (a regex that does not wrap, such as one with \Q unterminated),
+ * the leftmost match's end. */
+size_t regex_first_end(const regex *re, rc_view text)
+{
+  size_t so, hi;
+  if (!regex_at(re, text, 0, &so, &hi))
+    return NO_OFFSET;
+  if (!re->ends)
+    return hi;
+  size_t lo = 0;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ends_by(re, text, mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return hi;
+}

@@ -1,0 +1,642 @@
+/* scan's streaming engine: Vectorscan runs the --word and --regex
+ * matchers of the body over each body as it arrives, in the body observer
+ * (a stream per transfer: matches that straddle the slices curl delivers
+ * are found, and the body need not be kept); what it does not take runs
+ * with PCRE2 over the body kept whole (scan-match.c, scan-re.c).
+ *
+ * This is the only file that knows whether the build has Vectorscan: with
+ * SCAN_HAVE_VECTORSCAN=1 (meson defines it where libhs is found) the
+ * engine, else the few functions that say there is none. */
+#include "scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(SCAN_HAVE_VECTORSCAN) && SCAN_HAVE_VECTORSCAN
+#include <ctype.h>
+#include <hs.h>
+#include <limits.h>
+
+/* Narrowing. A matcher that has hit has nothing more to say about the body, yet a
+ * database keeps paying for it: its literals are still found and checked
+ * at every occurrence. So a stream narrows: once the matchers still
+ * without a hit all have a bounded width (the longest match they can
+ * have; a matcher anchored at the start counts as unbounded), the stream
+ * is closed and one of a database of those alone takes over, first fed
+ * the last width - 1 bytes the old one saw, so that no match ending past
+ * the switch is missed. None can end in those replayed bytes: the old
+ * stream would have reported it. Narrowed databases are compiled when
+ * first wanted and kept, at most NARROW_DBS of them, so that compiling
+ * stays a bounded cost of the whole scan. */
+#define NARROW_DBS   16
+#define NARROW_WIDTH 4096 /* the widest match narrowing replays for */
+
+/* The engine's own part of the engine. */
+struct vs_engine {
+  hs_database_t *db; /* all streamed matchers; NULL: nothing streams */
+  hs_scratch_t *scratch;
+  char **exprs;     /* per matcher id: its Vectorscan expression, or NULL */
+  unsigned *width;  /* per matcher id: its widest match, UINT_MAX if unbounded */
+  struct narrowed { /* a database of the matchers left[id] */
+    unsigned char *left;
+    hs_database_t *db; /* NULL: it did not compile */
+  } narrow[NARROW_DBS];
+  size_t nnarrow;
+  hs_database_t *ex_db; /* the prefiltered extractors; NULL: none */
+};
+
+/* A slot's stream. */
+struct vs_stream {
+  hs_stream_t *stream;    /* from the body's first slice (or a narrowing) to the target's end */
+  int stream_over;        /* nothing more to learn from it: no more scanning */
+  size_t undecided;       /* streamed matchers without a hit */
+  size_t stream_base;     /* the body offset of the stream's first byte */
+  size_t body_seen;       /* bytes of this hop's body observed */
+  int narrow_due;         /* a streamed matcher hit since the stream opened */
+  char *tail;             /* NARROW_WIDTH bytes: the last ones seen, while a */
+  size_t tail_len;        /* narrowing waits for enough of them to replay */
+  hs_stream_t *ex_stream; /* the extractors' prefilter, for this hop's body */
+};
+
+const char *engine_name(void)
+{
+  static char name[64];
+  snprintf(name, sizeof name, "Vectorscan %.*s", (int)strcspn(hs_version(), " "), hs_version());
+  return name;
+}
+
+void engine_usage(FILE *out)
+{
+  fprintf(out,
+          "Engine: %s. It runs --word and --regex over the body as it\n"
+          "arrives (the body is then not kept); a regex it cannot take (a back\n"
+          "reference, a lookaround, one that matches the empty text) runs with\n"
+          "PCRE2 over the body kept whole, with the same meaning.\n",
+          engine_name());
+}
+
+/* ---- Databases ----------------------------------------------------------- */
+
+/* The regexes as PCRE2 reads them: no flags but those written in them
+ * ((?i), (?s), (?m)), bytes. SINGLEMATCH: the first match of each is all
+ * that is reported. */
+#define STREAM_FLAGS HS_FLAG_SINGLEMATCH
+
+/* A database of the matchers take[id] (each with an expression), or
+ * NULL with *bad the index among them of one Vectorscan rejects (-1: the
+ * set as a whole, or out of memory). */
+static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsigned char *take,
+                                int *bad)
+{
+  const char **exprs = calloc(n + 1, sizeof *exprs);
+  unsigned *flags = calloc(n + 1, sizeof *flags), *ids = calloc(n + 1, sizeof *ids);
+  hs_database_t *db = NULL;
+  unsigned k = 0;
+  *bad = -1;
+  if (exprs && flags && ids) {
+    for (size_t id = 0; id < n; id++)
+      if (take[id]) {
+        exprs[k] = g->exprs[id];
+        flags[k] = STREAM_FLAGS;
+        ids[k++] = (unsigned)id;
+      }
+    hs_compile_error_t *err = NULL;
+    if (hs_compile_multi(exprs, flags, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
+      db = NULL;
+      if (err && err->expression >= 0 && (unsigned)err->expression < k)
+        *bad = (int)ids[err->expression];
+      hs_free_compile_error(err);
+    }
+  }
+  free(exprs);
+  free(flags);
+  free(ids);
+  return db;
+}
+
+/* Each matcher's expression: a word as its bytes in \xHH, a regex as
+ * given (Vectorscan reads PCRE syntax). Returns 0, or -1 when out of
+ * memory. */
+static int engine_exprs(struct vs_engine *e, const options *o, unsigned char *take)
+{
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
+    char *text = NULL;
+    if (id < o->nwords) { /* a word: each byte as \xHH, a literal; (?i) for --iword */
+      size_t len = strlen(o->words[id]), at = o->word_nocase[id] ? 4 : 0;
+      if (!(text = malloc(at + 4 * len + 1)))
+        return -1;
+      memcpy(text, "(?i)", at + 1);
+      for (size_t i = 0; i < len; i++)
+        snprintf(text + at + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
+    } else {
+      if (!(text = strdup(o->regexes[id - o->nwords].text)))
+        return -1;
+    }
+    e->exprs[id] = text;
+    take[id] = 1;
+  }
+  return 0;
+}
+
+/* Whether a regex may look at bytes before its match: ^ (a line's start
+ * under (?m), and anchors in general), \b \B, \A \G, a lookbehind, or a
+ * flag group that turns (?m) on. Replayed from the middle of a body, such
+ * a one could match where it does not, so it is never narrowed for. The
+ * test errs towards yes: a '^' in [^...] or a \\b counts too. */
+static int looks_behind(const char *re)
+{
+  if (strchr(re, '^') || strstr(re, "\\b") || strstr(re, "\\B") || strstr(re, "\\A") ||
+      strstr(re, "\\G") || strstr(re, "(?<"))
+    return 1;
+  for (const char *p = re; (p = strstr(p, "(?")) != NULL; p += 2) {
+    size_t flags = strspn(p + 2, "imnsxJU-^");
+    if (memchr(p + 2, 'm', flags))
+      return 1;
+  }
+  return 0;
+}
+
+/* The widest match of each streamed matcher, as Vectorscan works it out;
+ * UINT_MAX for one that looks behind (see looks_behind), which can only
+ * be followed from the body's start. */
+static void engine_widths(struct vs_engine *e, size_t n, const unsigned char *take)
+{
+  for (size_t id = 0; id < n; id++) {
+    if (!take[id])
+      continue;
+    hs_expr_info_t *info = NULL;
+    hs_compile_error_t *err = NULL;
+    e->width[id] = UINT_MAX;
+    if (!looks_behind(e->exprs[id]) &&
+        hs_expression_info(e->exprs[id], STREAM_FLAGS, &info, &err) == HS_SUCCESS)
+      e->width[id] = info->max_width;
+    free(info);
+    hs_free_compile_error(err);
+  }
+}
+
+static int any_of(const unsigned char *take, size_t n)
+{
+  for (size_t id = 0; id < n; id++)
+    if (take[id])
+      return 1;
+  return 0;
+}
+
+/* Compiles the body matchers that Vectorscan takes. A pattern it rejects
+ * (the compile error names it) is left to PCRE2 and the rest compiled
+ * again; an error of the whole set leaves them all to PCRE2. Returns 0,
+ * or -1 when out of memory. */
+int vs_build(engine *g, const options *o)
+{
+  size_t n = o->nwords + o->nregexes;
+  struct vs_engine *e = g->vs ? g->vs : (g->vs = calloc(1, sizeof *g->vs));
+  if (!e)
+    return -1;
+  e->exprs = calloc(n + 1, sizeof *e->exprs);
+  e->width = calloc(n + 1, sizeof *e->width);
+  unsigned char *take = calloc(n + 1, 1);
+  int status = e->exprs && e->width && take ? engine_exprs(e, o, take) : -1;
+  while (status == 0 && any_of(take, n)) {
+    int bad;
+    if ((e->db = engine_db(e, n, take, &bad)) != NULL)
+      break;
+    if (bad < 0)
+      break; /* the set as a whole: none streams */
+    take[bad] = 0;
+  }
+  if (status == 0 && e->db && hs_alloc_scratch(e->db, &e->scratch) != HS_SUCCESS)
+    status = -1;
+  if (status == 0 && e->db) {
+    memcpy(g->streamed, take, n);
+    engine_widths(e, n, take);
+  }
+  free(take);
+  return status;
+}
+
+/* The narrowed database of the streamed matchers left[id] (those without
+ * a hit): one compiled before, or compiled now while there is room for
+ * it; NULL when there is none, or it did not compile. */
+static hs_database_t *engine_narrowed(struct vs_engine *e, const options *o,
+                                      const unsigned char *left)
+{
+  size_t n = o->nwords + o->nregexes;
+  size_t i = 0;
+  while (i < e->nnarrow && memcmp(e->narrow[i].left, left, n) != 0)
+    i++;
+  if (i == e->nnarrow) {
+    if (i == NARROW_DBS || !(e->narrow[i].left = malloc(n + 1)))
+      return NULL;
+    memcpy(e->narrow[i].left, left, n);
+    int bad;
+    e->narrow[i].db = engine_db(e, n, left, &bad);
+    /* The scratch grows to fit it: it serves every database. */
+    if (e->narrow[i].db && hs_alloc_scratch(e->narrow[i].db, &e->scratch) != HS_SUCCESS) {
+      hs_free_database(e->narrow[i].db);
+      e->narrow[i].db = NULL;
+    }
+    e->nnarrow++;
+  }
+  return e->narrow[i].db;
+}
+
+void vs_free(engine *g, const options *o)
+{
+  struct vs_engine *e = g->vs;
+  if (!e)
+    return;
+  for (size_t i = 0; i < e->nnarrow; i++) {
+    hs_free_database(e->narrow[i].db);
+    free(e->narrow[i].left);
+  }
+  hs_free_scratch(e->scratch);
+  hs_free_database(e->db);
+  hs_free_database(e->ex_db);
+  for (size_t id = 0; e->exprs && id < o->nwords + o->nregexes; id++)
+    free(e->exprs[id]);
+  free(e->exprs);
+  free(e->width);
+  free(e);
+  g->vs = NULL;
+  free(g->ex_filtered);
+  free(g->ex_width);
+  g->ex_filtered = NULL;
+  g->ex_width = NULL;
+}
+
+/* ---- Streams ------------------------------------------------------------- */
+
+/* A streamed matcher's first match (SINGLEMATCH: its only report in a
+ * stream), ending at stream offset to. Once every streamed matcher has a
+ * hit, the stream has nothing more to say: a nonzero return ends its
+ * scanning. */
+static int on_stream_match(unsigned int id, unsigned long long from, unsigned long long to,
+                           unsigned int flags, void *ctx)
+{
+  (void)from;
+  (void)flags;
+  slot *sl = ctx;
+  struct vs_stream *st = sl->vs;
+  if (verdict_hit(&sl->v, sl->scan->opt, id, st->stream_base + (size_t)to)) {
+    st->undecided--;
+    st->narrow_due = 1;
+  }
+  return st->undecided == 0;
+}
+
+/* Which streamed matchers have no hit yet: left[id]. */
+static void undecided_set(const scan *s, const slot *sl, unsigned char *left)
+{
+  const options *o = s->opt;
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++)
+    left[id] = s->engine.streamed[id] && !verdict_has(&sl->v, o, id);
+}
+
+/* Opens the slot's stream at body offset base on the database of the
+ * streamed matchers without a hit, and feeds it the replay bytes that
+ * come before base + replay_len. At the body's start (narrowing 0), all
+ * of them serve when no narrowed database can be had; a narrowing
+ * without one leaves the stream as it is. Returns 0, or -1 when out of
+ * memory. */
+static int stream_open(scan *s, slot *sl, int narrowing, size_t base, const char *replay,
+                       size_t replay_len)
+{
+  struct vs_engine *e = s->engine.vs;
+  struct vs_stream *st = sl->vs;
+  const options *o = s->opt;
+  hs_database_t *db = NULL;
+  if (st->undecided < s->engine.nstreamed) {
+    unsigned char *left = malloc(o->nwords + o->nregexes + 1);
+    if (!left)
+      return -1;
+    undecided_set(s, sl, left);
+    db = engine_narrowed(e, o, left);
+    free(left);
+  }
+  if (!db && narrowing)
+    return 0;
+  hs_stream_t *next;
+  if (hs_open_stream(db ? db : e->db, 0, &next) != HS_SUCCESS)
+    return -1;
+  if (st->stream)
+    hs_close_stream(st->stream, e->scratch, NULL, NULL);
+  st->stream = next;
+  st->stream_base = base;
+  if (replay_len) {
+    hs_error_t err =
+        hs_scan_stream(next, replay, (unsigned)replay_len, 0, e->scratch, on_stream_match, sl);
+    if (err == HS_SCAN_TERMINATED)
+      st->stream_over = 1;
+    else if (err != HS_SUCCESS)
+      return -1;
+  }
+  return 0;
+}
+
+/* The bytes a narrowing replays: the widest match left, less one; or
+ * SIZE_MAX when one of those left is too wide to narrow for. */
+static size_t replay_width(const scan *s, const slot *sl)
+{
+  const options *o = s->opt;
+  const unsigned *width = s->engine.vs->width;
+  size_t replay = 0;
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
+    if (!s->engine.streamed[id] || verdict_has(&sl->v, o, id))
+      continue;
+    if (width[id] > NARROW_WIDTH)
+      return SIZE_MAX;
+    if (width[id] > replay + 1)
+      replay = width[id] - 1;
+  }
+  return replay;
+}
+
+/* After a slice (data, len) that the stream saw: when matchers hit since
+ * the stream opened and those left have bounded widths, a stream of them
+ * alone takes over (see the top of this file), first fed the bytes it
+ * needs from the slice, or from the tail kept for it while the slices are
+ * too short. Returns 0, or -1 when out of memory. */
+static int stream_narrow(scan *s, slot *sl, const char *data, size_t len)
+{
+  struct vs_stream *st = sl->vs;
+  size_t replay = replay_width(s, sl);
+  if (replay == SIZE_MAX) {
+    st->narrow_due = 0; /* until that one hits */
+    st->tail_len = 0;
+    return 0;
+  }
+  if (replay > st->body_seen)
+    replay = st->body_seen;
+  const char *from;
+  if (len >= replay) {
+    from = data + len - replay;
+  } else {
+    /* Keeps the last bytes seen until there are enough of them. */
+    if (!st->tail && !(st->tail = malloc(NARROW_WIDTH)))
+      return -1;
+    if (st->tail_len + len > NARROW_WIDTH) {
+      size_t drop = st->tail_len + len - NARROW_WIDTH;
+      memmove(st->tail, st->tail + drop, st->tail_len - drop);
+      st->tail_len -= drop;
+    }
+    memcpy(st->tail + st->tail_len, data, len);
+    st->tail_len += len;
+    if (st->tail_len < replay)
+      return 0; /* the next slice */
+    from = st->tail + st->tail_len - replay;
+  }
+  st->narrow_due = 0;
+  st->tail_len = 0;
+  return stream_open(s, sl, 1, st->body_seen - replay, from, replay);
+}
+
+int vs_begin(scan *s, slot *sl)
+{
+  const options *o = s->opt;
+  if (!s->engine.vs || !s->engine.vs->db)
+    return 0;
+  if (!sl->vs && !(sl->vs = calloc(1, sizeof *sl->vs)))
+    return -1;
+  struct vs_stream *st = sl->vs;
+  st->undecided = 0;
+  for (size_t id = 0; id < o->nwords + o->nregexes; id++)
+    st->undecided += s->engine.streamed[id] && !verdict_has(&sl->v, o, id);
+  st->stream_base = st->body_seen = st->tail_len = 0;
+  st->narrow_due = 0;
+  /* A target that its status rules out is not looked at. */
+  st->stream_over = sl->v.status_missed || st->undecided == 0;
+  return st->stream_over ? 0 : stream_open(s, sl, 0, 0, NULL, 0);
+}
+
+int vs_feed(scan *s, slot *sl, const char *data, size_t len)
+{
+  struct vs_stream *st = sl->vs;
+  if (!st || !st->stream)
+    return 0;
+  for (size_t done = 0; !st->stream_over && done < len;) {
+    unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
+    hs_error_t err =
+        hs_scan_stream(st->stream, data + done, n, 0, s->engine.vs->scratch, on_stream_match, sl);
+    if (err == HS_SCAN_TERMINATED)
+      st->stream_over = 1;
+    else if (err != HS_SUCCESS)
+      return -1;
+    done += n;
+  }
+  st->body_seen += len;
+  if (!st->stream_over && st->narrow_due && stream_narrow(s, sl, data, len) != 0)
+    return -1;
+  return 0;
+}
+
+void vs_close(scan *s, slot *sl, int eod)
+{
+  struct vs_stream *st = sl->vs;
+  if (st && st->stream)
+    hs_close_stream(st->stream, s->engine.vs->scratch,
+                    eod && !st->stream_over ? on_stream_match : NULL, sl);
+  if (st && st->ex_stream)
+    hs_close_stream(st->ex_stream, s->engine.vs->scratch, NULL, NULL);
+  if (st)
+    st->stream = st->ex_stream = NULL;
+}
+
+void vs_slot_free(slot *sl)
+{
+  if (sl->vs)
+    free(sl->vs->tail);
+  free(sl->vs);
+  sl->vs = NULL;
+}
+
+/* ---- The extractors' prefilter ------------------------------------------- */
+
+/* A match of extractor id ends here: its slice is due for PCRE2. */
+static int on_extract_match(unsigned int id, unsigned long long from, unsigned long long to,
+                            unsigned int flags, void *ctx)
+{
+  (void)from;
+  (void)to;
+  (void)flags;
+  ((unsigned char *)ctx)[id] = 1;
+  return 0;
+}
+
+/* A database of the extractors take[i], every match reported; NULL with
+ * *bad the one Vectorscan rejects (-1: the set, or out of memory). */
+static hs_database_t *extract_db(const options *o, const unsigned char *take, int *bad)
+{
+  size_t n = o->nextracts;
+  const char **exprs = calloc(n + 1, sizeof *exprs);
+  unsigned *ids = calloc(n + 1, sizeof *ids);
+  hs_database_t *db = NULL;
+  unsigned k = 0;
+  *bad = -1;
+  for (size_t i = 0; exprs && ids && i < n; i++)
+    if (take[i]) {
+      exprs[k] = o->extracts[i].text;
+      ids[k++] = (unsigned)i;
+    }
+  hs_compile_error_t *err = NULL;
+  if (exprs && ids &&
+      hs_compile_multi(exprs, NULL, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
+    db = NULL;
+    if (err && err->expression >= 0 && (unsigned)err->expression < k)
+      *bad = (int)ids[err->expression];
+  }
+  hs_free_compile_error(err);
+  free(exprs);
+  free(ids);
+  return db;
+}
+
+/* Whether a regex may have a match that Vectorscan reports only at the
+ * body's end, when it knows what follows: $, \Z, \z, \b, \B. For such a
+ * one the search does not move on by width (scan-extract.c), so that the
+ * last pass over the window finds it. Errs towards yes. */
+static int looks_at_end(const char *re)
+{
+  return strchr(re, '$') || strstr(re, "\\Z") || strstr(re, "\\z") || strstr(re, "\\b") ||
+         strstr(re, "\\B");
+}
+
+int vs_extract_build(engine *g, const options *o)
+{
+  size_t n = o->nextracts;
+  struct vs_engine *e = g->vs ? g->vs : (g->vs = calloc(1, sizeof *g->vs));
+  unsigned char *take = calloc(n + 1, 1);
+  g->ex_filtered = calloc(n + 1, 1);
+  g->ex_width = calloc(n + 1, sizeof *g->ex_width);
+  if (!e || !take || !g->ex_filtered || !g->ex_width) {
+    free(take);
+    return -1;
+  }
+  memset(take, 1, n);
+  while (any_of(take, n)) {
+    int bad;
+    if ((e->ex_db = extract_db(o, take, &bad)) != NULL || bad < 0)
+      break;
+    take[bad] = 0; /* PCRE2 scans every slice for it */
+  }
+  int status = 0;
+  if (e->ex_db && hs_alloc_scratch(e->ex_db, &e->scratch) != HS_SUCCESS)
+    status = -1;
+  for (size_t i = 0; status == 0 && e->ex_db && i < n; i++) {
+    hs_expr_info_t *info = NULL;
+    hs_compile_error_t *err = NULL;
+    g->ex_filtered[i] = take[i];
+    g->ex_width[i] = UINT_MAX;
+    if (take[i] && !looks_at_end(o->extracts[i].text) &&
+        hs_expression_info(o->extracts[i].text, 0, &info, &err) == HS_SUCCESS)
+      g->ex_width[i] = info->max_width;
+    free(info);
+    hs_free_compile_error(err);
+  }
+  free(take);
+  return status;
+}
+
+int vs_extract_begin(scan *s, slot *sl)
+{
+  struct vs_engine *e = s->engine.vs;
+  if (!e || !e->ex_db)
+    return 0;
+  if (!sl->vs && !(sl->vs = calloc(1, sizeof *sl->vs)))
+    return -1;
+  struct vs_stream *st = sl->vs;
+  if (st->ex_stream)
+    hs_close_stream(st->ex_stream, e->scratch, NULL, NULL);
+  st->ex_stream = NULL;
+  return hs_open_stream(e->ex_db, 0, &st->ex_stream) == HS_SUCCESS ? 0 : -1;
+}
+
+int vs_extract_feed(scan *s, slot *sl, const char *data, size_t len, unsigned char *due)
+{
+  struct vs_stream *st = sl->vs;
+  if (!st || !st->ex_stream)
+    return 0;
+  for (size_t done = 0; done < len;) {
+    unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
+    if (hs_scan_stream(st->ex_stream, data + done, n, 0, s->engine.vs->scratch, on_extract_match,
+                       due) != HS_SUCCESS)
+      return -1;
+    done += n;
+  }
+  return 0;
+}
+
+#else /* no Vectorscan: nothing streams */
+
+const char *engine_name(void) { return "none (built without Vectorscan)"; }
+
+void engine_usage(FILE *out)
+{
+  fputs("Engine: this build has no Vectorscan: --word and --regex run with\n"
+        "PCRE2 over the body kept whole once it has arrived.\n",
+        out);
+}
+
+int vs_build(engine *g, const options *o)
+{
+  (void)g;
+  (void)o;
+  return 0;
+}
+
+void vs_free(engine *g, const options *o)
+{
+  (void)g;
+  (void)o;
+}
+
+int vs_begin(scan *s, slot *sl)
+{
+  (void)s;
+  (void)sl;
+  return 0;
+}
+
+int vs_feed(scan *s, slot *sl, const char *data, size_t len)
+{
+  (void)s;
+  (void)sl;
+  (void)data;
+  (void)len;
+  return 0;
+}
+
+void vs_close(scan *s, slot *sl, int eod)
+{
+  (void)s;
+  (void)sl;
+  (void)eod;
+}
+
+void vs_slot_free(slot *sl) { (void)sl; }
+
+int vs_extract_build(engine *g, const options *o)
+{
+  (void)g;
+  (void)o;
+  return 0;
+}
+
+int vs_extract_begin(scan *s, slot *sl)
+{
+  (void)s;
+  (void)sl;
+  return 0;
+}
+
+int vs_extract_feed(scan *s, slot *sl, const char *data, size_t len, unsigned char *due)
+{
+  (void)s;
+  (void)sl;
+  (void)data;
+  (void)len;
+  (void)due;
+  return 0;
+}
+
+#endif

@@ -269,7 +269,10 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  *    response is let go at its status line); lifted (the limit set to 0,
  *    unlimited) once admitted, when its header block says no body comes,
  *    or by rc_detach: there such a stream waits as HTTP/1.x does.
- *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk.
+ *  - RC_OVERFLOW_WAIT: waits without bound, never touches the disk; but
+ *    curl before 7.88 loses the data of a paused HTTP/2 stream (7.76.1:
+ *    CURLE_PARTIAL_FILE, 7.81.0: CURLE_HTTP2_STREAM), so there a refused
+ *    multiplexed stream spills. On HTTP/2, see rc_multi_add.
  *  - RC_OVERFLOW_SPILL: spills at once, never waits.
  * How a transfer waits: one attached with rc_attach pauses
  * (CURL_WRITEFUNC_PAUSE) and the thread that drives it resumes it with
@@ -298,9 +301,10 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * counted: decoder state, spill files, their mappings and the batches
  * that gather their bytes (see max_memory: at most 16 MiB, and 16 KiB per
  * body spilling past 64 at once).
- * On curl 8.1 to 8.6, which buffer every HTTP/2 stream themselves, the
- * budget holds the process only for transfers added with rc_multi_add,
- * which keeps them back before their request while memory is short.
+ * On curl 8.1 to 8.6, which buffer every HTTP/2 stream themselves, and
+ * under RC_OVERFLOW_WAIT on curls before 8.14, the budget holds the
+ * process only for transfers added with rc_multi_add, which keeps them back
+ * before their request while memory is short.
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
  * tells how many wait now. A transfer that ends while it waits (its
  * timeout, an error, curl_multi_remove_handle) keeps its place in the
@@ -536,7 +540,10 @@ RC_API const char *rc_accept_encoding(void);
  * with a 10 MB window and read all the streams of a connection into their
  * own buffers whatever the write callback does (8.5.0, 200 x 8 MiB, 50
  * streams on one connection, a callback that keeps nothing: 400 MiB), so
- * there, while pool's budget is on, a transfer goes in only when the bytes
+ * there, while pool's budget is on, and under RC_OVERFLOW_WAIT (which never
+ * spills) on curls before 8.14 (where a paused stream goes on receiving
+ * into curl: up to 64 MiB in 7.88, its 10 MB window in 8.7 to 8.13), a
+ * transfer goes in only when the bytes
  * in use, those admitted and a reserve for each admitted stream that runs
  * leave room for its own reserve, or when no such stream runs; under
  * RC_OVERFLOW_AUTO also when none went in for max_wait_ms. A reserve is

@@ -19,6 +19,17 @@ static int curl_buffers_streams(void)
   return v && v->version_num >= 0x080100 && v->version_num < 0x080700;
 }
 
+/* Whether the budget holds HTTP/2 streams back only by keeping them from
+ * their request: on curl 8.1 to 8.6, and under RC_OVERFLOW_WAIT (which
+ * never spills) on the curls that cannot keep a paused stream's window
+ * small (before 8.14: a paused stream goes on receiving into curl, up to
+ * 64 MiB in 7.88, its 10 MB window in 8.7 to 8.13). */
+static int keeps_streams_back(rc__budget *b)
+{
+  return curl_buffers_streams() ||
+         (rc__budget_mode(b) == RC_OVERFLOW_WAIT && rc__transfer_hold_from() == RC__HOLD_NEVER);
+}
+
 /* What such a curl may buffer of one stream: its window, at most the body
  * that the response keeps. A stream's reserve is one and a half times that:
  * what curl reads of it and the body it becomes are in the process at once
@@ -52,7 +63,7 @@ CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
   rc__budget *b = rc__pool_budget(resp->pool);
   size_t window = resp->lim.max_body < STREAM_WINDOW ? resp->lim.max_body : STREAM_WINDOW;
   size_t reserve = window + window / 2;
-  if (curl_buffers_streams() && !was_http1(resp->waiter.easy) &&
+  if (keeps_streams_back(b) && !was_http1(resp->waiter.easy) &&
       rc__budget_defer(b, &resp->waiter, multi, reserve))
     return CURLM_OK; /* kept back: rc_pool_resume adds it */
   CURLMcode mc = curl_multi_add_handle(multi, resp->waiter.easy);

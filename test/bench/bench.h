@@ -245,6 +245,8 @@ extern bool scen_on[NSCEN], cont_on[NCONT];
 double per_req(double v, const tally *t);
 double ratio(double a, double b);
 double signed_mib(size_t a, size_t b);
+/* The median of v[0..n-1] (sorted in place); NAN when n is 0. */
+double median(double *v, int n);
 void print_scenario(size_t si);
 void print_csv_header(void);
 void print_csv(size_t si);
@@ -317,8 +319,11 @@ const char *h2_absent(void);
 void run_h2(const scenario *sc);
 /* Its table; false when a run failed. */
 bool report_h2(FILE *f, const scenario *sc);
+/* Its rows of the CSV (--csv): one per mode, in print_csv_header's
+ * columns, the last six its own. */
+void print_h2_csv(const scenario *sc);
 /* The child process of one run: bench --h2-child MODE URL CAFILE COUNT CONC
- * BUDGET. */
+ * BUDGET LIMIT. */
 int h2_child_main(int argc, char **argv);
 
 /* ---- chart.c --------------------------------------------------------------- */

@@ -431,6 +431,8 @@ static void run_all(void)
     }
     if (SCENARIOS[si].multiplexed) {
       run_h2(&SCENARIOS[si]);
+      if (opt_csv)
+        print_h2_csv(&SCENARIOS[si]);
       continue;
     }
     run_scenario(si);

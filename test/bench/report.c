@@ -74,6 +74,12 @@ static const char *const CSV_COLS[] = {"scenario",
                                        "pool_spills",
                                        "pool_wakeups",
                                        "verified_full",
+                                       "peak_max_mib",
+                                       "connections",
+                                       "wall_vs_none",
+                                       "target_rss_mib",
+                                       "target_wall_x",
+                                       "target",
                                        "notes"};
 
 /* Appends to out (n bytes) at *at, as snprintf would; what does not fit is
@@ -267,6 +273,10 @@ static void print_csv_tail(const tally *t)
          signed_mib(t->peak_anon, t->anon0), t->ps.spills, t->ps.wakeups, t->verified_full);
 }
 
+/* The end of a row: the columns of scenario h2 (multiplex.c), empty, then
+ * the notes. */
+static void print_csv_end(const char *notes) { printf(",,,,,,,%s\n", notes); }
+
 /* A child process's row: what it is not measured by is left empty. */
 static void print_csv_child(size_t si, int k, const char *notes)
 {
@@ -284,7 +294,7 @@ static void print_csv_child(size_t si, int k, const char *notes)
            t->ps.spills);
   else
     printf(",,,,,,,,,,");
-  printf(",%s\n", notes);
+  print_csv_end(notes);
 }
 
 void print_csv(size_t si)
@@ -318,7 +328,7 @@ void print_csv(size_t si)
            signed_mib(t->rss_end, t->rss0), signed_mib(t->rss_trim, t->rss0), spread_of(t),
            t->ps.fresh, t->ps.reuses, t->ps.discards, t->ps.pauses, mib((double)t->ps.peak_in_use));
     print_csv_tail(t);
-    printf(",%s\n", notes);
+    print_csv_end(notes);
   }
   fflush(stdout);
 }
@@ -410,8 +420,7 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* The median of v[0..n-1] (sorted in place); NAN when n is 0. */
-static double median(double *v, int n)
+double median(double *v, int n)
 {
   if (n < 1)
     return NAN;

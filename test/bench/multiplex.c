@@ -17,10 +17,12 @@
  *   discard  curl alone, no respchain: a write callback that counts the
  *            bytes and keeps nothing, curl_multi_poll; each body is
  *            checked by its status (200), curl's result and its length;
- *   none     respchain without a budget (rc_attach, rc_multi_poll);
+ *   none     respchain without a budget (rc_attach, rc_multi_add,
+ *            rc_multi_poll);
  *   auto     the budget, RC_OVERFLOW_AUTO (the default);
  *   spill    the budget, RC_OVERFLOW_SPILL: refused streams spill at once;
- *   wait     the budget, RC_OVERFLOW_WAIT: refused streams pause, no bound.
+ *   wait     the budget, RC_OVERFLOW_WAIT: refused streams pause (or are
+ *            kept back before their request, see rc_multi_add(3)).
  * respchain's bodies are checked by status 200, RC_OK, their length and
  * four bytes against the server's pattern.
  * Reported per mode: the median wall, the medians of the pass-by-pass
@@ -137,7 +139,10 @@ static void add(CURLM *multi, h2_slot *s, const char *url, const char *cafile)
   curl_easy_setopt(s->easy, CURLOPT_CAINFO, cafile);
   curl_easy_setopt(s->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
   curl_easy_setopt(s->easy, CURLOPT_PIPEWAIT, 1L);
-  curl_multi_add_handle(multi, s->easy);
+  if (s->resp)
+    rc_multi_add(s->resp, multi); /* maybe kept back before its request */
+  else
+    curl_multi_add_handle(multi, s->easy);
 }
 
 /* A finished transfer: counts its connections and, when its body fails its

@@ -301,10 +301,10 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * counted: decoder state, spill files, their mappings and the batches
  * that gather their bytes (see max_memory: at most 16 MiB, and 16 KiB per
  * body spilling past 64 at once).
- * On curl 8.1 to 8.6, which buffer every HTTP/2 stream themselves, and
- * under RC_OVERFLOW_WAIT on curls before 8.14, the budget holds the
- * process only for transfers added with rc_multi_add, which keeps them back
- * before their request while memory is short.
+ * On curl before 8.14 the budget holds HTTP/2 transfers added with
+ * rc_multi_add back before their request while memory is short; so it
+ * holds the process there (curl 8.1 to 8.6 buffer every stream
+ * themselves: only rc_multi_add bounds them).
  * Time spent waiting counts toward CURLOPT_TIMEOUT; rc_pool_stats.waiting
  * tells how many wait now. A transfer that ends while it waits (its
  * timeout, an error, curl_multi_remove_handle) keeps its place in the
@@ -535,27 +535,26 @@ RC_API size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *resp);
 RC_API const char *rc_accept_encoding(void);
 
 /* Adds resp's transfer (the easy handle it was attached to with rc_attach)
- * to multi: curl_multi_add_handle, at once or, on a curl that the budget
- * cannot otherwise hold, later. curl 8.1 to 8.6 open every HTTP/2 stream
- * with a 10 MB window and read all the streams of a connection into their
- * own buffers whatever the write callback does (8.5.0, 200 x 8 MiB, 50
- * streams on one connection, a callback that keeps nothing: 400 MiB), so
- * there, while pool's budget is on, and under RC_OVERFLOW_WAIT (which never
- * spills) on curls before 8.14 (where a paused stream goes on receiving
- * into curl: up to 64 MiB in 7.88, its 10 MB window in 8.7 to 8.13), a
- * transfer goes in only when the bytes
- * in use, those admitted and a reserve for each admitted stream that runs
- * leave room for its own reserve, or when no such stream runs; under
- * RC_OVERFLOW_AUTO also when none went in for max_wait_ms. A reserve is
- * one and a half times the stream's window (at most the response's
- * max_body): what curl reads and the body it becomes, of which the body's
- * bytes are not counted again; it is given back when the body ends (its
- * length, its coding's end, its cap), when its status line says HTTP/1.x,
- * or when the response is reset, freed or detached. A handle whose last
- * transfer spoke HTTP/1.x goes in at once. A kept-back transfer waits,
- * oldest first, and goes in from rc_pool_resume (and rc_multi_poll) on the
- * calling thread; that thread's wake callback says when. On every other
- * curl, and without a budget, this is curl_multi_add_handle. A kept-back
+ * to multi: curl_multi_add_handle, at once or, where the budget holds
+ * HTTP/2 streams back this way, later. That is every curl before 8.14,
+ * which cannot keep a stream's window small: pausing a stream does not
+ * stop it receiving the stream (up to 64 MiB in 7.88, the 10 MB window in
+ * 8.7 to 8.13), and 8.1 to 8.6 read every stream into their own buffers
+ * from its request on, paused or not (8.5.0, 50 streams of 8 MiB on one
+ * connection, a callback that keeps nothing: 400 MiB). There, while pool's
+ * budget is on, a transfer goes in only when the bytes in use and admitted
+ * (but the bodies of running streams), plus a reserve for each admitted
+ * stream that runs, leave room for its own reserve, or when no such stream
+ * runs; under RC_OVERFLOW_AUTO also when none went in for max_wait_ms. A
+ * reserve is one and a half times the stream's window (at most the
+ * response's max_body): what curl reads and the body it becomes; it is
+ * given back when the body ends (its length, its coding's end, its cap),
+ * when its status line says HTTP/1.x, or when the response is reset, freed
+ * or detached. A handle whose last transfer spoke HTTP/1.x goes in at
+ * once. A kept-back transfer waits, oldest first, and goes in from
+ * rc_pool_resume (and rc_multi_poll) on the calling thread; that thread's
+ * wake callback says when. From 8.14 on (streams held, see the budget
+ * above), and without a budget, this is curl_multi_add_handle. A kept-back
  * transfer is not in curl's running count (rc_pool_stats.deferred counts
  * them): a loop goes on, and polls, while either is not 0; to take one
  * back, reset, free or detach its response (curl_multi_remove_handle

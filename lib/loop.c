@@ -9,29 +9,8 @@
 
 #include <pthread.h>
 
-/* curl 8.1 to 8.6 open every HTTP/2 stream with a 10 MB window and read
- * all the streams of a connection into their own buffers, paused or not,
- * even with a write callback that keeps nothing (200 x 8 MiB, 50 streams:
- * 400 MiB with 8.5.0); curl 7.x and 8.7 and later do not (8 to 13 MiB). */
-static int curl_buffers_streams(void)
-{
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  return v && v->version_num >= 0x080100 && v->version_num < 0x080700;
-}
-
-/* Whether the budget holds HTTP/2 streams back only by keeping them from
- * their request: on curl 8.1 to 8.6, and under RC_OVERFLOW_WAIT (which
- * never spills) on the curls that cannot keep a paused stream's window
- * small (before 8.14: a paused stream goes on receiving into curl, up to
- * 64 MiB in 7.88, its 10 MB window in 8.7 to 8.13). */
-static int keeps_streams_back(rc__budget *b)
-{
-  return curl_buffers_streams() ||
-         (rc__budget_mode(b) == RC_OVERFLOW_WAIT && rc__transfer_hold_from() == RC__HOLD_NEVER);
-}
-
-/* What such a curl may buffer of one stream: its window, at most the body
- * that the response keeps. A stream's reserve is one and a half times that:
+/* What a curl before 8.14 may buffer of one HTTP/2 stream: its window, at
+ * most the body that the response keeps. A stream's reserve is one and a half times that:
  * what curl reads of it and the body it becomes are in the process at once
  * (8.5.0, 8 MiB bodies, streams at once by hand: 4 peak at 74 MiB, 6 at
  * 104, 8 at 131). Under a 64 MiB budget, bench h2: a reserve of one window
@@ -40,16 +19,35 @@ static int keeps_streams_back(rc__budget *b)
  * the run without a budget. */
 #define STREAM_WINDOW ((size_t)10 * 1024 * 1024)
 
-/* Whether the handle's last transfer spoke HTTP/1.x: its next one, most
- * likely to the same server, owns its connection too (pausing it holds the
- * server back) and needs no reserve. A handle that has not run yet, or ran
- * HTTP/2, gets one; one that goes elsewhere now gives its reserve back at
- * its status line if that says HTTP/1.x (transfer.c). */
-static int was_http1(CURL *easy)
+/* Whether the budget keeps resp's transfer back until memory for its
+ * stream is there. Only before curl 8.14, which cannot keep a stream's
+ * window small: pausing a stream does not stop such a curl receiving it
+ * (up to 64 MiB in 7.88, its 10 MB window in 8.7 to 8.13), and 8.1 to 8.6
+ * read every stream into their own buffers from its request on, paused or
+ * not, even with a write callback that keeps nothing (8.5.0: 400 MiB for
+ * 50 streams of 8 MiB). The handle's last transfer tells what its next one,
+ * most likely to the same server, speaks: after HTTP/1.x (it owns its
+ * connection, pausing holds the server back) it goes in at once; after
+ * HTTP/2 it is kept back (spilling instead costs the disk and time: bench
+ * h2, 64 MiB budget, the default mode at 1.26x curl's discard loop with
+ * 7.88.1, 0.68x kept back, 82 and 55 MiB). A handle that has not run yet is
+ * kept back where nothing else bounds its stream: on 8.1 to 8.6, and under
+ * RC_OVERFLOW_WAIT, which never spills; elsewhere it goes in and, refused,
+ * spills as before. One that turns out HTTP/1.x gives its reserve back at
+ * its status line (transfer.c). */
+static int keeps_back(rc__budget *b, CURL *easy)
 {
+  if (rc__transfer_hold_from() != RC__HOLD_NEVER)
+    return 0;
   long version = 0;
   curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
-  return version == CURL_HTTP_VERSION_1_0 || version == CURL_HTTP_VERSION_1_1;
+  if (version == CURL_HTTP_VERSION_1_0 || version == CURL_HTTP_VERSION_1_1)
+    return 0;
+  if (version != CURL_HTTP_VERSION_NONE)
+    return 1;
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  int buffers_streams = v && v->version_num >= 0x080100 && v->version_num < 0x080700;
+  return buffers_streams || rc__budget_mode(b) == RC_OVERFLOW_WAIT;
 }
 
 CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
@@ -63,7 +61,7 @@ CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
   rc__budget *b = rc__pool_budget(resp->pool);
   size_t window = resp->lim.max_body < STREAM_WINDOW ? resp->lim.max_body : STREAM_WINDOW;
   size_t reserve = window + window / 2;
-  if (keeps_streams_back(b) && !was_http1(resp->waiter.easy) &&
+  if (keeps_back(b, resp->waiter.easy) &&
       rc__budget_defer(b, &resp->waiter, multi, reserve))
     return CURLM_OK; /* kept back: rc_pool_resume adds it */
   CURLMcode mc = curl_multi_add_handle(multi, resp->waiter.easy);

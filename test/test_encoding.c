@@ -427,7 +427,10 @@ START_TEST(decoding_under_budget)
   multi_burst(p, "/gzip?n=2M&coding=gzip2&te=chunked", N, N, 2 * MiB, 1);
   rc_pool_stats st;
   rc_pool_stats_get(p, &st);
-  ck_assert_uint_gt(st.pauses, 0);
+  if (curl_keeps_back_fresh(RC_OVERFLOW_AUTO))
+    ck_assert_uint_gt(st.deferrals, 0); /* each in alone, until its status line */
+  else
+    ck_assert_uint_gt(st.pauses, 0);
   /* Budget, one response past it, and at most one slice's output for each
    * transfer in flight. */
   ck_assert_uint_le(st.peak_in_use, 4 * MiB + (8 * MiB + 1 + 4 * KiB) + N * 64 * KiB);

@@ -76,8 +76,13 @@ int curl_holds_streams(void);
 int curl_loses_paused_streams(void);
 
 /* Whether this libcurl reads every HTTP/2 stream into its own buffers from
- * its request on, paused or not (8.1 to 8.6): rc_multi_add keeps transfers
- * back there while the budget is short. */
+ * its request on, paused or not (8.1 to 8.6). */
 int curl_buffers_streams(void);
+
+/* Where curl holds no stream (!curl_holds_streams()), rc_multi_add keeps
+ * back under a budget a handle whose last transfer was HTTP/2, and one that
+ * has not run yet where this says so: on 8.1 to 8.6, or under
+ * RC_OVERFLOW_WAIT. */
+int curl_keeps_back_fresh(rc_overflow mode);
 
 #endif

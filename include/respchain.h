@@ -273,11 +273,19 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * rc_pool_resume (or rc_multi_poll, which calls it); one given a wait time
  * with rc_response_set_budget_wait blocks in its callback instead (threads
  * on curl_easy_perform). Only rc_attach tells the response its easy
- * handle: with rc_write_cb set up by hand it cannot pause. A response
- * that can do neither takes the
+ * handle: with rc_write_cb set up by hand it cannot pause. Nor does a
+ * transfer pause on a thread that never called rc_pool_resume,
+ * rc_multi_poll, rc_pool_timeout or rc_pool_on_wake (on any pool): nothing
+ * there would resume it, and it would stay paused, past its wait bound,
+ * until its CURLOPT_TIMEOUT (a program on curl_multi_perform and
+ * curl_multi_poll alone, or on curl_easy_perform). A response that can do
+ * neither takes the
  * holder's place (below) when it is free, else spills (under
  * RC_OVERFLOW_WAIT: fails with RC_E_TIMEOUT). A blocking wait that expires
- * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT).
+ * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT). The wait bound is
+ * kept by rc_pool_resume: a thread that calls it (or rc_multi_poll) less
+ * often than every max_wait_ms leaves its paused transfers waiting until
+ * it does.
  *
  * Progress: the oldest waiting response (or, when none waits, the first one
  * refused that does not spill) is let past the limit, alone, until it is

@@ -30,7 +30,22 @@
  * Threads: a pool may be shared by any number of threads. A response is
  * filled by one transfer at a time; once its transfer is done, every reading
  * accessor (rc_full_response included) may be called from many threads at
- * once, until the response is reset or freed.
+ * once, until the response is reset or freed. rc_attach, rc_detach,
+ * rc_response_reset and rc_response_free are called where no callback of
+ * the response's transfer runs at the same time: on the thread that drives
+ * it (between curl calls), or once it is done.
+ *
+ * A response and its easy handle may be freed in either order, and either
+ * may be reused: rc_attach gives the handle a link to the response, not
+ * the response itself, and rc_response_free never touches the handle (so
+ * curl_easy_cleanup may come first; but while its transfer waits for the
+ * budget, reset or free the response first: see "Memory budget"). A
+ * handle whose response was freed,
+ * or attached to another handle since, fails its transfer at its next
+ * callback (CURLE_WRITE_ERROR; with curl 8.21 before sending a request,
+ * CURLE_ABORTED_BY_CALLBACK); a transfer freed mid-way in a multi goes on
+ * until then. (rc_detach gives the handle it is passed curl's defaults
+ * back.) See rc_attach.
  */
 #ifndef RESPCHAIN_H
 #define RESPCHAIN_H
@@ -120,6 +135,10 @@ typedef struct rc_view {
  * Allocator: replaceable per pool. All memory the library keeps for a pool
  * and its responses (buffers, hop tables, decoder state) goes through it;
  * *_dup copies use malloc(). realloc(NULL, n) must behave as malloc(n).
+ * One exception: the links rc_attach gives easy handles (32 bytes each on
+ * 64-bit systems, as many as responses attached at once) live in one
+ * process-wide table from malloc, reused, and kept until exit (a handle may
+ * hold a link that long).
  */
 typedef struct rc_allocator {
   void *(*malloc)(size_t size, void *ud);
@@ -415,11 +434,22 @@ RC_API void rc_limits_init(rc_limits *lim);
 RC_API rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out);
 
 /* Returns all storage to the pool and frees the response. NULL is a no-op.
- * Every view into it becomes invalid; copies stay valid. */
+ * Every view into it becomes invalid; copies stay valid. It never touches
+ * the easy handle it was attached to, which may be gone already: the
+ * handle's next callback fails its transfer (see rc_attach). A transfer
+ * paused for the budget then stays paused until the program removes it or
+ * it times out (curl_easy_pause(easy, CURLPAUSE_CONT) ends it at once). */
 RC_API void rc_response_free(rc_response *resp);
 
 /* Returns all storage to the pool and empties the response for the next
- * transfer; limits and settings are kept. Every view becomes invalid. */
+ * transfer; limits and settings are kept. Every view becomes invalid.
+ * A response attached with rc_attach also resets itself at the first
+ * header line of a new transfer on its handle, if it still holds the last
+ * one's (so hops do not pile up, nor an old failure fail the new
+ * transfer); one set up by hand does not. Resetting yourself stays the
+ * rule: a transfer that fails before any header line (a refused
+ * connection) leaves the last one's data in place, though rc_result
+ * then says RC_E_TRANSFER unless the old data carried a limit's code. */
 RC_API void rc_response_reset(rc_response *resp);
 
 /* Changes the limits. Only between transfers: RC_E_BUSY if the response
@@ -509,6 +539,19 @@ RC_API rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *u
  * rc_detach restores curl's defaults for those six options and turns
  * decoding off.
  * Both return RC_E_INVAL on a NULL argument or a curl setopt failure.
+ *
+ * The data options rc_attach sets (WRITEDATA, HEADERDATA, PREREQDATA) hold
+ * a link to the response, not the response: a link lives until rc_detach,
+ * the next rc_attach of the response (to this handle or another), or
+ * rc_response_free. A handle whose link is gone fails its transfer at its
+ * next callback: write and header calls return CURL_WRITEFUNC_ERROR
+ * (CURLE_WRITE_ERROR), the request-time hold callback aborts
+ * (CURLE_ABORTED_BY_CALLBACK). One response, one handle: rc_attach of a
+ * response attached to another handle and still holding data (a transfer
+ * running there, or a finished one not reset) returns RC_E_BUSY and
+ * changes nothing; once reset or detached, the response moves, and the
+ * handle it left fails as above. Attaching to the handle it is attached to
+ * is always allowed. rc_attach returns RC_E_NOMEM when no link can be made.
  *
  * rc_write_cb / rc_header_cb are the callbacks themselves, with curl's
  * signatures and the response as userdata, for callers who set them up by

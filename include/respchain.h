@@ -105,7 +105,8 @@ extern "C" {
   X(RC_E_BUSY,         13, "response holds data; reset it first")           \
   X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O") \
   X(RC_STOPPED,        15, "stopped by the body observer: its answer is known") \
-  X(RC_E_OBSERVER,     16, "the body observer failed")
+  X(RC_E_OBSERVER,     16, "the body observer failed")                       \
+  X(RC_E_NO_RESPONSE,  17, "nothing received: no transfer filled the response")
 /* clang-format on */
 
 typedef enum rc_code {
@@ -207,7 +208,10 @@ typedef struct rc_pool_stats {
   uint64_t fresh;        /* acquisitions served by a new allocation */
   uint64_t discards;     /* releases freed instead of kept idle */
   uint64_t pauses;       /* times a transfer began to wait for the budget */
-  uint64_t wakeups;      /* times a waiting transfer was told to go on */
+  uint64_t wakeups;      /* times a waiting transfer was told to go on; may
+                            exceed pauses: a woken transfer refused again
+                            (it asks for more than it was woken for) waits
+                            on without a new pause, and is woken again */
   uint64_t spills;       /* bodies that went on to a spill file */
   size_t bytes_in_use;   /* capacity held by responses now */
   size_t peak_in_use;    /* highest bytes_in_use seen */
@@ -401,7 +405,10 @@ typedef enum rc_cap_policy {
 
 /* Limits of one response. Sizes above SIZE_MAX / 2 count as SIZE_MAX / 2. */
 typedef struct rc_limits {
-  size_t max_body;         /* body bytes kept (decoded bytes when decoding) */
+  size_t max_body;         /* body bytes kept (decoded bytes when decoding);
+                              0 is a cap of 0 bytes (any body byte is at the
+                              cap, as on_cap says), not "no cap" as 0 is for
+                              max_memory and the budget */
   size_t max_header_bytes; /* raw header bytes per hop, trailers included */
   size_t max_hops;         /* hops kept per transfer; >= 1, and values over
                               INT_MAX count as INT_MAX (hops are named by
@@ -575,6 +582,10 @@ RC_API const char *rc_accept_encoding(void);
  * the response hit (RC_TRUNCATED, RC_E_TOO_LARGE, RC_E_HEADER_CAP,
  * RC_E_HOP_CAP, RC_E_NOMEM, ...), else RC_E_TRANSFER when curlcode is not
  * CURLE_OK, else RC_OK. What was read before a limit was hit is kept.
+ * A response that received nothing at all (no header line, no body byte:
+ * new, reset, or its transfer never ran) is RC_E_NO_RESPONSE with
+ * CURLE_OK, RC_E_TRANSFER otherwise; never RC_OK. (Set up by hand without
+ * rc_header_cb, an empty body is such a response.)
  * Corrupt compressed data is RC_E_DECODE whatever curlcode says; a
  * compressed body that ends before its stream does is RC_E_DECODE only
  * with CURLE_OK (with a curl failure, such as CURLE_PARTIAL_FILE, the
@@ -669,8 +680,9 @@ RC_API rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
 RC_API rc_code rc_full_response(const rc_response *resp, rc_view *out);
 
 /* Copies, owned by the caller (free()), NUL-terminated; *len (may be NULL)
- * receives the length without the NUL. NULL when out of memory, or for
- * rc_full_response_dup before any hop. */
+ * receives the length without the NUL, 0 when NULL is returned. NULL when
+ * out of memory, for a NULL response, or for rc_full_response_dup before
+ * any hop. */
 RC_API char *rc_body_dup(const rc_response *resp, size_t *len);
 RC_API char *rc_full_response_dup(const rc_response *resp, size_t *len);
 

@@ -205,6 +205,8 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
     return RC_E_INVAL;
   if (resp->error != RC_OK)
     return resp->error;
+  if (!rc__response_holds_data(resp))
+    return curlcode != CURLE_OK ? RC_E_TRANSFER : RC_E_NO_RESPONSE; /* nothing came */
   int readable = body_readable(resp); /* a spill file's last batch is written */
   if (resp->spill.failed)
     return RC_E_SPILL;
@@ -343,6 +345,8 @@ static char *dup_parts(rc_view a, rc_view b, size_t *len)
 
 char *rc_body_dup(const rc_response *resp, size_t *len)
 {
+  if (len)
+    *len = 0; /* also when there is no copy */
   if (!resp)
     return NULL;
   if (!body_readable(resp))
@@ -352,6 +356,8 @@ char *rc_body_dup(const rc_response *resp, size_t *len)
 
 char *rc_full_response_dup(const rc_response *resp, size_t *len)
 {
+  if (len)
+    *len = 0; /* also when there is no copy */
   if (!resp || !body_readable(resp))
     return NULL;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);

@@ -296,6 +296,34 @@ START_TEST(wait_bound_spills)
 }
 END_TEST
 
+/* wakeups may exceed pauses (rc_pool_stats says so): a woken waiter that
+ * asks for more than it was woken for is refused again and waits on,
+ * still queued (no new pause), until a later credit wakes it again. */
+START_TEST(wakeups_exceed_pauses)
+{
+  rc__budget b;
+  budget_with(&b, 100, RC_OVERFLOW_WAIT, 0);
+  rc__waiter h, w;
+  take_holder(&b, &h, 100);
+  waiter_init(&b, &w, EASY, 0);
+  ck_assert_int_eq(rc__budget_admit(&b, &w, 10), RC__WAIT);
+  rc__budget_credit(&b, 10);
+  ck_assert(w.woken);
+  ck_assert_int_eq(rc__budget_admit(&b, &w, 30), RC__WAIT); /* more than promised */
+  ck_assert(w.queued && !w.woken);
+  rc__budget_credit(&b, 20);
+  ck_assert(w.woken);
+  rc_pool_stats st = stats(&b);
+  ck_assert_uint_eq(st.pauses, 1);
+  ck_assert_uint_eq(st.wakeups, 2);
+  ck_assert_int_eq(rc__budget_admit(&b, &w, 30), RC__ADMITTED);
+  rc__budget_settle(&b, 30);
+  rc__budget_leave(&b, &h);
+  rc__budget_credit(&b, 70);
+  rc__budget_destroy(&b);
+}
+END_TEST
+
 /* On a thread that never called a loop function (rc_pool_resume,
  * rc_multi_poll, rc_pool_timeout, rc_pool_on_wake), nothing would resume
  * a pause: a waiter with a handle there does not pause. It takes the free
@@ -412,6 +440,7 @@ int main(void)
   tcase_add_test(tc, leaving_frees_the_queue);
   tcase_add_test(tc, proceed_after_budget_off);
   tcase_add_test(tc, wait_bound_spills);
+  tcase_add_test(tc, wakeups_exceed_pauses);
   tcase_add_test(tc, no_pause_without_a_resumer);
   tcase_add_test(tc, blocking_wait_expires);
   tcase_add_test(tc, blocking_waiter_woken);

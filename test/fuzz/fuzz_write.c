@@ -789,7 +789,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc_pool_stats st;
     rc_pool_stats_get(pool, &st);
     FZ_CHECK(st.bytes_in_use == 0);
-    FZ_CHECK(rc_result(r, CURLE_OK) == RC_OK && rc_hop_count(r) == 0);
+    FZ_CHECK(rc_result(r, CURLE_OK) == RC_E_NO_RESPONSE && rc_hop_count(r) == 0);
   }
   rc_response_free(r);
   rc_response_free(s.hog);

@@ -192,8 +192,8 @@ START_TEST(pages_name_every_code)
 {
   char *strerror_page = page("rc_strerror.3"), *result_page = page("rc_result.3");
 #define RC__CHECK(name, value, msg)                                                                \
-  ck_assert_msg(names(strerror_page, #name), "rc_strerror(3) lacks " #name);                      \
-  ck_assert_msg(strstr(strerror_page, msg) != NULL, "rc_strerror(3) lacks: " msg);                \
+  ck_assert_msg(names(strerror_page, #name), "rc_strerror(3) lacks " #name);                       \
+  ck_assert_msg(strstr(strerror_page, msg) != NULL, "rc_strerror(3) lacks: " msg);                 \
   ck_assert_msg(names(result_page, #name), "rc_result(3) lacks " #name);
   RC_CODES(RC__CHECK)
 #undef RC__CHECK

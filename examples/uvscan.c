@@ -62,8 +62,8 @@ static int start_next(scan *s)
     return -1;
   CURL *easy = curl_easy_init();
   if (!easy || rc_attach(resp, easy) != RC_OK) {
+    rc_response_free(resp); /* the response first, then its handle */
     curl_easy_cleanup(easy);
-    rc_response_free(resp);
     return -1;
   }
   curl_easy_setopt(easy, CURLOPT_URL, url);
@@ -101,8 +101,8 @@ static void finish(scan *s, CURL *easy, CURLcode cc)
   s->spilled += spilled;
   s->done++;
   curl_multi_remove_handle(s->multi, easy);
-  curl_easy_cleanup(easy);
   rc_response_free(resp); /* its memory goes back: waiters may resume */
+  curl_easy_cleanup(easy); /* after its response, as respchain-multi(3) teaches */
 }
 
 static void read_results(scan *s)

@@ -30,7 +30,22 @@
  * Threads: a pool may be shared by any number of threads. A response is
  * filled by one transfer at a time; once its transfer is done, every reading
  * accessor (rc_full_response included) may be called from many threads at
- * once, until the response is reset or freed.
+ * once, until the response is reset or freed. rc_attach, rc_detach,
+ * rc_response_reset and rc_response_free are called where no callback of
+ * the response's transfer runs at the same time: on the thread that drives
+ * it (between curl calls), or once it is done.
+ *
+ * A response and its easy handle may be freed in either order, and either
+ * may be reused: rc_attach gives the handle a link to the response, not
+ * the response itself, and rc_response_free never touches the handle (so
+ * curl_easy_cleanup may come first; but while its transfer waits for the
+ * budget, reset or free the response first: see "Memory budget"). A
+ * handle whose response was freed,
+ * or attached to another handle since, fails its transfer at its next
+ * callback (CURLE_WRITE_ERROR; with curl 8.21 before sending a request,
+ * CURLE_ABORTED_BY_CALLBACK); a transfer freed mid-way in a multi goes on
+ * until then. (rc_detach gives the handle it is passed curl's defaults
+ * back.) See rc_attach.
  */
 #ifndef RESPCHAIN_H
 #define RESPCHAIN_H
@@ -90,7 +105,8 @@ extern "C" {
   X(RC_E_BUSY,         13, "response holds data; reset it first")           \
   X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O") \
   X(RC_STOPPED,        15, "stopped by the body observer: its answer is known") \
-  X(RC_E_OBSERVER,     16, "the body observer failed")
+  X(RC_E_OBSERVER,     16, "the body observer failed")                       \
+  X(RC_E_NO_RESPONSE,  17, "nothing received: no transfer filled the response")
 /* clang-format on */
 
 typedef enum rc_code {
@@ -120,6 +136,10 @@ typedef struct rc_view {
  * Allocator: replaceable per pool. All memory the library keeps for a pool
  * and its responses (buffers, hop tables, decoder state) goes through it;
  * *_dup copies use malloc(). realloc(NULL, n) must behave as malloc(n).
+ * One exception: the links rc_attach gives easy handles (32 bytes each on
+ * 64-bit systems, as many as responses attached at once) live in one
+ * process-wide table from malloc, reused, and kept until exit (a handle may
+ * hold a link that long).
  */
 typedef struct rc_allocator {
   void *(*malloc)(size_t size, void *ud);
@@ -188,7 +208,10 @@ typedef struct rc_pool_stats {
   uint64_t fresh;        /* acquisitions served by a new allocation */
   uint64_t discards;     /* releases freed instead of kept idle */
   uint64_t pauses;       /* times a transfer began to wait for the budget */
-  uint64_t wakeups;      /* times a waiting transfer was told to go on */
+  uint64_t wakeups;      /* times a waiting transfer was told to go on; may
+                            exceed pauses: a woken transfer refused again
+                            (it asks for more than it was woken for) waits
+                            on without a new pause, and is woken again */
   uint64_t spills;       /* bodies that went on to a spill file */
   size_t bytes_in_use;   /* capacity held by responses now */
   size_t peak_in_use;    /* highest bytes_in_use seen */
@@ -279,11 +302,19 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * rc_pool_resume (or rc_multi_poll, which calls it); one given a wait time
  * with rc_response_set_budget_wait blocks in its callback instead (threads
  * on curl_easy_perform). Only rc_attach tells the response its easy
- * handle: with rc_write_cb set up by hand it cannot pause. A response
- * that can do neither takes the
+ * handle: with rc_write_cb set up by hand it cannot pause. Nor does a
+ * transfer pause on a thread that never called rc_pool_resume,
+ * rc_multi_poll, rc_pool_timeout or rc_pool_on_wake (on any pool): nothing
+ * there would resume it, and it would stay paused, past its wait bound,
+ * until its CURLOPT_TIMEOUT (a program on curl_multi_perform and
+ * curl_multi_poll alone, or on curl_easy_perform). A response that can do
+ * neither takes the
  * holder's place (below) when it is free, else spills (under
  * RC_OVERFLOW_WAIT: fails with RC_E_TIMEOUT). A blocking wait that expires
- * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT).
+ * spills too (under RC_OVERFLOW_WAIT: RC_E_TIMEOUT). The wait bound is
+ * kept by rc_pool_resume: a thread that calls it (or rc_multi_poll) less
+ * often than every max_wait_ms leaves its paused transfers waiting until
+ * it does.
  *
  * Progress: the oldest waiting response (or, when none waits, the first one
  * refused that does not spill) is let past the limit, alone, until it is
@@ -388,7 +419,10 @@ typedef enum rc_cap_policy {
 
 /* Limits of one response. Sizes above SIZE_MAX / 2 count as SIZE_MAX / 2. */
 typedef struct rc_limits {
-  size_t max_body;         /* body bytes kept (decoded bytes when decoding) */
+  size_t max_body;         /* body bytes kept (decoded bytes when decoding);
+                              0 is a cap of 0 bytes (any body byte is at the
+                              cap, as on_cap says), not "no cap" as 0 is for
+                              max_memory and the budget */
   size_t max_header_bytes; /* raw header bytes per hop, trailers included */
   size_t max_hops;         /* hops kept per transfer; >= 1, and values over
                               INT_MAX count as INT_MAX (hops are named by
@@ -421,11 +455,22 @@ RC_API void rc_limits_init(rc_limits *lim);
 RC_API rc_code rc_response_new(rc_pool *pool, const rc_limits *lim, rc_response **out);
 
 /* Returns all storage to the pool and frees the response. NULL is a no-op.
- * Every view into it becomes invalid; copies stay valid. */
+ * Every view into it becomes invalid; copies stay valid. It never touches
+ * the easy handle it was attached to, which may be gone already: the
+ * handle's next callback fails its transfer (see rc_attach). A transfer
+ * paused for the budget then stays paused until the program removes it or
+ * it times out (curl_easy_pause(easy, CURLPAUSE_CONT) ends it at once). */
 RC_API void rc_response_free(rc_response *resp);
 
 /* Returns all storage to the pool and empties the response for the next
- * transfer; limits and settings are kept. Every view becomes invalid. */
+ * transfer; limits and settings are kept. Every view becomes invalid.
+ * A response attached with rc_attach also resets itself at the first
+ * header line of a new transfer on its handle, if it still holds the last
+ * one's (so hops do not pile up, nor an old failure fail the new
+ * transfer); one set up by hand does not. Resetting yourself stays the
+ * rule: a transfer that fails before any header line (a refused
+ * connection) leaves the last one's data in place, though rc_result
+ * then says RC_E_TRANSFER unless the old data carried a limit's code. */
 RC_API void rc_response_reset(rc_response *resp);
 
 /* Changes the limits. Only between transfers: RC_E_BUSY if the response
@@ -516,6 +561,19 @@ RC_API rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *u
  * decoding off.
  * Both return RC_E_INVAL on a NULL argument or a curl setopt failure.
  *
+ * The data options rc_attach sets (WRITEDATA, HEADERDATA, PREREQDATA) hold
+ * a link to the response, not the response: a link lives until rc_detach,
+ * the next rc_attach of the response (to this handle or another), or
+ * rc_response_free. A handle whose link is gone fails its transfer at its
+ * next callback: write and header calls return CURL_WRITEFUNC_ERROR
+ * (CURLE_WRITE_ERROR), the request-time hold callback aborts
+ * (CURLE_ABORTED_BY_CALLBACK). One response, one handle: rc_attach of a
+ * response attached to another handle and still holding data (a transfer
+ * running there, or a finished one not reset) returns RC_E_BUSY and
+ * changes nothing; once reset or detached, the response moves, and the
+ * handle it left fails as above. Attaching to the handle it is attached to
+ * is always allowed. rc_attach returns RC_E_NOMEM when no link can be made.
+ *
  * rc_write_cb / rc_header_cb are the callbacks themselves, with curl's
  * signatures and the response as userdata, for callers who set them up by
  * hand. Set up so, the response does not know its easy handle and cannot
@@ -567,6 +625,10 @@ RC_API CURLMcode rc_multi_add(rc_response *resp, CURLM *multi);
  * the response hit (RC_TRUNCATED, RC_E_TOO_LARGE, RC_E_HEADER_CAP,
  * RC_E_HOP_CAP, RC_E_NOMEM, ...), else RC_E_TRANSFER when curlcode is not
  * CURLE_OK, else RC_OK. What was read before a limit was hit is kept.
+ * A response that received nothing at all (no header line, no body byte:
+ * new, reset, or its transfer never ran) is RC_E_NO_RESPONSE with
+ * CURLE_OK, RC_E_TRANSFER otherwise; never RC_OK. (Set up by hand without
+ * rc_header_cb, an empty body is such a response.)
  * Corrupt compressed data is RC_E_DECODE whatever curlcode says; a
  * compressed body that ends before its stream does is RC_E_DECODE only
  * with CURLE_OK (with a curl failure, such as CURLE_PARTIAL_FILE, the
@@ -661,8 +723,9 @@ RC_API rc_code rc_trailer(const rc_response *resp, const char *name, size_t nth,
 RC_API rc_code rc_full_response(const rc_response *resp, rc_view *out);
 
 /* Copies, owned by the caller (free()), NUL-terminated; *len (may be NULL)
- * receives the length without the NUL. NULL when out of memory, or for
- * rc_full_response_dup before any hop. */
+ * receives the length without the NUL, 0 when NULL is returned. NULL when
+ * out of memory, for a NULL response, or for rc_full_response_dup before
+ * any hop. */
 RC_API char *rc_body_dup(const rc_response *resp, size_t *len);
 RC_API char *rc_full_response_dup(const rc_response *resp, size_t *len);
 

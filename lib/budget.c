@@ -9,6 +9,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Whether this thread resumes paused transfers: it called rc_pool_resume,
+ * rc_multi_poll, rc_pool_timeout or rc_pool_on_wake (on any pool), which
+ * reach the budget through the functions below that set it. A transfer
+ * paused on a thread that never does would stay paused until its
+ * CURLOPT_TIMEOUT, past its wait bound: one refused there does not pause,
+ * as one that knows no handle (it takes the holder's place, or spills). */
+static _Thread_local int resumes_here;
+
 /* Milliseconds from a to b, 0 if b is not later. */
 static long ms_until(struct timespec a, struct timespec b)
 {
@@ -297,7 +305,7 @@ static rc__admission ask(rc__budget *b, rc__waiter *w, size_t bytes)
       }
       return RC__ADMITTED;
     }
-    int can_wait = w->easy || w->wait_ms > 0;
+    int can_wait = (w->easy && resumes_here) || w->wait_ms > 0;
     if (spills_at_once(b, w) || (!can_wait && b->holder && b->mode != RC_OVERFLOW_WAIT)) {
       if (w->queued)
         dequeue(b, w);
@@ -564,6 +572,7 @@ static int due(rc__budget *b, rc__waiter *w, pthread_t thread, struct timespec t
 
 CURL *rc__budget_next_due(rc__budget *b, pthread_t thread, rc__waiter **wp)
 {
+  resumes_here = 1;
   pthread_mutex_lock(&b->lock);
   struct timespec t = rc__now();
   rc__waiter *w = b->head;
@@ -591,6 +600,7 @@ int rc__budget_still_resumed(rc__budget *b, const rc__waiter *w)
 long rc__budget_due_in(rc__budget *b, pthread_t thread)
 {
   long best = -1;
+  resumes_here = 1;
   pthread_mutex_lock(&b->lock);
   struct timespec t = rc__now();
   for (rc__waiter *w = b->head; w; w = w->next) {
@@ -612,6 +622,7 @@ long rc__budget_due_in(rc__budget *b, pthread_t thread)
 
 void rc__budget_add_waker(rc__budget *b, rc__waker *k)
 {
+  resumes_here = 1;
   pthread_mutex_lock(&b->lock);
   k->next = b->wakers;
   b->wakers = k;
@@ -632,6 +643,7 @@ void rc__budget_remove_waker(rc__budget *b, rc__waker *k)
 void rc__budget_set_wake(rc__budget *b, pthread_t thread, rc__waker *fresh)
 {
   rc__waker *old = NULL;
+  resumes_here = 1;
   pthread_mutex_lock(&b->lock);
   for (rc__waker **pp = &b->wakers; *pp; pp = &(*pp)->next)
     if ((*pp)->allocated && pthread_equal((*pp)->thread, thread)) {

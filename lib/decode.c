@@ -10,6 +10,7 @@
  * only once every byte given to it has gone through the whole chain, so
  * nothing is left waiting in an intermediate buffer between two writes. */
 #include "decode.h"
+#include "ascii.h"
 #include "codec.h"
 
 #include <stdint.h>
@@ -107,24 +108,10 @@ static const rc__codec *codec_of_lib(size_t lib)
   return &rc__codec_zlib;
 }
 
-static int is_blank(char c) { return c == ' ' || c == '\t'; }
-
-/* ASCII case-insensitive comparison of s[0..len) with a lower-case word;
- * no locale is involved, as header tokens are ASCII. */
+/* Whether s[0..len) is word, but for ASCII case (ascii.h: no locale). */
 static int token_is(const char *s, size_t len, const char *word)
 {
-  size_t i;
-
-  if (strlen(word) != len)
-    return 0;
-  for (i = 0; i < len; i++) {
-    char c = s[i];
-    if (c >= 'A' && c <= 'Z')
-      c = (char)(c - 'A' + 'a');
-    if (c != word[i])
-      return 0;
-  }
-  return 1;
+  return strlen(word) == len && rc__ascii_ieq(s, word, len);
 }
 
 /* The coding named by s[0..len); RC_E_INVAL if this build has none such. */
@@ -155,9 +142,9 @@ rc_code rc__coding_parse(const char *value, size_t len, rc__coding *chain, size_
     while (end < len && value[end] != ',')
       end++;
     pos = end + 1;
-    while (start < end && is_blank(value[start]))
+    while (start < end && rc__is_ows(value[start]))
       start++;
-    while (end > start && is_blank(value[end - 1]))
+    while (end > start && rc__is_ows(value[end - 1]))
       end--;
 
     if (end > start && !token_is(value + start, end - start, "identity")) {

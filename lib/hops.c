@@ -2,13 +2,14 @@
  * last hop's body read once at the end of its header block, and header
  * lookup by scanning the raw block (blocks are small; no index is kept). */
 #include "hops.h"
+#include "ascii.h"
 
 #include <string.h>
-#include <strings.h>
 
 #define RAW_LIMIT (SIZE_MAX / 2) /* per-hop caps bound the real size */
 
-static int is_blank(const char *s, size_t n)
+/* The empty line that ends a header block. */
+static int is_blank_line(const char *s, size_t n)
 {
   return n == 0 || (n == 1 && s[0] == '\n') || (n == 2 && s[0] == '\r' && s[1] == '\n');
 }
@@ -114,7 +115,7 @@ rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_
   } else if (!cur->ended) {
     cur->len += n;
     cur->toff = at + n;
-    cur->ended = is_blank(line, n);
+    cur->ended = is_blank_line(line, n);
     if (cur->ended)
       read_framing(h, lim->max_codings);
   } else {
@@ -141,7 +142,7 @@ static const char *line_end(const char *s, const char *e)
 
 static const char *trim_eol(const char *s, const char *end)
 {
-  while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+  while (end > s && (end[-1] == '\n' || end[-1] == '\r' || rc__is_ows(end[-1])))
     end--;
   return end;
 }
@@ -158,12 +159,12 @@ static int next_field(const char **at, const char *e, rc_view *name, rc_view *va
     const char *content_end = trim_eol(s, next);
     if (content_end == s && (*s == '\r' || *s == '\n'))
       break; /* the blank line ends the block */
-    if (*s == ' ' || *s == '\t')
+    if (rc__is_ows(*s))
       continue; /* continuation of a skipped line */
     const char *colon = memchr(s, ':', (size_t)(content_end - s));
     if (!colon)
       continue;
-    while (next < e && (*next == ' ' || *next == '\t')) {
+    while (next < e && rc__is_ows(*next)) {
       const char *after = line_end(next, e);
       const char *end = trim_eol(next, after);
       if (end > next)
@@ -171,7 +172,7 @@ static int next_field(const char **at, const char *e, rc_view *name, rc_view *va
       next = after;
     }
     const char *v = colon + 1;
-    while (v < content_end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n'))
+    while (v < content_end && (rc__is_ows(*v) || *v == '\r' || *v == '\n'))
       v++;
     name->ptr = s;
     name->len = (size_t)(colon - s);
@@ -198,7 +199,7 @@ static void block_of(const rc__hops *h, const rc__hop *hop, int trailers, const 
 
 static int named(rc_view name, const char *want, size_t want_len)
 {
-  return name.len == want_len && strncasecmp(name.ptr, want, want_len) == 0;
+  return name.len == want_len && rc__ascii_ieq(name.ptr, want, want_len);
 }
 
 rc_code rc__hops_find(const rc__hops *h, const rc__hop *hop, const rc__lookup *q, rc_view *out)

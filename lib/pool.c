@@ -353,15 +353,18 @@ static void free_chain(rc_pool *p, rc__blk *b)
  * use (quiet), the memory they leave inside the heap is handed back to the
  * system (malloc_trim), so that a burst's memory really returns. Not during
  * a burst: pages handed back would fault in again. At most once per decay
- * step, and only when blocks were shed. */
+ * step, and only when blocks were shed. Only for the malloc family's own
+ * pools: a caller's allocator manages its memory itself (it may not be
+ * malloc at all), and trimming the whole process's heap for it would be
+ * work done for others. */
 static void drop_shed(rc_pool *p, rc__blk *b, int quiet)
 {
   if (!b)
     return;
   free_chain(p, b);
 #ifdef __GLIBC__
-  if (quiet)
-    malloc_trim(0); /* a replaced allocator on top of malloc gains too */
+  if (quiet && p->alloc.malloc == std_malloc)
+    malloc_trim(0);
 #else
   (void)quiet;
 #endif

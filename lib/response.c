@@ -1,5 +1,6 @@
 /* The response: lifecycle, limits, and every reading accessor. */
 #include "body.h"
+#include "link.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -134,6 +135,7 @@ void rc_response_free(rc_response *resp)
     return;
   rc_pool *pool = resp->pool;
   const rc_allocator *a = rc__pool_allocator(pool);
+  rc__link_drop(resp->link); /* its handle, if it runs again, finds it gone */
   rc__response_clear(resp);
   rc__hops_free(&resp->hops);
   rc__decoder_free(resp->dec);
@@ -143,7 +145,7 @@ void rc_response_free(rc_response *resp)
   rc__pool_unref(pool);
 }
 
-static int holds_data(const rc_response *resp)
+int rc__response_holds_data(const rc_response *resp)
 {
   return resp->hops.n || rc__body_len(resp) || resp->error != RC_OK;
 }
@@ -152,7 +154,7 @@ rc_code rc_response_set_limits(rc_response *resp, const rc_limits *lim)
 {
   if (!resp || !lim)
     return RC_E_INVAL;
-  if (holds_data(resp))
+  if (rc__response_holds_data(resp))
     return RC_E_BUSY;
   rc_code rc = check_limits(lim, &resp->lim);
   if (rc == RC_OK)
@@ -164,7 +166,7 @@ rc_code rc_response_set_decoding(rc_response *resp, int on)
 {
   if (!resp)
     return RC_E_INVAL;
-  if (holds_data(resp))
+  if (rc__response_holds_data(resp))
     return RC_E_BUSY;
   resp->decode = on != 0;
   return RC_OK;
@@ -174,7 +176,7 @@ rc_code rc_response_observe(rc_response *resp, rc_observer_fn fn, void *ud, rc_k
 {
   if (!resp || (keep != RC_KEEP_BODY && keep != RC_KEEP_NONE))
     return RC_E_INVAL;
-  if (holds_data(resp))
+  if (rc__response_holds_data(resp))
     return RC_E_BUSY;
   resp->observer = fn;
   resp->observer_ud = ud;
@@ -203,6 +205,8 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
     return RC_E_INVAL;
   if (resp->error != RC_OK)
     return resp->error;
+  if (!rc__response_holds_data(resp))
+    return curlcode != CURLE_OK ? RC_E_TRANSFER : RC_E_NO_RESPONSE; /* nothing came */
   int readable = body_readable(resp); /* a spill file's last batch is written */
   if (resp->spill.failed)
     return RC_E_SPILL;
@@ -341,6 +345,8 @@ static char *dup_parts(rc_view a, rc_view b, size_t *len)
 
 char *rc_body_dup(const rc_response *resp, size_t *len)
 {
+  if (len)
+    *len = 0; /* also when there is no copy */
   if (!resp)
     return NULL;
   if (!body_readable(resp))
@@ -350,6 +356,8 @@ char *rc_body_dup(const rc_response *resp, size_t *len)
 
 char *rc_full_response_dup(const rc_response *resp, size_t *len)
 {
+  if (len)
+    *len = 0; /* also when there is no copy */
   if (!resp || !body_readable(resp))
     return NULL;
   const rc__hop *h = rc__hops_at(&resp->hops, -1);

@@ -52,6 +52,9 @@ struct rc_response {
                         asked by body.c; bound by transfer.c (rc_attach)
                         and response.c (rc_response_set_budget_wait);
                         held by transfer.c and loop.c */
+  void *link;        /* the handle link rc_attach gave its handle, NULL
+                        when none: transfer.c (rc_attach, rc_detach),
+                        response.c (rc_response_free drops it) */
   int hold_from;     /* when the libcurl loaded lets an HTTP/2 stream
                         be held (RC__HOLD_*): transfer.c (rc_attach) */
   int paused;        /* the last write call paused for the budget:
@@ -81,6 +84,10 @@ void rc__transfer_hold(rc__waiter *w, CURL *easy, int hold);
 
 /* Empties the per-transfer state and gives storage back to the pool. */
 void rc__response_clear(rc_response *resp);
+
+/* Whether the response holds anything of a transfer: hops, body bytes or
+ * a failure. */
+int rc__response_holds_data(const rc_response *resp);
 
 /* Forgets the body of a hop that turned out not to be the last. */
 void rc__response_drop_body(rc_response *resp);

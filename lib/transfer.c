@@ -4,6 +4,7 @@
 #include "body.h"
 #include "budget.h"
 #include "curl_compat.h"
+#include "link.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -96,7 +97,9 @@ static int hold_request(void *userdata, char *remote_ip, char *local_ip, int rem
   (void)local_ip;
   (void)remote_port;
   (void)local_port;
-  rc_response *resp = userdata;
+  rc_response *resp = rc__link_resolve(userdata);
+  if (!resp)
+    return CURL_PREREQFUNC_ABORT; /* its response is gone */
   rc__transfer_hold(&resp->waiter, resp->waiter.easy, may_hold(resp));
   return CURL_PREREQFUNC_OK;
 }
@@ -365,11 +368,22 @@ static int set_all(CURL *easy, const options *o)
          curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, o->decoding) == CURLE_OK;
 }
 
+/* The handle gets a new link to the response; the link given before (to
+ * another handle, or this one) is dropped, so that a handle the response
+ * left finds it gone. A response still holding another handle's transfer
+ * is not taken from it. */
 rc_code rc_attach(rc_response *resp, CURL *easy)
 {
   if (!resp || !easy)
     return RC_E_INVAL;
-  options o = {rc_write_cb, rc_header_cb, resp, rc__decoder_accept(), 0L};
+  if (resp->waiter.easy && resp->waiter.easy != easy && rc__response_holds_data(resp))
+    return RC_E_BUSY;
+  void *link;
+  if (rc__link_new(resp, &link) != RC_OK)
+    return RC_E_NOMEM;
+  rc__link_drop(resp->link);
+  resp->link = link;
+  options o = {rc__link_write_cb, rc__link_header_cb, link, rc__decoder_accept(), 0L};
   if (!set_all(easy, &o))
     return RC_E_INVAL;
   resp->decode = 1;
@@ -378,7 +392,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
 #if RC__HAVE_PREREQ
   if (resp->hold_from == RC__HOLD_FROM_REQUEST &&
       (curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, hold_request) != CURLE_OK ||
-       curl_easy_setopt(easy, CURLOPT_PREREQDATA, resp) != CURLE_OK))
+       curl_easy_setopt(easy, CURLOPT_PREREQDATA, link) != CURLE_OK))
     return RC_E_INVAL;
 #endif
   return RC_OK;
@@ -388,6 +402,8 @@ rc_code rc_detach(rc_response *resp, CURL *easy)
 {
   if (!resp || !easy)
     return RC_E_INVAL;
+  rc__link_drop(resp->link);
+  resp->link = NULL;
   resp->decode = 0;
   rc__transfer_hold(&resp->waiter, easy, 0); /* its speed limit back to unlimited */
 #if RC__HAVE_PREREQ

@@ -244,6 +244,7 @@ static void hand_wired(rc_overflow mode)
 
   CURL *easy = curl_easy_init();
   ck_assert_int_eq(rc_attach(r, easy), RC_OK);
+  rc_pool_timeout(p); /* this thread resumes what pauses (rc_pool_set_budget(3)) */
   ck_assert_uint_eq(feed(r, plain, "body", 4, 0), CURL_WRITEFUNC_PAUSE);
   ck_assert_uint_eq(pool_stats(p).waiting, 1);
   ck_assert_int_eq(rc_detach(r, easy), RC_OK); /* leaves the queue */
@@ -318,6 +319,75 @@ START_TEST(accept_encoding_value)
                          ? (RC_HAVE_ZSTD ? "gzip, deflate, br, zstd" : "gzip, deflate, br")
                          : (RC_HAVE_ZSTD ? "gzip, deflate, zstd" : "gzip, deflate");
   ck_assert_str_eq(v, want);
+}
+END_TEST
+
+/* A response that received nothing is never RC_OK: RC_E_NO_RESPONSE with
+ * CURLE_OK (new, or reset), RC_E_TRANSFER with a curl failure; once it
+ * received a status line it is a transfer's outcome again. */
+START_TEST(result_before_any_transfer)
+{
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_NO_RESPONSE);
+  ck_assert_int_eq(rc_result(r, CURLE_COULDNT_CONNECT), RC_E_TRANSFER);
+  ck_assert_str_eq(rc_strerror(RC_E_NO_RESPONSE),
+                   "nothing received: no transfer filled the response");
+  ck_assert_uint_eq(feed(r, plain, "", 0, 0), 0); /* an empty body */
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  rc_response_reset(r);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_NO_RESPONSE);
+  ck_assert_uint_eq(rc_write_cb("", 1, 0, r), 0); /* by hand, no header: an empty body */
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_E_NO_RESPONSE);
+  ck_assert_uint_eq(rc_write_cb("x", 1, 1, r), 1);
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  rc_response_free(r);
+}
+END_TEST
+
+/* *len is set whatever the copy's fate: 0 with NULL. */
+START_TEST(dup_sets_len)
+{
+  size_t len = 99;
+  ck_assert_ptr_null(rc_body_dup(NULL, &len));
+  ck_assert_uint_eq(len, 0);
+  len = 99;
+  ck_assert_ptr_null(rc_full_response_dup(NULL, &len));
+  ck_assert_uint_eq(len, 0);
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  len = 99;
+  ck_assert_ptr_null(rc_full_response_dup(r, &len)); /* no hop yet */
+  ck_assert_uint_eq(len, 0);
+  len = 99;
+  char *body = rc_body_dup(r, &len); /* the empty body: a copy of "" */
+  ck_assert_ptr_nonnull(body);
+  ck_assert_uint_eq(len, 0);
+  free(body);
+  rc_response_free(r);
+}
+END_TEST
+
+/* max_body 0 is a cap of 0 bytes, not "no cap": the first body byte is at
+ * the cap (STOP: the transfer stops, RC_TRUNCATED; DRAIN: read on). An
+ * empty body is complete. */
+START_TEST(max_body_zero_is_a_cap)
+{
+  for (int drain = 0; drain < 2; drain++) {
+    rc_response *r = new_response(NULL, 0, drain ? RC_CAP_DRAIN : RC_CAP_STOP);
+    rc_limits lim;
+    rc_limits_init(&lim);
+    lim.max_body = 0;
+    lim.on_cap = drain ? RC_CAP_DRAIN : RC_CAP_STOP;
+    ck_assert_int_eq(rc_response_set_limits(r, &lim), RC_OK);
+    ck_assert_uint_eq(feed(r, plain, "", 0, 0), 0);
+    ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+    rc_response_reset(r);
+    size_t got = feed(r, plain, "abc", 3, 0);
+    ck_assert_uint_eq(got, drain ? 0 : CURL_WRITEFUNC_ERROR);
+    ck_assert_int_eq(rc_result(r, drain ? CURLE_OK : CURLE_WRITE_ERROR), RC_TRUNCATED);
+    ck_assert_uint_eq(rc_body(r).len, 0);
+    ck_assert(rc_truncated(r));
+    rc_response_free(r);
+  }
 }
 END_TEST
 
@@ -456,6 +526,9 @@ int main(void)
   tcase_add_test(tc, hand_wired_times_out);
   tcase_add_test(tc, short_body_decode_error);
   tcase_add_test(tc, accept_encoding_value);
+  tcase_add_test(tc, result_before_any_transfer);
+  tcase_add_test(tc, dup_sets_len);
+  tcase_add_test(tc, max_body_zero_is_a_cap);
   suite_add_tcase(s, tc);
   TCase *net = tcase_create("net");
   tcase_add_checked_fixture(net, server_up, server_down);

@@ -1441,6 +1441,86 @@ START_TEST(test_zstd_legacy_across_pieces)
 }
 END_TEST
 
+/* A frame whose descriptor byte opens a skippable frame's magic (50 2a 4d
+ * 18, then a size of 0), declaring 6477 bytes of content, then 17 bytes of
+ * a raw block of 8192: 17 bytes come out and the frame waits for more.
+ * libzstd, given the header in two pieces and room for the declared
+ * content, read the second piece as a frame of its own (the skippable
+ * one) and failed: the verdict depended on the room offered (a fuzz input,
+ * kept in the corpus as regress-zstd-header-in-pieces). */
+static const unsigned char zstd_header_trap[] = {
+    0x28, 0xb5, 0x2f, 0xfd, 0x50, 0x2a, 0x4d, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x6f, 0xfe,
+    0xff, 0x28, 0xb1, 0x2f, 0xfd, 0x00, 0xb6, 0x00, 0x53, 0x07, 0x00, 0x00, 0xd9, 0x75, 0x28};
+
+/* What the decoder did before the body under test: nothing (a new one),
+ * or a whole body, a body stopped mid-header, a corrupt one, one of
+ * another coding. */
+enum { HIST_NEW, HIST_SAME, HIST_MID_HEADER, HIST_CORRUPT, HIST_GZIP, N_HIST };
+
+static void zstd_history(rc__decoder *d, int hist, const bytes *enc)
+{
+  static const unsigned char junk[] = {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xff, 0xff, 0xff, 0xff};
+  tsink t;
+  bytes gz = zcompress((const unsigned char *)"hello", 5, W_GZIP);
+  tsink_init(&t, NO_CAP);
+  if (hist == HIST_SAME || hist == HIST_MID_HEADER || hist == HIST_CORRUPT)
+    ck_assert_int_eq(start_body(d, "zstd"), RC_OK);
+  if (hist == HIST_SAME)
+    feed(d, enc->p, enc->n, ALL_AT_ONCE, &t, NULL);
+  else if (hist == HIST_MID_HEADER)
+    ck_assert_int_eq(feed(d, zstd_header_trap, 6, 1, &t, NULL), RC_OK);
+  else if (hist == HIST_CORRUPT)
+    ck_assert_int_eq(feed(d, junk, sizeof junk, ALL_AT_ONCE, &t, NULL), RC_E_DECODE);
+  else if (hist == HIST_GZIP) {
+    ck_assert_int_eq(start_body(d, "gzip"), RC_OK);
+    ck_assert_int_eq(feed(d, gz.p, gz.n, ALL_AT_ONCE, &t, NULL), RC_OK);
+  }
+  bytes_free(&gz);
+  tsink_free(&t);
+}
+
+/* enc decodes to want[0..want_n) with result rc and `ended`, whatever the
+ * decoder decoded before, the room the sink offers and how the input is
+ * cut (a frame header in pieces of 1, 4, 5, 6 bytes...). */
+static void expect_same_every_way(const bytes *enc, rc_code rc, int ended,
+                                  const unsigned char *want, size_t want_n)
+{
+  static const size_t rooms[] = {1, 7, 680, 4093, 64 * KIB, MIB};
+  static const size_t cuts[] = {1, 4, 5, 6, 7, 16384, ALL_AT_ONCE};
+  for (int hist = 0; hist < N_HIST; hist++)
+    for (size_t r = 0; r < sizeof rooms / sizeof rooms[0]; r++)
+      for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        rc__decoder *d = rc__decoder_new(&plain);
+        tsink t;
+        ck_assert_ptr_nonnull(d);
+        zstd_history(d, hist, enc);
+        tsink_init(&t, NO_CAP);
+        t.step = rooms[r];
+        ck_assert_int_eq(start_body(d, "zstd"), RC_OK);
+        rc_code got = feed(d, enc->p, enc->n, cuts[c], &t, NULL);
+        ck_assert_msg(got == rc && rc__decoder_ended(d) == ended,
+                      "history %d, room %zu, pieces of %zu: %s, ended %d", hist, rooms[r], cuts[c],
+                      rc_strerror(got), rc__decoder_ended(d));
+        assert_same(t.data, t.len, want, want_n);
+        rc__decoder_free(d);
+        tsink_free(&t);
+      }
+}
+
+START_TEST(test_zstd_same_whatever_room)
+{
+  bytes trap = {NULL, 0, 0};
+  bytes text = make_text(100 * KIB);
+  bytes f = zstd_frame(text.p, text.n, ZOPTS);
+  bytes_append(&trap, zstd_header_trap, sizeof zstd_header_trap);
+  expect_same_every_way(&trap, RC_OK, 0, zstd_header_trap + 14, 17);
+  expect_same_every_way(&f, RC_OK, 1, text.p, text.n);
+  bytes_free(&trap);
+  bytes_free(&f);
+  bytes_free(&text);
+}
+END_TEST
+
 /* 64 MiB of zeros in 8 MiB windows, flushed every 4 KiB, its checksum
  * spoiled: RC_TRUNCATED proves the decoder stopped early. */
 START_TEST(test_zstd_bomb)
@@ -1827,6 +1907,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_zstd_corrupt);
   tcase_add_test(tc, test_zstd_error_counts_nothing);
   tcase_add_test(tc, test_zstd_legacy_across_pieces);
+  tcase_add_test(tc, test_zstd_same_whatever_room);
   tcase_add_test(tc, test_zstd_bomb);
 #endif
 #if TEST_BR && TEST_ZSTD

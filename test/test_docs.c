@@ -158,6 +158,51 @@ START_TEST(multi_lifecycle_page)
 }
 END_TEST
 
+/* The text of doc/NAME, from the source tree (DOC_DIR). */
+static char *page(const char *name)
+{
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", binary("DOC_DIR"), name);
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "%s", path);
+  char *text = calloc(1, 256 * 1024);
+  ck_assert_ptr_nonnull(text);
+  size_t n = fread(text, 1, 256 * 1024 - 1, f);
+  ck_assert_uint_gt(n, 0);
+  fclose(f);
+  return text;
+}
+
+/* Whether text names the code: the name, not as the start of a longer one
+ * (RC_E_NO... is not RC_E_NOMEM). */
+static int names(const char *text, const char *code)
+{
+  size_t len = strlen(code);
+  for (const char *p = strstr(text, code); p; p = strstr(p + 1, code)) {
+    char next = p[len];
+    if (!(next == '_' || (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9')))
+      return 1;
+  }
+  return 0;
+}
+
+/* Every code of RC_CODES is listed by rc_strerror(3), with its message, and
+ * named by rc_result(3). */
+START_TEST(pages_name_every_code)
+{
+  char *strerror_page = page("rc_strerror.3"), *result_page = page("rc_result.3");
+#define RC__CHECK(name, value, msg)                                                                \
+  ck_assert_msg(names(strerror_page, #name), "rc_strerror(3) lacks " #name);                       \
+  ck_assert_msg(strstr(strerror_page, msg) != NULL, "rc_strerror(3) lacks: " msg);                 \
+  ck_assert_msg(names(result_page, #name), "rc_result(3) lacks " #name);
+  RC_CODES(RC__CHECK)
+#undef RC__CHECK
+  ck_assert(!names("RC_E_NOMEM", "RC_E_NO")); /* the check itself */
+  free(strerror_page);
+  free(result_page);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("docs");
@@ -169,5 +214,8 @@ int main(void)
   tcase_add_test(tc, multi_poll_page);
   tcase_add_test(tc, multi_lifecycle_page);
   suite_add_tcase(s, tc);
+  TCase *pages = tcase_create("pages");
+  tcase_add_test(pages, pages_name_every_code);
+  suite_add_tcase(s, pages);
   return run_suite(s);
 }

@@ -209,6 +209,50 @@ START_TEST(retention_follows_demand)
 }
 END_TEST
 
+#ifdef __GLIBC__
+#include <malloc.h>
+
+/* The pool's calls of malloc_trim, counted: this definition takes the
+ * place of glibc's for the library linked into this program. */
+static int trims;
+int malloc_trim(size_t pad)
+{
+  (void)pad;
+  trims++;
+  return 1;
+}
+#endif
+
+/* Once a burst's large blocks decay (2 s of quiet), a pool of the malloc
+ * family hands the heap's free memory back (malloc_trim); a pool with a
+ * caller's allocator never trims the process's heap. */
+START_TEST(trim_heap_only_for_malloc)
+{
+#ifdef __GLIBC__
+  counting_alloc ca;
+  counting_alloc_init(&ca);
+  rc_pool *pools[2] = {pool_with(&ca, 0), exact_pool()};
+  rc__blk *b[2][10];
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < 10; i++)
+      b[k][i] = grab(pools[k], 600 * KiB, 8 * MiB, 0);
+    for (int i = 0; i < 10; i++)
+      rc__pool_put(pools[k], b[k][i]);
+  }
+  struct timespec quiet = {2, 200000000};
+  nanosleep(&quiet, NULL);
+  trims = 0;
+  ck_assert_uint_eq(pool_stats(pools[0]).idle_large, 2); /* decayed: 8 freed */
+  ck_assert_int_eq(trims, 0);
+  ck_assert_uint_eq(pool_stats(pools[1]).idle_large, 2);
+  ck_assert_int_eq(trims, 1);
+  rc_pool_free(pools[0]);
+  rc_pool_free(pools[1]);
+  ck_assert_int_eq(ca.live, 0);
+#endif
+}
+END_TEST
+
 /* A busy spell longer than the decay step: a block given back while all
  * were in use is still kept for the next taker (the decay is timed from
  * when demand fell, not from when it peaked); and a threshold changed while
@@ -516,6 +560,7 @@ int main(void)
   tcase_add_test(tc, reuse_prefers_fitting_large);
   tcase_add_test(tc, small_retention_bound);
   tcase_add_test(tc, retention_follows_demand);
+  tcase_add_test(tc, trim_heap_only_for_malloc);
   tcase_add_test(tc, retention_over_long_transfers);
   tcase_add_test(tc, large_retention_bound);
   tcase_add_test(tc, nothing_over_max_buffer_kept);

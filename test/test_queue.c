@@ -16,9 +16,12 @@ static char handle[1];
 
 static const rc_allocator std = {NULL, NULL, NULL, NULL}; /* wakers on the stack only */
 
+/* A budget, asked from a thread that resumes what it pauses: it asked
+ * when one would be due (rc_pool_timeout does so), as every loop does. */
 static void budget_with(rc__budget *b, size_t limit, rc_overflow mode, long max_wait_ms)
 {
   ck_assert_int_eq(rc__budget_init(b, limit, mode, max_wait_ms, &std), RC_OK);
+  ck_assert_int_eq(rc__budget_due_in(b, pthread_self()), -1);
 }
 
 /* A waiter that pauses (it has a handle), or blocks up to wait_ms. */
@@ -293,6 +296,75 @@ START_TEST(wait_bound_spills)
 }
 END_TEST
 
+/* wakeups may exceed pauses (rc_pool_stats says so): a woken waiter that
+ * asks for more than it was woken for is refused again and waits on,
+ * still queued (no new pause), until a later credit wakes it again. */
+START_TEST(wakeups_exceed_pauses)
+{
+  rc__budget b;
+  budget_with(&b, 100, RC_OVERFLOW_WAIT, 0);
+  rc__waiter h, w;
+  take_holder(&b, &h, 100);
+  waiter_init(&b, &w, EASY, 0);
+  ck_assert_int_eq(rc__budget_admit(&b, &w, 10), RC__WAIT);
+  rc__budget_credit(&b, 10);
+  ck_assert(w.woken);
+  ck_assert_int_eq(rc__budget_admit(&b, &w, 30), RC__WAIT); /* more than promised */
+  ck_assert(w.queued && !w.woken);
+  rc__budget_credit(&b, 20);
+  ck_assert(w.woken);
+  rc_pool_stats st = stats(&b);
+  ck_assert_uint_eq(st.pauses, 1);
+  ck_assert_uint_eq(st.wakeups, 2);
+  ck_assert_int_eq(rc__budget_admit(&b, &w, 30), RC__ADMITTED);
+  rc__budget_settle(&b, 30);
+  rc__budget_leave(&b, &h);
+  rc__budget_credit(&b, 70);
+  rc__budget_destroy(&b);
+}
+END_TEST
+
+/* On a thread that never called a loop function (rc_pool_resume,
+ * rc_multi_poll, rc_pool_timeout, rc_pool_on_wake), nothing would resume
+ * a pause: a waiter with a handle there does not pause. It takes the free
+ * holder's place, else spills (AUTO) or times out at once (WAIT); once the
+ * thread asked rc__budget_due_in (rc_pool_timeout), it pauses. */
+static void *never_resumes(void *arg)
+{
+  rc_overflow mode = *(rc_overflow *)arg;
+  rc__budget b;
+  ck_assert_int_eq(rc__budget_init(&b, 10, mode, 1000, &std), RC_OK);
+  rc__waiter first, second;
+  waiter_init(&b, &first, EASY, 0);
+  waiter_init(&b, &second, EASY, 0);
+  rc__budget_charge(&b, 10);
+  ck_assert_int_eq(rc__budget_admit(&b, &first, 5), RC__ADMITTED);
+  ck_assert(first.holder);
+  rc__budget_settle(&b, 5);
+  ck_assert_int_eq(rc__budget_admit(&b, &second, 5),
+                   mode == RC_OVERFLOW_WAIT ? RC__TIMED_OUT : RC__SPILL);
+  ck_assert_uint_eq(stats(&b).pauses, 0);
+  ck_assert_int_eq(rc__budget_due_in(&b, pthread_self()), -1);
+  ck_assert_int_eq(rc__budget_admit(&b, &second, 5), RC__WAIT);
+  ck_assert_uint_eq(stats(&b).pauses, 1);
+  rc__budget_leave(&b, &second);
+  rc__budget_leave(&b, &first);
+  rc__budget_credit(&b, 10);
+  rc__budget_destroy(&b);
+  return NULL;
+}
+
+START_TEST(no_pause_without_a_resumer)
+{
+  static const rc_overflow modes[] = {RC_OVERFLOW_AUTO, RC_OVERFLOW_WAIT};
+  for (size_t i = 0; i < 2; i++) {
+    pthread_t t; /* a fresh thread: this one has resumed already */
+    ck_assert_int_eq(pthread_create(&t, NULL, never_resumes, (void *)&modes[i]), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+  }
+}
+END_TEST
+
 /* A blocking waiter (no handle: it blocks in its callback) whose wait
  * expires: RC__TIMED_OUT under RC_OVERFLOW_WAIT, RC__SPILL under AUTO; it
  * leaves the queue either way. One with neither handle nor blocking wait,
@@ -368,6 +440,8 @@ int main(void)
   tcase_add_test(tc, leaving_frees_the_queue);
   tcase_add_test(tc, proceed_after_budget_off);
   tcase_add_test(tc, wait_bound_spills);
+  tcase_add_test(tc, wakeups_exceed_pauses);
+  tcase_add_test(tc, no_pause_without_a_resumer);
   tcase_add_test(tc, blocking_wait_expires);
   tcase_add_test(tc, blocking_waiter_woken);
   suite_add_tcase(s, tc);

@@ -2,9 +2,12 @@
  * every accessor over many chunkings, the caps and their policies, hops,
  * trailers, the lazy full response, views against copies, reset and reuse. */
 #include <check.h>
+#include <locale.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "util.h"
@@ -765,6 +768,75 @@ START_TEST(empty_after_earlier_body)
 }
 END_TEST
 
+/* A locale in which "I" does not lower to "i" (tr_TR.ISO-8859-9: it lowers
+ * to a dotless i), installed or made here with localedef; NULL when
+ * neither is possible. */
+static const char *turkish_locale(char *dir, size_t len)
+{
+  static const char *name = "tr_TR.ISO-8859-9";
+  if (setlocale(LC_ALL, name))
+    return name;
+  snprintf(dir, len, "/tmp/rc-locale-XXXXXX");
+  if (!mkdtemp(dir))
+    return NULL;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "localedef -i tr_TR -f ISO-8859-9 %s/%s >/dev/null 2>&1", dir, name);
+  if (system(cmd) != 0)
+    return NULL;
+  setenv("LOCPATH", dir, 1);
+  return setlocale(LC_ALL, name) ? name : NULL;
+}
+
+/* Header names compare in ASCII whatever the locale: under a Turkish one
+ * (where strncasecmp finds "X-ID" and "x-id" different), lookup and the
+ * framing read from the block (an upper-case Content-Encoding) work as in
+ * the C locale. */
+START_TEST(header_names_ignore_the_locale)
+{
+  static const char *const lines[] = {"HTTP/1.1 200 OK\r\n", "X-ID: 7\r\n",
+                                      "CONTENT-ENCODING: IDENTITY, GZIP\r\n", "\r\n", NULL};
+  char dir[64] = "";
+  const char *loc = turkish_locale(dir, sizeof dir);
+  if (!loc) {
+    fprintf(stderr, "header_names_ignore_the_locale: no tr_TR locale here, not run\n");
+    return;
+  }
+  char enc[64];
+  size_t n = 0;
+  unsigned char gz[64];
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  z.next_in = (unsigned char *)"hi";
+  z.avail_in = 2;
+  z.next_out = gz;
+  z.avail_out = sizeof gz;
+  ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+  n = sizeof gz - z.avail_out;
+  deflateEnd(&z);
+  memcpy(enc, gz, n);
+
+  rc_response *r = new_response(NULL, 0, RC_CAP_STOP);
+  ck_assert_int_eq(rc_response_set_decoding(r, 1), RC_OK);
+  ck_assert_uint_eq(feed(r, lines, enc, n, 0), 0);
+  rc_view v;
+  ck_assert_int_eq(rc_header(r, -1, "x-id", 0, &v), RC_OK);
+  ck_assert_uint_eq(v.len, 1);
+  ck_assert_int_eq(v.ptr[0], '7');
+  ck_assert_int_eq(rc_header(r, -1, "Content-Encoding", 0, &v), RC_OK);
+  ck_assert_int_eq(rc_body_encoding(r), RC_ENC_DECODED);
+  ck_assert_str_eq(rc_body(r).ptr, "hi");
+  ck_assert_int_eq(rc_result(r, CURLE_OK), RC_OK);
+  rc_response_free(r);
+  setlocale(LC_ALL, "C");
+  if (dir[0]) {
+    char rm[96];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    ck_assert_int_eq(system(rm), 0);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("response");
@@ -788,6 +860,7 @@ int main(void)
   tcase_add_test(tc, folded_values);
   tcase_add_test(tc, last_content_length_counts);
   tcase_add_test(tc, framing_from_the_block);
+  tcase_add_test(tc, header_names_ignore_the_locale);
   tcase_add_test(tc, raw_copy_truncated_by_the_cap);
   tcase_add_test(tc, empty_after_earlier_body);
   tcase_add_test(tc, small_decoded_chunks_are_gated);

@@ -276,6 +276,9 @@ static void check_readers(rc_response *r, const model *m)
   FZ_CHECK(rc_strerror(res) != NULL);
   if (m->failed != RC_OK) {
     FZ_CHECK(res == m->failed);
+  } else if (count == 0 && rc_body_length(r) == 0) {
+    FZ_CHECK(res == RC_E_NO_RESPONSE); /* nothing received */
+    FZ_CHECK(rc_result(r, CURLE_WRITE_ERROR) == RC_E_TRANSFER);
   } else {
     FZ_CHECK(res == RC_OK || res == RC_TRUNCATED || res == RC_E_DECODE);
     FZ_CHECK((res == RC_TRUNCATED) == (rc_truncated(r) != 0));
@@ -471,7 +474,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rc_pool_stats_get(pool, &st);
   FZ_CHECK(st.bytes_in_use == 0);
   FZ_CHECK(rc_hop_count(r) == 0 && rc_body(r).len == 0 && rc_status(r) == 0);
-  FZ_CHECK(rc_result(r, CURLE_OK) == RC_OK);
+  FZ_CHECK(rc_result(r, CURLE_OK) == RC_E_NO_RESPONSE); /* nothing received yet */
   rc_hop_info hi;
   FZ_CHECK(rc_hop(r, -1, &hi) == RC_E_RANGE && rc_hop(r, 0, &hi) == RC_E_RANGE);
   rc_view v;

@@ -304,7 +304,8 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * on curl_easy_perform). Only rc_attach tells the response its easy
  * handle: with rc_write_cb set up by hand it cannot pause. Nor does a
  * transfer pause on a thread that never called rc_pool_resume,
- * rc_multi_poll, rc_pool_timeout or rc_pool_on_wake (on any pool): nothing
+ * rc_multi_poll, rc_pool_timeout, rc_pool_on_wake or rc_multi_add (on any
+ * pool): nothing
  * there would resume it, and it would stay paused, past its wait bound,
  * until its CURLOPT_TIMEOUT (a program on curl_multi_perform and
  * curl_multi_poll alone, or on curl_easy_perform). A response that can do

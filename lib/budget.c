@@ -417,6 +417,8 @@ void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms)
   pthread_mutex_unlock(&b->lock);
 }
 
+void rc__budget_resumed_here(void) { resumes_here = 1; }
+
 int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve)
 {
   pthread_t self = pthread_self();

@@ -172,6 +172,10 @@ void rc__budget_stats(rc__budget *b, rc_pool_stats *st);
  * one also goes on when none has for max_wait_ms. A stream's reserve is
  * given back when its body ends or its response leaves. */
 
+/* The calling thread runs the loop functions (rc_multi_add says so: what
+ * it keeps back, rc_pool_resume adds): transfers refused there may pause. */
+void rc__budget_resumed_here(void);
+
 /* 1: w is kept back, to be added to multi later by the calling thread; 0:
  * it may be added now (its reserve set aside, when the budget is on). */
 int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve);

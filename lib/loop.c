@@ -59,6 +59,7 @@ CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
   if (resp->waiter.defer_multi)
     return CURLM_ADDED_ALREADY;
   rc__budget *b = rc__pool_budget(resp->pool);
+  rc__budget_resumed_here();
   size_t window = resp->lim.max_body < STREAM_WINDOW ? resp->lim.max_body : STREAM_WINDOW;
   size_t reserve = window + window / 2;
   if (keeps_back(b, resp->waiter.easy) &&

@@ -44,7 +44,7 @@
  * output went away (a broken pipe, as with "| head").
  *
  * Builds alone, with or without Vectorscan (see scan.h). */
-#include "scan.h"
+#include "scan-tpl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -236,7 +236,8 @@ static void slot_finish(scan *s, slot *sl)
     s->ready--;
   rc_response_reset(sl->resp);
   free(sl->url);
-  sl->url = NULL;
+  free(sl->target);
+  sl->url = sl->target = NULL;
   sl->state = SLOT_IDLE;
 }
 
@@ -251,6 +252,8 @@ static void slot_start(scan *s, slot *sl)
   observed_reset(s, sl);
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
   CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
+  if (cc == CURLE_OK && s->tpl && tpl_set_request(sl->easy, &s->tpl->c[sl->cluster], s->opt) != 0)
+    cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
    * its request (rc_multi_poll adds it); it counts as running either way. */
   if (cc == CURLE_OK && rc_multi_add(sl->resp, s->multi) == CURLM_OK) {
@@ -272,7 +275,9 @@ static void start_ready(scan *s)
   for (size_t i = 0; i < s->nslots && !caught && !s->write_error; i++) {
     slot *sl = &s->slots[i];
     if (sl->state == SLOT_IDLE && !s->src_done) {
-      if ((sl->url = next_target(&s->src)) != NULL) {
+      sl->url = s->tpl ? tpl_next_job(s->tpl, &s->src, &sl->cluster, &sl->seq, &sl->target)
+                       : next_target(&s->src);
+      if (sl->url) {
         sl->state = SLOT_READY;
         sl->attempts = 0;
         sl->due = now;
@@ -448,6 +453,8 @@ static void summary(scan *s)
   if (s->opt->nextracts)
     fprintf(stderr, "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s)\n",
             s->opt->nextracts, filtered, engine_name());
+  if (s->tpl)
+    tpl_summary(s->tpl, s->done);
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */
     fprintf(stderr, "scan: peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
@@ -509,6 +516,9 @@ static int setup(scan *s)
   lim.max_body = o->max_body;
   lim.max_memory = o->max_memory;
   lim.max_hops = (size_t)o->max_redirs + 8;
+  for (size_t i = 0; s->tpl && i < s->tpl->nclusters; i++)
+    if ((size_t)s->tpl->c[i].max_redirs + 8 > lim.max_hops)
+      lim.max_hops = (size_t)s->tpl->c[i].max_redirs + 8;
   lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
 
   s->nslots = (size_t)o->concurrency;
@@ -522,6 +532,8 @@ static int setup(scan *s)
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
+  for (size_t i = 0; s->tpl && i < s->tpl->nclusters; i++)
+    s->engine.keep_body |= s->tpl->c[i].keep_body; /* the templates match the kept body */
   for (size_t i = 0; i < s->nslots; i++) {
     if (slot_init(s, &s->slots[i], &lim) != 0) {
       fputs("scan: cannot set up a transfer (out of memory?)\n", stderr);
@@ -540,6 +552,7 @@ static void teardown(scan *s)
     if (sl->state == SLOT_RUNNING)
       curl_multi_remove_handle(s->multi, sl->easy);
     free(sl->url);
+    free(sl->target);
     if (sl->easy)
       curl_easy_cleanup(sl->easy);
     rc_response_free(sl->resp);
@@ -582,6 +595,27 @@ static int scan_all(scan *s)
   return status;
 }
 
+/* -t: loads and clusters the templates into ts, for s. Returns -1 to go
+ * on, else the exit status (--validate, or a failure). */
+static int load_templates(scan *s, templates *ts)
+{
+  const options *o = s->opt;
+  if (!o->ntemplates)
+    return -1;
+  if (tpl_load(ts, o->templates, o->ntemplates) != 0)
+    return EXIT_SETUP;
+  if (tpl_cluster(ts, o) != 0) {
+    fputs("scan: out of memory\n", stderr);
+    return EXIT_SETUP;
+  }
+  if (o->validate) {
+    tpl_print_validation(ts);
+    return EXIT_RAN;
+  }
+  s->tpl = ts;
+  return -1;
+}
+
 int main(int argc, char **argv)
 {
   options opt;
@@ -600,16 +634,21 @@ int main(int argc, char **argv)
   s.opt = &opt;
   s.out = -1;
   s.progress = !opt.silent && isatty(STDERR_FILENO);
-  status = EXIT_SETUP;
-  if (catch_signals() != 0)
-    fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
-  else if (open_files(&s) == 0 && setup(&s) == 0)
-    status = scan_all(&s);
+  templates ts;
+  memset(&ts, 0, sizeof ts);
+  if ((status = load_templates(&s, &ts)) < 0) {
+    status = EXIT_SETUP;
+    if (catch_signals() != 0)
+      fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
+    else if (open_files(&s) == 0 && setup(&s) == 0)
+      status = scan_all(&s);
+  }
   if (s.out > STDOUT_FILENO && close(s.out) != 0 && status == EXIT_RAN) {
     fprintf(stderr, "scan: writing results failed: %s\n", strerror(errno));
     status = EXIT_SETUP;
   }
   teardown(&s);
+  tpl_free(&ts);
   curl_global_cleanup();
   options_free(&opt);
   return status;

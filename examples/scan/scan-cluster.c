@@ -1,0 +1,281 @@
+/* scan's template requests: the distinct requests the loaded templates
+ * make (a cluster per request: templates whose requests are the same,
+ * variables and all, share it, so each target gets it once), the URL of
+ * one for a target, and the jobs the loop runs: each target, each
+ * cluster. */
+#include "scan-tpl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* Whether the path of request q is cluster c's request. */
+static int same_request(const cluster *c, const tpl_request *q, const char *path)
+{
+  if (strcmp(c->method, q->method) || strcmp(c->path, path) || !same(c->body, q->body) ||
+      c->redirects != q->redirects || (q->redirects && c->max_redirs != q->max_redirs) ||
+      c->nheaders != q->nheaders)
+    return 0;
+  for (size_t i = 0; i < q->nheaders; i++)
+    if (strcmp(c->headers[i], q->headers[i]))
+      return 0;
+  return 1;
+}
+
+/* Whether request q needs the body kept: an extractor, or a matcher of
+ * the body (scan matches the kept body; see scan(1)). */
+static int needs_body(const tpl_request *q)
+{
+  if (q->nextractors)
+    return 1;
+  for (size_t i = 0; i < q->nmatchers; i++) {
+    const tpl_matcher *m = &q->matchers[i];
+    if ((m->type == TM_WORD || m->type == TM_REGEX || m->type == TM_SIZE) &&
+        (m->part == TP_BODY || m->part == TP_ALL))
+      return 1;
+  }
+  return 0;
+}
+
+/* Adds member (t, q) to the cluster of path, made when new. 0 or -1. */
+static int join(templates *ts, size_t t, size_t q, const char *path, size_t *cap)
+{
+  const tpl_request *r = &ts->t[t].reqs[q];
+  size_t i = 0;
+  while (i < ts->nclusters && !same_request(&ts->c[i], r, path))
+    i++;
+  if (i == ts->nclusters) {
+    if (ts->nclusters == *cap) {
+      cluster *g = realloc(ts->c, (*cap = *cap ? 2 * *cap : 64) * sizeof *g);
+      if (!g)
+        return -1;
+      ts->c = g;
+    }
+    cluster *c = &ts->c[ts->nclusters++];
+    memset(c, 0, sizeof *c);
+    c->method = r->method;
+    c->path = path;
+    c->body = r->body;
+    c->headers = r->headers;
+    c->nheaders = r->nheaders;
+    c->redirects = r->redirects;
+    c->max_redirs = r->redirects ? r->max_redirs : 0;
+  }
+  cluster *c = &ts->c[i];
+  tpl_member *g = realloc(c->members, (c->nmembers + 1) * sizeof *g);
+  if (!g)
+    return -1;
+  c->members = g;
+  c->members[c->nmembers++] = (tpl_member){t, q};
+  c->keep_body |= needs_body(r);
+  return 0;
+}
+
+/* Each cluster's header list: -H first, then its own. 0 or -1. */
+static int header_lists(templates *ts, const options *o)
+{
+  for (size_t i = 0; i < ts->nclusters; i++) {
+    cluster *c = &ts->c[i];
+    for (const struct curl_slist *h = o->headers; h; h = h->next)
+      if (!(c->slist = curl_slist_append(c->slist, h->data)))
+        return -1;
+    for (size_t k = 0; k < c->nheaders; k++)
+      if (!(c->slist = curl_slist_append(c->slist, c->headers[k])))
+        return -1;
+  }
+  return 0;
+}
+
+int tpl_cluster(templates *ts, const options *o)
+{
+  size_t cap = 0;
+  /* The same random letters wherever {{randstr}} appears in this scan, so
+   * that it does not keep requests apart. */
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  unsigned long x = (unsigned long)now.tv_nsec ^ (unsigned long)now.tv_sec * 2654435761UL;
+  for (size_t i = 0; i + 1 < sizeof ts->randstr; i++, x = x * 6364136223846793005UL + 1)
+    ts->randstr[i] = (char)('a' + (x >> 33) % 26);
+  for (size_t t = 0; t < ts->n; t++)
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
+      for (size_t p = 0; p < ts->t[t].reqs[q].npaths; p++)
+        if (join(ts, t, q, ts->t[t].reqs[q].paths[p], &cap) != 0)
+          return -1;
+  if (!(ts->last = calloc(ts->n + 1, sizeof *ts->last)))
+    return -1;
+  return header_lists(ts, o);
+}
+
+/* ---- Variables ---------------------------------------------------------- */
+
+/* The parts of a target URL that the variables name. */
+typedef struct url_parts {
+  char *scheme, *host, *port, *path;
+} url_parts;
+
+static int split_url(const char *target, url_parts *u)
+{
+  CURLU *h = curl_url();
+  memset(u, 0, sizeof *u);
+  int ok = h && curl_url_set(h, CURLUPART_URL, target, CURLU_DEFAULT_SCHEME) == CURLUE_OK &&
+           curl_url_get(h, CURLUPART_SCHEME, &u->scheme, 0) == CURLUE_OK &&
+           curl_url_get(h, CURLUPART_HOST, &u->host, 0) == CURLUE_OK &&
+           curl_url_get(h, CURLUPART_PORT, &u->port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+           curl_url_get(h, CURLUPART_PATH, &u->path, 0) == CURLUE_OK;
+  curl_url_cleanup(h);
+  return ok ? 0 : -1;
+}
+
+static void free_parts(url_parts *u)
+{
+  curl_free(u->scheme);
+  curl_free(u->host);
+  curl_free(u->port);
+  curl_free(u->path);
+}
+
+/* The value of variable name (n bytes) for target, into l. */
+static void variable(line *l, const templates *ts, const char *name, size_t n, const char *target,
+                     const url_parts *u)
+{
+  size_t tlen = strlen(target);
+  int std_port = (!strcmp(u->scheme, "http") && !strcmp(u->port, "80")) ||
+                 (!strcmp(u->scheme, "https") && !strcmp(u->port, "443"));
+#define IS(s) (n == sizeof s - 1 && !strncmp(name, s, n))
+  if (IS("BaseURL")) /* the target as given, without a final slash */
+    put(l, target, tlen && target[tlen - 1] == '/' ? tlen - 1 : tlen);
+  else if (IS("RootURL"))
+    printf_line(l, "%s://%s%s%s", u->scheme, u->host, std_port ? "" : ":", std_port ? "" : u->port);
+  else if (IS("Hostname"))
+    printf_line(l, "%s%s%s", u->host, std_port ? "" : ":", std_port ? "" : u->port);
+  else if (IS("Host"))
+    puts_line(l, u->host);
+  else if (IS("Port"))
+    puts_line(l, u->port);
+  else if (IS("Path"))
+    puts_line(l, strcmp(u->path, "/") ? u->path : "");
+  else if (IS("Scheme"))
+    puts_line(l, u->scheme);
+  else if (IS("randstr"))
+    puts_line(l, ts->randstr);
+#undef IS
+}
+
+/* text with its variables replaced, into l. */
+static void expand(line *l, const templates *ts, const char *text, const char *target,
+                   const url_parts *u)
+{
+  const char *p = text, *v;
+  while ((v = strstr(p, "{{")) != NULL) {
+    const char *end = strstr(v + 2, "}}");
+    if (!end)
+      break;
+    put(l, p, (size_t)(v - p));
+    variable(l, ts, v + 2, (size_t)(end - v - 2), target, u);
+    p = end + 2;
+  }
+  puts_line(l, p);
+}
+
+char *tpl_url(const templates *ts, const cluster *c, const char *target)
+{
+  url_parts u;
+  line l = {0};
+  if (split_url(target, &u) == 0)
+    expand(&l, ts, c->path, target, &u);
+  free_parts(&u);
+  if (l.nomem || !l.p) {
+    free(l.p);
+    return NULL;
+  }
+  put(&l, "", 1);
+  return l.p;
+}
+
+/* ---- Requests and jobs -------------------------------------------------- */
+
+int tpl_set_request(CURL *e, const cluster *c, const options *o)
+{
+  long redirs = c->redirects ? c->max_redirs : 0;
+  int ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_NOBODY, 0L) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->slist) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirs > 0 ? 1L : 0L) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_MAXREDIRS, redirs) == CURLE_OK;
+  (void)o;
+  if (ok && c->body)
+    ok = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(c->body)) ==
+             CURLE_OK &&
+         curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body) == CURLE_OK;
+  if (ok && !strcmp(c->method, "HEAD"))
+    ok = curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
+  else if (ok && strcmp(c->method, c->body ? "POST" : "GET") != 0)
+    ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method) == CURLE_OK;
+  return ok ? 0 : -1;
+}
+
+char *tpl_next_job(templates *ts, targets *src, size_t *cl, unsigned long *seq, char **target)
+{
+  for (;;) {
+    if (!ts->target || ts->next_cluster == ts->nclusters) {
+      free(ts->target);
+      ts->next_cluster = 0;
+      if (!ts->nclusters || !(ts->target = next_target(src)))
+        return NULL;
+      ts->seq++;
+    }
+    size_t i = ts->next_cluster++;
+    char *url = tpl_url(ts, &ts->c[i], ts->target);
+    if (!url) /* not a URL: no job of this target can run */
+      ts->next_cluster = ts->nclusters;
+    char *t = url ? strdup(ts->target) : NULL;
+    if (!url)
+      continue;
+    if (!t) {
+      free(url);
+      return NULL;
+    }
+    *cl = i;
+    *seq = ts->seq;
+    *target = t;
+    return url;
+  }
+}
+
+/* ---- Reports ------------------------------------------------------------ */
+
+/* A skip's reason without its detail: what the counts group by. */
+static size_t reason_kind(const char *reason) { return strcspn(reason, ":"); }
+
+/* The skips' counts by reason kind, each line prefixed. */
+static void skip_counts(FILE *out, const templates *ts, const char *prefix)
+{
+  for (size_t i = 0; i < ts->nskips; i++) {
+    const char *r = ts->skips[i].reason;
+    size_t k = reason_kind(r), n = 0, j = 0;
+    while (j < i && (reason_kind(ts->skips[j].reason) != k || strncmp(ts->skips[j].reason, r, k)))
+      j++;
+    if (j < i)
+      continue; /* counted with its first */
+    for (j = i; j < ts->nskips; j++)
+      n += reason_kind(ts->skips[j].reason) == k && !strncmp(ts->skips[j].reason, r, k);
+    fprintf(out, "%sskipped %zu: %.*s\n", prefix, n, (int)k, r);
+  }
+}
+
+void tpl_print_validation(const templates *ts)
+{
+  for (size_t i = 0; i < ts->nskips; i++)
+    printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
+  printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, ts->nclusters);
+  skip_counts(stdout, ts, "");
+}
+
+void tpl_summary(const templates *ts, unsigned long requests)
+{
+  fprintf(stderr, "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
+          ts->n, ts->nskips, ts->nclusters, requests, ts->matches);
+  skip_counts(stderr, ts, "scan: templates: ");
+}

@@ -1,0 +1,137 @@
+/* scan's templates (-t): the subset of nuclei's template format that scan
+ * reads (scan-tpl.c), the requests they make, clustered so that templates
+ * asking for the same request share one (scan-cluster.c), and the
+ * verdicts and JSON lines of their matchers (scan-tpl-match.c). */
+#ifndef SCAN_TPL_H
+#define SCAN_TPL_H
+
+#include "scan.h"
+
+/* What a matcher or an extractor looks at. */
+typedef enum tpl_part {
+  TP_BODY,   /* the final body (the default) */
+  TP_HEADER, /* the final response's header block, status line included */
+  TP_ALL,    /* the header block, then the body */
+  TP_NAMED   /* one header's values (part: a header name, '_' as '-') */
+} tpl_part;
+
+typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE } tpl_mtype;
+
+typedef struct tpl_matcher {
+  tpl_mtype type;
+  tpl_part part;
+  char *header;   /* TP_NAMED: the header's name */
+  char *name;     /* NULL: unnamed */
+  int cond_and;   /* condition: and (default or) */
+  int negative;   /* the verdict inverted */
+  int nocase;     /* case-insensitive (words) */
+  char **words;   /* TM_WORD; lower-cased when nocase */
+  regex *regexes; /* TM_REGEX */
+  long *numbers;  /* TM_STATUS, TM_SIZE */
+  size_t n;       /* words, regexes or numbers */
+} tpl_matcher;
+
+typedef struct tpl_extractor {
+  int kval;       /* kval (header values by name), else regex */
+  tpl_part part;  /* regex: what it looks at */
+  char *header;   /* TP_NAMED */
+  char *name;     /* NULL: unnamed */
+  long group;     /* regex: the group reported (0: the whole match) */
+  regex *regexes; /* regex */
+  char **keys;    /* kval: header names, '_' as '-' */
+  size_t n;
+} tpl_extractor;
+
+/* One entry of http: (or requests:). */
+typedef struct tpl_request {
+  char *method;
+  char **paths; /* with their {{variables}} */
+  size_t npaths;
+  char **headers; /* "Name: value" */
+  size_t nheaders;
+  char *body;      /* NULL: none */
+  int redirects;   /* follow them */
+  long max_redirs; /* when followed (default 10) */
+  int cond_and;    /* matchers-condition: and */
+  int stop_first;  /* stop-at-first-match */
+  tpl_matcher *matchers;
+  size_t nmatchers;
+  tpl_extractor *extractors;
+  size_t nextractors;
+} tpl_request;
+
+typedef struct tpl {
+  char *file, *id, *name, *severity;
+  char **tags;
+  size_t ntags;
+  tpl_request *reqs;
+  size_t nreqs;
+} tpl;
+
+/* A template that was not loaded, and why. */
+typedef struct tpl_skip {
+  char *file;
+  char *reason;
+} tpl_skip;
+
+/* One member of a cluster: a path of a request of a template. */
+typedef struct tpl_member {
+  size_t tpl, req;
+} tpl_member;
+
+/* One distinct request: every template request that sends it. */
+typedef struct cluster {
+  const char *method, *path, *body; /* path with its variables */
+  char **headers;
+  size_t nheaders;
+  int redirects;
+  long max_redirs;
+  struct curl_slist *slist; /* -H, then the template's headers */
+  tpl_member *members;
+  size_t nmembers;
+  int keep_body; /* a member needs the body */
+} cluster;
+
+typedef struct templates {
+  tpl *t;
+  size_t n;
+  tpl_skip *skips;
+  size_t nskips;
+  cluster *c;
+  size_t nclusters;
+  char randstr[16];
+  /* The job generator: the current target and its next cluster. */
+  char *target;
+  size_t next_cluster;
+  unsigned long seq;    /* targets taken */
+  unsigned long *last;  /* per template: the seq of its last report + 1 */
+  unsigned long matches;
+} templates;
+
+/* Loads every -t path (files, or directories of *.yaml / *.yml, in name
+ * order) into ts. Returns 0, or -1 on a failure to read or out of memory
+ * (with a message). A template scan cannot run is a skip, not a failure. */
+int tpl_load(templates *ts, const char *const *paths, size_t npaths);
+/* Clusters the loaded templates' requests, adding the -H headers. 0 or -1. */
+int tpl_cluster(templates *ts, const options *o);
+void tpl_free(templates *ts);
+/* --validate: each skip and its reason, then the counts, on stdout. */
+void tpl_print_validation(const templates *ts);
+/* The summary's lines for templates, on stderr. */
+void tpl_summary(const templates *ts, unsigned long requests);
+
+/* The URL of cluster c for target, its variables replaced (new string),
+ * or NULL when target is not a URL curl can parse. */
+char *tpl_url(const templates *ts, const cluster *c, const char *target);
+/* Sets the easy handle's request to cluster c's. 0 or -1. */
+int tpl_set_request(CURL *e, const cluster *c, const options *o);
+/* The next job for a slot: its URL (new string), and in *cl, *seq and
+ * *target (new string) its cluster, target number and target; NULL at
+ * the end. */
+char *tpl_next_job(templates *ts, targets *src, size_t *cl, unsigned long *seq, char **target);
+
+/* The verdicts of every member of the slot's cluster over its response,
+ * written as nuclei's JSON lines (scan-tpl-match.c); returns how many. */
+size_t tpl_report(struct scan *s, struct slot *sl, ending how);
+
+#endif

@@ -133,8 +133,10 @@ static int regexes(reader *r, yaml_node_t *n, regex **out, size_t *count)
       skip(r, "regex", msg);
       failed = 1;
     }
-    if (failed || !((*out)[i].text = texts[i])) /* the regex keeps its text */
+    if (failed) { /* else the regex keeps its text (regex_compile) */
+      (*out)[i].text = NULL;
       free(texts[i]);
+    }
   }
   free(texts);
   return failed ? -1 : 0;

@@ -1,0 +1,531 @@
+/* scan -t: the templates of test/templates/, run against the loopback
+ * server. run/ holds one template per feature, skip/ one per reason a
+ * template is skipped (its first line says which: "# skip: REASON").
+ *
+ * The verdicts and extracts that scan prints are checked against an
+ * evaluation of each template written here, independently of scan: the
+ * test fetches each template's request itself with libcurl and applies
+ * the template's matchers by hand (memmem, strcasestr, PCRE2) to what it
+ * got. The server's request count shows that templates with the same
+ * request shared one.
+ *
+ * SCAN_BIN is the scan binary, TEMPLATES the directory test/templates. */
+#define _GNU_SOURCE /* memmem, strcasestr */
+#include <check.h>
+#include <curl/curl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "net.h"
+
+static char base[128]; /* the target: http://127.0.0.1:PORT */
+
+static void up(void)
+{
+  server_up();
+  ts_url(srv, "", base, sizeof base);
+  size_t n = strlen(base);
+  if (n && base[n - 1] == '/')
+    base[n - 1] = '\0';
+}
+
+static void templates_path(const char *sub, char *out, size_t cap)
+{
+  const char *dir = getenv("TEMPLATES");
+  ck_assert_msg(dir && *dir, "TEMPLATES is not set");
+  snprintf(out, cap, "%s/%s", dir, sub);
+}
+
+/* ---- The independent evaluation ----------------------------------------- */
+
+/* A response as the test fetched it: the final header block and body. */
+typedef struct got {
+  long status;
+  char head[8192], body[65536];
+  size_t head_len, body_len;
+} got;
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+  got *g = ud;
+  n *= size;
+  if (n >= 5 && !memcmp(p, "HTTP/", 5))
+    g->head_len = 0; /* a later response's block replaces the last */
+  if (g->head_len + n < sizeof g->head) {
+    memcpy(g->head + g->head_len, p, n);
+    g->head_len += n;
+    g->head[g->head_len] = '\0';
+  }
+  return n;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+  got *g = ud;
+  n *= size;
+  if (g->body_len + n < sizeof g->body) {
+    memcpy(g->body + g->body_len, p, n);
+    g->body_len += n;
+    g->body[g->body_len] = '\0';
+  }
+  return n;
+}
+
+/* Fetches path of the target with method (NULL: GET), one header (NULL:
+ * none), following redirects up to follow (0: none). */
+static void fetch(const char *path, const char *method, const char *header, long follow, got *g)
+{
+  char url[512];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  memset(g, 0, sizeof *g);
+  CURL *e = curl_easy_init();
+  struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
+  ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, g);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, g);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, follow > 0 ? 1L : 0L);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, follow);
+  if (method)
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+  ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(e);
+}
+
+static int has(const char *text, size_t len, const char *word)
+{
+  return memmem(text, len, word, strlen(word)) != NULL;
+}
+
+/* The matches of re in text: group g of each, distinct, joined by '|'. */
+static void regex_all(const char *re, const char *text, size_t len, int g, char *out, size_t cap)
+{
+  int err;
+  PCRE2_SIZE at;
+  pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, 0, &err, &at, NULL);
+  ck_assert_ptr_nonnull(code);
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+  out[0] = '\0';
+  for (size_t from = 0; pcre2_match(code, (PCRE2_SPTR)text, len, from, 0, md, NULL) > 0;) {
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    char v[256];
+    snprintf(v, sizeof v, "%.*s", (int)(ov[2 * g + 1] - ov[2 * g]), text + ov[2 * g]);
+    if (!strstr(out, v))
+      snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "|" : "", v);
+    from = ov[1] > ov[0] ? ov[1] : ov[1] + 1;
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(code);
+}
+
+static int regex_in(const char *re, const char *text, size_t len)
+{
+  char out[1024];
+  regex_all(re, text, len, 0, out, sizeof out);
+  return out[0] != '\0';
+}
+
+/* The value of header name in g's header block (case-insensitive), into
+ * out; "" when absent. */
+static void header_of(const got *g, const char *name, char *out, size_t cap)
+{
+  out[0] = '\0';
+  for (const char *p = g->head; (p = strcasestr(p, name)) != NULL; p++)
+    if ((p == g->head || p[-1] == '\n') && p[strlen(name)] == ':') {
+      const char *v = p + strlen(name) + 1;
+      v += strspn(v, " ");
+      snprintf(out, cap, "%.*s", (int)strcspn(v, "\r\n"), v);
+      return;
+    }
+}
+
+/* ---- What each template of run/ should report ---------------------------- */
+
+#define EXPECT_MAX 2048
+
+/* One line scan should print: "PATH name=NAME extracts=A|B\n". */
+static void expect(char *out, const char *path, const char *name, const char *extracts)
+{
+  size_t n = strlen(out);
+  snprintf(out + n, EXPECT_MAX - n, "%s%s name=%s extracts=%s\n", base, path, name ? name : "",
+           extracts ? extracts : "");
+}
+
+static void word_and(char *out)
+{
+  got g;
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "Acme") && has(g.body, g.body_len, "Portal") && g.status == 200)
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+static void word_nocase(char *out)
+{
+  got g;
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  if (strcasestr(g.body, "ACME PORTAL") || strcasestr(g.body, "never-there"))
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+static void word_missing(char *out)
+{
+  got g;
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "Acme") && has(g.body, g.body_len, "never-there"))
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+static void regex_extract(char *out)
+{
+  const char *path = "/html?title=Build+4711+and+Build+99";
+  got g;
+  char values[512];
+  fetch(path, NULL, NULL, 0, &g);
+  regex_all("Build (\\d+)", g.body, g.body_len, 1, values, sizeof values);
+  if (regex_in("<h1>h[a-z]+</h1>", g.body, g.body_len))
+    expect(out, path, NULL, values);
+}
+
+static void negative(char *out)
+{
+  got g;
+  fetch("/html?title=fine", NULL, NULL, 0, &g);
+  if (!has(g.body, g.body_len, "Internal Server Error"))
+    expect(out, "/html?title=fine", NULL, NULL);
+}
+
+static void header_part(char *out)
+{
+  got g;
+  char server[256];
+  fetch("/html?title=fine", NULL, NULL, 0, &g);
+  header_of(&g, "Server", server, sizeof server);
+  if (has(g.head, g.head_len, "text/html") && regex_in("^respchain-test/\\d$", server, strlen(server)))
+    expect(out, "/html?title=fine", NULL, NULL);
+}
+
+static void status_404(char *out)
+{
+  got g;
+  fetch("/no-such-page", NULL, NULL, 0, &g);
+  if (g.status == 404)
+    expect(out, "/no-such-page", NULL, NULL);
+}
+
+static void status_200_missed(char *out)
+{
+  got g;
+  fetch("/no-such-page", NULL, NULL, 0, &g);
+  if (g.status == 200 || g.status == 301)
+    expect(out, "/no-such-page", NULL, NULL);
+}
+
+static void size(char *out)
+{
+  got g;
+  fetch("/bytes?n=1000", NULL, NULL, 0, &g);
+  if (g.body_len == 999 || g.body_len == 1000)
+    expect(out, "/bytes?n=1000", NULL, NULL);
+}
+
+static void kval(char *out)
+{
+  got g;
+  char v[256];
+  fetch("/headers", NULL, NULL, 0, &g);
+  header_of(&g, "Content-Type", v, sizeof v);
+  if (v[0])
+    expect(out, "/headers", NULL, v);
+}
+
+static void named_or(char *out)
+{
+  got g;
+  fetch("/headers", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "hello"))
+    expect(out, "/headers", "hello", NULL);
+  if (has(g.head, g.head_len, "b=2"))
+    expect(out, "/headers", "cookie", NULL);
+  if (has(g.body, g.body_len, "absent-word"))
+    expect(out, "/headers", "absent", NULL);
+}
+
+static void method_headers(char *out)
+{
+  char path[128], header[64];
+  const char *port = strrchr(base, ':') + 1;
+  got g;
+  snprintf(path, sizeof path, "/echo?from=127.0.0.1");
+  snprintf(header, sizeof header, "X-Probe: port-%s", port);
+  fetch(path, "PUT", header, 0, &g);
+  if (has(g.body, g.body_len, "PUT /echo?from=127.0.0.1") && has(g.body, g.body_len, "X-Probe: port-"))
+    expect(out, path, NULL, NULL);
+}
+
+static void redirects(char *out)
+{
+  got g;
+  fetch("/redirect?n=2", NULL, NULL, 3, &g);
+  if (g.status == 200 || g.status == 302)
+    expect(out, "/redirect?n=2", NULL, NULL);
+}
+
+static void no_redirects(char *out)
+{
+  got g;
+  char location[256];
+  fetch("/redirect?n=2", NULL, NULL, 0, &g);
+  header_of(&g, "Location", location, sizeof location);
+  if (g.status == 302 && strstr(location, "n=1"))
+    expect(out, "/redirect?n=2", NULL, NULL);
+}
+
+static void stop_first(char *out)
+{
+  got g;
+  fetch("/bytes?n=10", NULL, NULL, 0, &g);
+  if (g.status == 200) {
+    expect(out, "/bytes?n=10", NULL, NULL);
+    return; /* stop-at-first-match */
+  }
+  fetch("/bytes?n=20", NULL, NULL, 0, &g);
+  if (g.status == 200)
+    expect(out, "/bytes?n=20", NULL, NULL);
+}
+
+static const struct evaluation {
+  const char *id;
+  void (*expected)(char *out);
+} RUN[] = {
+    {"word-and", word_and},         {"word-nocase", word_nocase},
+    {"word-missing", word_missing}, {"regex-extract", regex_extract},
+    {"negative", negative},         {"header-part", header_part},
+    {"status-404", status_404},     {"status-200-missed", status_200_missed},
+    {"size", size},                 {"kval", kval},
+    {"named-or", named_or},         {"method-headers", method_headers},
+    {"redirects", redirects},       {"no-redirects", no_redirects},
+    {"stop-first", stop_first},
+};
+#define NRUN (sizeof RUN / sizeof RUN[0])
+
+/* ---- scan's lines ------------------------------------------------------- */
+
+/* The JSON string after "key": in line, unescaped, into out; 0 when the
+ * line has no such key. p: where it starts, NULL from the key. */
+static const char *json_at(const char *p, char *out, size_t cap)
+{
+  size_t n = 0;
+  ck_assert_int_eq(*p, '"');
+  for (p++; *p && *p != '"'; p++) {
+    char c = *p;
+    if (c == '\\') {
+      c = *++p;
+      if (c == 'u') {
+        c = (char)strtol((char[]){p[1], p[2], p[3], p[4], 0}, NULL, 16);
+        p += 4;
+      } else if (c == 'n') {
+        c = '\n';
+      }
+    }
+    if (n + 1 < cap)
+      out[n++] = c;
+  }
+  out[n] = '\0';
+  return *p ? p + 1 : p;
+}
+
+static int json_field(const char *line, const char *key, char *out, size_t cap)
+{
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(line, k);
+  out[0] = '\0';
+  if (!p)
+    return 0;
+  p += strlen(k);
+  if (*p == '[') { /* strings, joined by '|' */
+    for (p++; *p == '"';) {
+      size_t n = strlen(out);
+      if (n && n + 1 < cap)
+        out[n++] = '|';
+      p = json_at(p, out + n, cap - n);
+      p += *p == ',';
+    }
+    return 1;
+  }
+  json_at(p, out, cap);
+  return 1;
+}
+
+/* scan's lines for template id, in the form of expect. */
+static void reported(const char *lines, const char *id, char *out)
+{
+  out[0] = '\0';
+  for (const char *l = lines; *l;) {
+    const char *end = strchr(l, '\n');
+    ck_assert_ptr_nonnull(end);
+    char one[8192], v[1024], at[512], name[256], extracts[512];
+    snprintf(one, sizeof one, "%.*s", (int)(end - l), l);
+    ck_assert(json_field(one, "template-id", v, sizeof v));
+    if (!strcmp(v, id)) {
+      ck_assert(json_field(one, "matched-at", at, sizeof at));
+      json_field(one, "matcher-name", name, sizeof name);
+      json_field(one, "extracted-results", extracts, sizeof extracts);
+      size_t n = strlen(out);
+      snprintf(out + n, EXPECT_MAX - n, "%s name=%s extracts=%s\n", at, name, extracts);
+    }
+    l = end + 1;
+  }
+}
+
+/* Runs scan -t dir (relative to TEMPLATES) with more arguments. */
+static prog_out run_templates(const char *dir, const char *a1, const char *a2, const char *a3)
+{
+  char path[512];
+  templates_path(dir, path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, (char *)a1, (char *)a2, (char *)a3, NULL};
+  ck_assert_ptr_nonnull(argv[0]);
+  return run_program(argv);
+}
+
+/* ---- Tests -------------------------------------------------------------- */
+
+/* Every template of run/ against the server: scan's verdicts and extracts
+ * are the evaluation's, and one request served each set of templates with
+ * the same request. */
+START_TEST(verdicts)
+{
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_templates("run", "-u", base, NULL);
+  unsigned long made = ts_requests(srv) - before;
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  /* 15 templates, 16 paths, 11 distinct requests; redirects.yaml follows
+   * three redirects, which the server counts too. */
+  ck_assert_msg(strstr(o.err, "15 loaded, 0 skipped; 11 clusters, 11 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 11 + 3);
+  size_t lines = 0;
+  for (size_t i = 0; i < NRUN; i++) {
+    char want[EXPECT_MAX] = "", have[EXPECT_MAX];
+    RUN[i].expected(want);
+    reported(o.out, RUN[i].id, have);
+    ck_assert_msg(!strcmp(want, have), "%s: expected\n%sgot\n%s", RUN[i].id, want, have);
+    for (const char *p = have; (p = strchr(p, '\n')) != NULL; p++)
+      lines++;
+  }
+  /* Only the templates of run/ were reported, and some did not match. */
+  size_t all = 0;
+  for (const char *p = o.out; (p = strchr(p, '\n')) != NULL; p++)
+    all++;
+  ck_assert_uint_eq(all, lines);
+  ck_assert_uint_lt(lines, NRUN + 2);
+  ck_assert_uint_gt(lines, NRUN / 2);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* The fields nuclei writes, and respchain's beside them. */
+START_TEST(fields)
+{
+  prog_out o = run_templates("run/word-and.yaml", "-u", base, "-s");
+  ck_assert_int_eq(o.status, 0);
+  char v[1024];
+  ck_assert(json_field(o.out, "template-id", v, sizeof v) && !strcmp(v, "word-and"));
+  ck_assert(strstr(o.out, "\"info\":{\"name\":\"Acme portal page\",\"severity\":\"info\","
+                          "\"tags\":[\"test\",\"word\"]}"));
+  ck_assert(json_field(o.out, "type", v, sizeof v) && !strcmp(v, "http"));
+  ck_assert(json_field(o.out, "host", v, sizeof v) && !strcmp(v, base));
+  ck_assert(json_field(o.out, "timestamp", v, sizeof v) && strlen(v) == 27 && v[26] == 'Z');
+  ck_assert(!strstr(o.out, "matcher-name") && !strstr(o.out, "extracted-results"));
+  ck_assert(strstr(o.out, "\"status-code\":200,\"cluster-requests\":1,\"body-bytes\":"));
+  ck_assert(strstr(o.out, ",\"truncated\":false}\n"));
+  ck_assert_str_eq(o.err, ""); /* -s: no summary */
+  prog_out_free(&o);
+}
+END_TEST
+
+/* --validate: each template of skip/ is skipped with the reason its first
+ * line names, and counted; nothing is requested. */
+START_TEST(validate)
+{
+  char dir[512];
+  templates_path("skip", dir, sizeof dir);
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_templates("skip", "--validate", "-u", base);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv), before);
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[1024], first[256], want[1400];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(first, sizeof first, f));
+    fclose(f);
+    ck_assert_msg(!strncmp(first, "# skip: ", 8), "%s: no '# skip:' line", path);
+    first[strcspn(first, "\n")] = '\0';
+    snprintf(want, sizeof want, "skipped %s: %s", path, first + 8);
+    ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
+    n++;
+  }
+  closedir(d);
+  char counts[64];
+  snprintf(counts, sizeof counts, "templates: 0 loaded, %zu skipped", n);
+  ck_assert_msg(strstr(o.out, counts), "%s", o.out);
+  prog_out_free(&o);
+  /* run/ loads whole. */
+  o = run_templates("run", "--validate", NULL, NULL);
+  ck_assert_msg(strstr(o.out, "templates: 15 loaded, 0 skipped"), "%s", o.out);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* Usage: --validate without -t, and -t beside the command line's matchers. */
+START_TEST(usage)
+{
+  char *a[] = {getenv("SCAN_BIN"), "--validate", NULL};
+  prog_out o = run_program(a);
+  ck_assert_int_eq(o.status, 2);
+  prog_out_free(&o);
+  o = run_templates("run", "--word", "x", NULL);
+  ck_assert_int_eq(o.status, 2);
+  prog_out_free(&o);
+  o = run_templates("no-such-dir", "--validate", NULL, NULL);
+  ck_assert_int_eq(o.status, 1);
+  prog_out_free(&o);
+}
+END_TEST
+
+int main(void)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  Suite *s = suite_create("templates");
+  TCase *tc = tcase_create("scan -t");
+  tcase_add_checked_fixture(tc, up, server_down);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, verdicts);
+  tcase_add_test(tc, fields);
+  tcase_add_test(tc, validate);
+  tcase_add_test(tc, usage);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? 1 : 0;
+}

@@ -303,6 +303,25 @@ static void stop_first(char *out)
     expect(out, "/bytes?n=20", NULL, NULL);
 }
 
+static void word_all(char *out)
+{
+  got g;
+  fetch("/html?title=fine", NULL, NULL, 0, &g);
+  if ((has(g.head, g.head_len, "respchain-test/1") || has(g.body, g.body_len, "respchain-test/1")) &&
+      (has(g.head, g.head_len, "<h1>hello") || has(g.body, g.body_len, "<h1>hello")))
+    expect(out, "/html?title=fine", NULL, NULL);
+}
+
+static void regex_backref(char *out)
+{
+  const char *path = "/html?title=Build+4711+and+Build+99";
+  got g;
+  fetch(path, NULL, NULL, 0, &g);
+  if (regex_in("(Build) \\d+ and \\1 \\d\\d$", g.body, g.body_len) ||
+      regex_in("(Build) \\d+ and \\1", g.body, g.body_len))
+    expect(out, path, NULL, NULL);
+}
+
 static const struct evaluation {
   const char *id;
   void (*expected)(char *out);
@@ -314,7 +333,8 @@ static const struct evaluation {
     {"size", size},                 {"kval", kval},
     {"named-or", named_or},         {"method-headers", method_headers},
     {"redirects", redirects},       {"no-redirects", no_redirects},
-    {"stop-first", stop_first},
+    {"stop-first", stop_first},     {"word-all", word_all},
+    {"regex-backref", regex_backref},
 };
 #define NRUN (sizeof RUN / sizeof RUN[0])
 
@@ -409,9 +429,9 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 15 templates, 16 paths, 11 distinct requests; redirects.yaml follows
+  /* 17 templates, 18 paths, 11 distinct requests; redirects.yaml follows
    * three redirects, which the server counts too. */
-  ck_assert_msg(strstr(o.err, "15 loaded, 0 skipped; 11 clusters, 11 requests"), "%s", o.err);
+  ck_assert_msg(strstr(o.err, "17 loaded, 0 skipped; 11 clusters, 11 requests"), "%s", o.err);
   ck_assert_uint_eq(made, 11 + 3);
   size_t lines = 0;
   for (size_t i = 0; i < NRUN; i++) {
@@ -453,6 +473,31 @@ START_TEST(fields)
 }
 END_TEST
 
+/* Body words and regexes that Vectorscan takes run on the stream, and the
+ * body is not kept for them; without Vectorscan, PCRE2 runs them over the
+ * kept body. Same verdicts either way. */
+START_TEST(streamed)
+{
+  char *v[] = {getenv("SCAN_BIN"), "--version", NULL};
+  prog_out ver = run_program(v);
+  int vs = strstr(ver.out, "matchers: Vectorscan") != NULL;
+  prog_out_free(&ver);
+  char one[512], two[512];
+  templates_path("run/word-and.yaml", one, sizeof one);
+  templates_path("run/negative.yaml", two, sizeof two);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", one, "-t", two, "-u", base, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert(strstr(o.out, "\"template-id\":\"word-and\""));
+  ck_assert(strstr(o.out, "\"template-id\":\"negative\""));
+  if (vs)
+    ck_assert_msg(strstr(o.err, "3 streamed") && strstr(o.err, "bodies not kept"), "%s", o.err);
+  else
+    ck_assert_msg(strstr(o.err, "3 over the kept body") && strstr(o.err, "bodies kept"), "%s", o.err);
+  prog_out_free(&o);
+}
+END_TEST
+
 /* --validate: each template of skip/ is skipped with the reason its first
  * line names, and counted; nothing is requested. */
 START_TEST(validate)
@@ -489,7 +534,7 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 15 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 17 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -519,6 +564,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, verdicts);
   tcase_add_test(tc, fields);
+  tcase_add_test(tc, streamed);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
   suite_add_tcase(s, tc);

@@ -23,18 +23,15 @@ static int same_request(const cluster *c, const tpl_request *q, const char *path
   return 1;
 }
 
-/* Whether request q needs the body kept: an extractor, or a matcher of
- * the body (scan matches the kept body; see scan(1)). */
+/* Whether request q needs the body kept: an extractor of the body (its
+ * matchers of the body run on the stream, or over a body kept for the
+ * regexes the stream does not take: see tpl_options). */
 static int needs_body(const tpl_request *q)
 {
-  if (q->nextractors)
-    return 1;
-  for (size_t i = 0; i < q->nmatchers; i++) {
-    const tpl_matcher *m = &q->matchers[i];
-    if ((m->type == TM_WORD || m->type == TM_REGEX || m->type == TM_SIZE) &&
-        (m->part == TP_BODY || m->part == TP_ALL))
+  for (size_t i = 0; i < q->nextractors; i++)
+    if (!q->extractors[i].kval && q->extractors[i].part != TP_HEADER &&
+        q->extractors[i].part != TP_NAMED)
       return 1;
-  }
   return 0;
 }
 
@@ -278,4 +275,83 @@ void tpl_summary(const templates *ts, unsigned long requests)
   fprintf(stderr, "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
           ts->n, ts->nskips, ts->nclusters, requests, ts->matches);
   skip_counts(stderr, ts, "scan: templates: ");
+}
+
+/* ---- The matchers of the body ------------------------------------------- */
+
+/* The id of value i of body matcher m among out's matchers, added when
+ * new. */
+static size_t pattern_id(options *out, const tpl_matcher *m, size_t i)
+{
+  if (m->type == TM_WORD) {
+    for (size_t k = 0; k < out->nwords; k++)
+      if (out->word_nocase[k] == m->nocase && !strcmp(out->words[k], m->words[i]))
+        return k;
+    out->word_nocase[out->nwords] = (unsigned char)m->nocase;
+    out->words[out->nwords] = m->words[i];
+    return out->nwords++;
+  }
+  for (size_t k = 0; k < out->nregexes; k++)
+    if (!strcmp(out->regexes[k].text, m->regexes[i].text))
+      return k;
+  out->regexes[out->nregexes] = m->regexes[i]; /* shared: freed with the template */
+  return out->nregexes++;
+}
+
+/* The words and the regexes of the body, counted. */
+static void body_values(const templates *ts, size_t *words, size_t *regexes)
+{
+  *words = *regexes = 0;
+  for (size_t t = 0; t < ts->n; t++)
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
+      for (size_t i = 0; i < ts->t[t].reqs[q].nmatchers; i++) {
+        const tpl_matcher *m = &ts->t[t].reqs[q].matchers[i];
+        if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
+          *words += m->n;
+        if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
+          *regexes += m->n;
+      }
+}
+
+int tpl_options(templates *ts, const options *o, options *out)
+{
+  size_t nw, nr;
+  body_values(ts, &nw, &nr);
+  *out = *o;
+  out->words = calloc(nw + 1, sizeof *out->words);
+  out->word_nocase = calloc(nw + 1, 1);
+  out->regexes = calloc(nr + 1, sizeof *out->regexes);
+  out->nwords = out->nregexes = out->nextracts = 0;
+  out->part = PART_BODY;
+  out->stop_on_match = 0;
+  if (!out->words || !out->word_nocase || !out->regexes)
+    return -1;
+  for (size_t t = 0; t < ts->n; t++)
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
+      for (size_t i = 0; i < ts->t[t].reqs[q].nmatchers; i++) {
+        tpl_matcher *m = &ts->t[t].reqs[q].matchers[i];
+        if ((m->part != TP_BODY && m->part != TP_ALL) ||
+            (m->type != TM_WORD && m->type != TM_REGEX))
+          continue;
+        if (!(m->ids = calloc(m->n, sizeof *m->ids)))
+          return -1;
+        for (size_t k = 0; k < m->n; k++)
+          m->ids[k] = pattern_id(out, m, k);
+      }
+  /* The regexes' ids follow the words' (scan.h). */
+  for (size_t t = 0; t < ts->n; t++)
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
+      for (size_t i = 0; i < ts->t[t].reqs[q].nmatchers; i++) {
+        tpl_matcher *m = &ts->t[t].reqs[q].matchers[i];
+        for (size_t k = 0; m->ids && m->type == TM_REGEX && k < m->n; k++)
+          m->ids[k] += out->nwords;
+      }
+  return 0;
+}
+
+void tpl_options_free(options *out)
+{
+  free(out->words);
+  free(out->word_nocase);
+  free(out->regexes);
 }

@@ -533,7 +533,7 @@ static int setup(scan *s)
     return -1;
   }
   for (size_t i = 0; s->tpl && i < s->tpl->nclusters; i++)
-    s->engine.keep_body |= s->tpl->c[i].keep_body; /* the templates match the kept body */
+    s->engine.keep_body |= s->tpl->c[i].keep_body; /* their extractors need it */
   for (size_t i = 0; i < s->nslots; i++) {
     if (slot_init(s, &s->slots[i], &lim) != 0) {
       fputs("scan: cannot set up a transfer (out of memory?)\n", stderr);
@@ -597,14 +597,14 @@ static int scan_all(scan *s)
 
 /* -t: loads and clusters the templates into ts, for s. Returns -1 to go
  * on, else the exit status (--validate, or a failure). */
-static int load_templates(scan *s, templates *ts)
+static int load_templates(scan *s, templates *ts, options *topt)
 {
   const options *o = s->opt;
   if (!o->ntemplates)
     return -1;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;
-  if (tpl_cluster(ts, o) != 0) {
+  if (tpl_cluster(ts, o) != 0 || tpl_options(ts, o, topt) != 0) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -613,6 +613,7 @@ static int load_templates(scan *s, templates *ts)
     return EXIT_RAN;
   }
   s->tpl = ts;
+  s->opt = topt; /* the templates' matchers of the body, as the scan's */
   return -1;
 }
 
@@ -635,8 +636,10 @@ int main(int argc, char **argv)
   s.out = -1;
   s.progress = !opt.silent && isatty(STDERR_FILENO);
   templates ts;
+  options topt;
   memset(&ts, 0, sizeof ts);
-  if ((status = load_templates(&s, &ts)) < 0) {
+  memset(&topt, 0, sizeof topt);
+  if ((status = load_templates(&s, &ts, &topt)) < 0) {
     status = EXIT_SETUP;
     if (catch_signals() != 0)
       fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
@@ -648,6 +651,7 @@ int main(int argc, char **argv)
     status = EXIT_SETUP;
   }
   teardown(&s);
+  tpl_options_free(&topt);
   tpl_free(&ts);
   curl_global_cleanup();
   options_free(&opt);

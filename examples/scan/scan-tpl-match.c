@@ -55,29 +55,45 @@ static int contains(rc_view hay, const char *needle, int nocase)
   return 0;
 }
 
-/* Value i of matcher m hits one of the texts. */
-static int value_hits(const tpl_matcher *m, size_t i, const texts *t, int status)
+/* Value i of matcher m hits: over the header block or a header's values
+ * here, in the body by the slot's verdict (the engine's, see
+ * tpl_options). */
+static int value_hits(const scan *s, const slot *sl, const tpl_matcher *m, size_t i)
 {
+  const rc_response *r = sl->resp;
+  rc_hop_info last;
+  size_t head = rc_hop(r, -1, &last) == RC_OK ? last.raw.len : 0;
   switch (m->type) {
-  case TM_STATUS: return m->numbers[i] == status;
-  case TM_SIZE: return m->numbers[i] >= 0 && (size_t)m->numbers[i] == t->len;
-  default: break;
+  case TM_STATUS: return m->numbers[i] == rc_status(r);
+  case TM_SIZE:
+    if (m->part == TP_NAMED)
+      break;
+    return m->numbers[i] >= 0 &&
+           (size_t)m->numbers[i] == (m->part == TP_HEADER ? head : 0) +
+                                        (m->part != TP_HEADER ? rc_body_length(r) : 0);
+  default:
+    if (m->ids && verdict_has(&sl->v, s->opt, m->ids[i]))
+      return 1;
   }
-  for (size_t k = 0; k < t->n; k++)
-    if (m->type == TM_WORD ? contains(t->v[k], m->words[i], m->nocase)
-                           : regex_hit(&m->regexes[i], t->v[k]))
+  texts t;
+  part_texts(r, m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
+  if (m->part == TP_BODY)
+    return 0;
+  if (m->type == TM_SIZE)
+    return m->numbers[i] >= 0 && (size_t)m->numbers[i] == t.len;
+  for (size_t k = 0; k < t.n; k++)
+    if (m->type == TM_WORD ? contains(t.v[k], m->words[i], m->nocase)
+                           : regex_hit(&m->regexes[i], t.v[k]))
       return 1;
   return 0;
 }
 
 /* Matcher m's verdict: its condition over its values, negative applied. */
-static int matcher_hits(const tpl_matcher *m, const rc_response *r)
+static int matcher_hits(const scan *s, const slot *sl, const tpl_matcher *m)
 {
-  texts t;
-  part_texts(r, m->part, m->header, &t);
-  int status = rc_status(r), hit = m->cond_and;
+  int hit = m->cond_and;
   for (size_t i = 0; i < m->n; i++) {
-    int h = value_hits(m, i, &t, status);
+    int h = value_hits(s, sl, m, i);
     if (m->cond_and && !h) {
       hit = 0;
       break;
@@ -212,7 +228,7 @@ static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q)
     return 0;
   }
   for (size_t i = 0; i < q->nmatchers; i++) {
-    hit[i] = (unsigned char)matcher_hits(&q->matchers[i], sl->resp);
+    hit[i] = (unsigned char)matcher_hits(s, sl, &q->matchers[i]);
     hits += hit[i];
     named += hit[i] && q->matchers[i].name;
   }

@@ -491,6 +491,7 @@ static void free_request(tpl_request *q)
     free(m->header);
     free(m->name);
     free(m->numbers);
+    free(m->ids);
     if (m->type == TM_WORD)
       free_strings(m->words, m->n);
     if (m->type == TM_REGEX)

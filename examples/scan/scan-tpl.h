@@ -1,7 +1,11 @@
 /* scan's templates (-t): the subset of nuclei's template format that scan
  * reads (scan-tpl.c), the requests they make, clustered so that templates
  * asking for the same request share one (scan-cluster.c), and the
- * verdicts and JSON lines of their matchers (scan-tpl-match.c). */
+ * verdicts and JSON lines of their matchers (scan-tpl-match.c).
+ * The words and regexes of the body of all templates become the scan's
+ * --word and --regex matchers (tpl_options), so the engine of scan-match.c
+ * and scan-vs.c runs them as each body streams; the rest (header parts,
+ * status, size, extractors) is looked at when the transfer ends. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 
@@ -29,6 +33,9 @@ typedef struct tpl_matcher {
   regex *regexes; /* TM_REGEX */
   long *numbers;  /* TM_STATUS, TM_SIZE */
   size_t n;       /* words, regexes or numbers */
+  /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
+   * matcher id among the scan's (tpl_options), whose verdict holds it. */
+  size_t *ids;
 } tpl_matcher;
 
 typedef struct tpl_extractor {
@@ -114,6 +121,14 @@ typedef struct templates {
 int tpl_load(templates *ts, const char *const *paths, size_t npaths);
 /* Clusters the loaded templates' requests, adding the -H headers. 0 or -1. */
 int tpl_cluster(templates *ts, const options *o);
+/* The scan's options for the templates: o's, with the body words and
+ * regexes of every template as its --word and --regex matchers (each
+ * distinct one once; their ids in the matchers' ids), so that the
+ * engine of scan-match.c runs them all over each body as it streams,
+ * and PCRE2 over the kept body for those it cannot. 0 or -1. */
+int tpl_options(templates *ts, const options *o, options *out);
+/* Frees what tpl_options made (not what it shares with o). */
+void tpl_options_free(options *out);
 void tpl_free(templates *ts);
 /* --validate: each skip and its reason, then the counts, on stdout. */
 void tpl_print_validation(const templates *ts);

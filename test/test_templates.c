@@ -77,8 +77,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 }
 
 /* Fetches path of the target with method (NULL: GET), one header (NULL:
- * none), following redirects up to follow (0: none). */
-static void fetch(const char *path, const char *method, const char *header, long follow, got *g)
+ * none), a body (NULL: none), following redirects up to follow (0: none). */
+static void fetch_with(const char *path, const char *method, const char *header, const char *data,
+                       long follow, got *g)
 {
   char url[512];
   snprintf(url, sizeof url, "%s%s", base, path);
@@ -94,12 +95,19 @@ static void fetch(const char *path, const char *method, const char *header, long
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, follow > 0 ? 1L : 0L);
   curl_easy_setopt(e, CURLOPT_MAXREDIRS, follow);
+  if (data)
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, data);
   if (method)
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
   ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
   curl_slist_free_all(h);
   curl_easy_cleanup(e);
+}
+
+static void fetch(const char *path, const char *method, const char *header, long follow, got *g)
+{
+  fetch_with(path, method, header, NULL, follow, g);
 }
 
 static int has(const char *text, size_t len, const char *word)
@@ -268,7 +276,8 @@ static void method_headers(char *out)
   snprintf(path, sizeof path, "/echo?from=127.0.0.1");
   snprintf(header, sizeof header, "X-Probe: port-%s", port);
   fetch(path, "PUT", header, 0, &g);
-  if (has(g.body, g.body_len, "PUT /echo?from=127.0.0.1") && has(g.body, g.body_len, "X-Probe: port-"))
+  if (has(g.body, g.body_len, "PUT /echo?from=127.0.0.1") &&
+      regex_in("X-Probe: port-[0-9]+\\r", g.body, g.body_len))
     expect(out, path, NULL, NULL);
 }
 
@@ -322,6 +331,24 @@ static void regex_backref(char *out)
     expect(out, path, NULL, NULL);
 }
 
+static void raw_plain(char *out)
+{
+  got g;
+  fetch_with("/echo?raw=1", "PATCH", "X-Raw: from-http", "a=1", 0, &g);
+  if (has(g.body, g.body_len, "PATCH /echo?raw=1 HTTP/1.1") &&
+      has(g.body, g.body_len, "X-Raw: from-http") && has(g.body, g.body_len, "Content-Length: 3"))
+    expect(out, "/echo?raw=1", NULL, NULL);
+}
+
+static void dsl(char *out)
+{
+  got g;
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "Acme") && strcasestr(g.body, "acme portal") && g.status == 200 &&
+      !has(g.head, g.head_len, "X-Nope") && g.status != 404)
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
 static const struct evaluation {
   const char *id;
   void (*expected)(char *out);
@@ -334,7 +361,8 @@ static const struct evaluation {
     {"named-or", named_or},         {"method-headers", method_headers},
     {"redirects", redirects},       {"no-redirects", no_redirects},
     {"stop-first", stop_first},     {"word-all", word_all},
-    {"regex-backref", regex_backref},
+    {"regex-backref", regex_backref}, {"raw-plain", raw_plain},
+    {"dsl", dsl},
 };
 #define NRUN (sizeof RUN / sizeof RUN[0])
 
@@ -429,10 +457,10 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 17 templates, 18 paths, 11 distinct requests; redirects.yaml follows
+  /* 19 templates, 20 paths, 12 distinct requests; redirects.yaml follows
    * three redirects, which the server counts too. */
-  ck_assert_msg(strstr(o.err, "17 loaded, 0 skipped; 11 clusters, 11 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 11 + 3);
+  ck_assert_msg(strstr(o.err, "19 loaded, 0 skipped; 12 clusters, 12 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 12 + 3);
   size_t lines = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -534,7 +562,7 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 17 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 19 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST

@@ -69,21 +69,6 @@ static int join(templates *ts, size_t t, size_t q, const char *path, size_t *cap
   return 0;
 }
 
-/* Each cluster's header list: -H first, then its own. 0 or -1. */
-static int header_lists(templates *ts, const options *o)
-{
-  for (size_t i = 0; i < ts->nclusters; i++) {
-    cluster *c = &ts->c[i];
-    for (const struct curl_slist *h = o->headers; h; h = h->next)
-      if (!(c->slist = curl_slist_append(c->slist, h->data)))
-        return -1;
-    for (size_t k = 0; k < c->nheaders; k++)
-      if (!(c->slist = curl_slist_append(c->slist, c->headers[k])))
-        return -1;
-  }
-  return 0;
-}
-
 int tpl_cluster(templates *ts, const options *o)
 {
   size_t cap = 0;
@@ -99,9 +84,8 @@ int tpl_cluster(templates *ts, const options *o)
       for (size_t p = 0; p < ts->t[t].reqs[q].npaths; p++)
         if (join(ts, t, q, ts->t[t].reqs[q].paths[p], &cap) != 0)
           return -1;
-  if (!(ts->last = calloc(ts->n + 1, sizeof *ts->last)))
-    return -1;
-  return header_lists(ts, o);
+  (void)o;
+  return (ts->last = calloc(ts->n + 1, sizeof *ts->last)) != NULL ? 0 : -1;
 }
 
 /* ---- Variables ---------------------------------------------------------- */
@@ -192,20 +176,63 @@ char *tpl_url(const templates *ts, const cluster *c, const char *target)
 
 /* ---- Requests and jobs -------------------------------------------------- */
 
-int tpl_set_request(CURL *e, const cluster *c, const options *o)
+/* text with its variables for target replaced, new; NULL when out of
+ * memory. */
+static char *expanded(const templates *ts, const char *text, const char *target,
+                      const url_parts *u)
+{
+  line l = {0};
+  expand(&l, ts, text, target, u);
+  put(&l, "", 1);
+  if (l.nomem)
+    free(l.p);
+  return l.nomem ? NULL : l.p;
+}
+
+/* Cluster c's headers (after -H) and body for target, into *job. */
+static int job_request(const templates *ts, const cluster *c, const options *o,
+                       const char *target, tpl_job *job)
+{
+  url_parts u;
+  int ok = split_url(target, &u) == 0;
+  for (const struct curl_slist *h = o->headers; ok && h; h = h->next)
+    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+  for (size_t k = 0; ok && k < c->nheaders; k++) {
+    char *h = expanded(ts, c->headers[k], target, &u);
+    ok = h && (job->headers = curl_slist_append(job->headers, h)) != NULL;
+    free(h);
+  }
+  if (ok && c->body)
+    ok = (job->body = expanded(ts, c->body, target, &u)) != NULL;
+  free_parts(&u);
+  return ok ? 0 : -1;
+}
+
+void tpl_job_free(tpl_job *job)
+{
+  curl_slist_free_all(job->headers);
+  free(job->body);
+  job->headers = NULL;
+  job->body = NULL;
+}
+
+int tpl_set_request(CURL *e, const templates *ts, const cluster *c, const options *o,
+                    const char *target, tpl_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
+  tpl_job_free(job);
+  if (job_request(ts, c, o, target, job) != 0)
+    return -1;
   int ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_NOBODY, 0L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL) == CURLE_OK &&
-           curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->slist) == CURLE_OK &&
+           curl_easy_setopt(e, CURLOPT_HTTPHEADER, job->headers) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirs > 0 ? 1L : 0L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_MAXREDIRS, redirs) == CURLE_OK;
-  (void)o;
-  if (ok && c->body)
-    ok = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(c->body)) ==
+  if (ok && job->body)
+    ok = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(job->body)) ==
              CURLE_OK &&
-         curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body) == CURLE_OK;
+         curl_easy_setopt(e, CURLOPT_POSTFIELDS, job->body) == CURLE_OK;
   if (ok && !strcmp(c->method, "HEAD"))
     ok = curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
   else if (ok && strcmp(c->method, c->body ? "POST" : "GET") != 0)
@@ -298,25 +325,55 @@ static size_t pattern_id(options *out, const tpl_matcher *m, size_t i)
   return out->nregexes++;
 }
 
-/* The words and the regexes of the body, counted. */
-static void body_values(const templates *ts, size_t *words, size_t *regexes)
+/* The words and the regexes of the body of m (its subs too), counted. */
+static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
 {
-  *words = *regexes = 0;
-  for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; q < ts->t[t].nreqs; q++)
-      for (size_t i = 0; i < ts->t[t].reqs[q].nmatchers; i++) {
-        const tpl_matcher *m = &ts->t[t].reqs[q].matchers[i];
-        if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
-          *words += m->n;
-        if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
-          *regexes += m->n;
-      }
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    count_values(&m->subs[i], words, regexes);
+  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
+    *words += m->n;
+  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
+    *regexes += m->n;
 }
+
+/* The ids of m's values of the body (its subs' too) among out's. Regex
+ * ids count from 0 here; shift_ids adds the words' count. 0 or -1. */
+static int assign_ids(options *out, tpl_matcher *m)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    if (assign_ids(out, &m->subs[i]) != 0)
+      return -1;
+  if ((m->part != TP_BODY && m->part != TP_ALL) || (m->type != TM_WORD && m->type != TM_REGEX))
+    return 0;
+  if (!(m->ids = calloc(m->n, sizeof *m->ids)))
+    return -1;
+  for (size_t k = 0; k < m->n; k++)
+    m->ids[k] = pattern_id(out, m, k);
+  return 0;
+}
+
+/* The regexes' ids follow the words' (scan.h). */
+static void shift_ids(tpl_matcher *m, size_t nwords)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    shift_ids(&m->subs[i], nwords);
+  for (size_t k = 0; m->ids && m->type == TM_REGEX && k < m->n; k++)
+    m->ids[k] += nwords;
+}
+
+/* Runs body with m each matcher of the templates. */
+#define EACH_MATCHER(ts, m, body)                                                                \
+  for (size_t t_ = 0; t_ < (ts)->n; t_++)                                                        \
+    for (size_t q_ = 0; q_ < (ts)->t[t_].nreqs; q_++)                                            \
+      for (size_t i_ = 0; i_ < (ts)->t[t_].reqs[q_].nmatchers; i_++) {                           \
+        tpl_matcher *m = &(ts)->t[t_].reqs[q_].matchers[i_];                                     \
+        body;                                                                                    \
+      }
 
 int tpl_options(templates *ts, const options *o, options *out)
 {
-  size_t nw, nr;
-  body_values(ts, &nw, &nr);
+  size_t nw = 0, nr = 0;
+  EACH_MATCHER(ts, m, count_values(m, &nw, &nr));
   *out = *o;
   out->words = calloc(nw + 1, sizeof *out->words);
   out->word_nocase = calloc(nw + 1, 1);
@@ -326,26 +383,8 @@ int tpl_options(templates *ts, const options *o, options *out)
   out->stop_on_match = 0;
   if (!out->words || !out->word_nocase || !out->regexes)
     return -1;
-  for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; q < ts->t[t].nreqs; q++)
-      for (size_t i = 0; i < ts->t[t].reqs[q].nmatchers; i++) {
-        tpl_matcher *m = &ts->t[t].reqs[q].matchers[i];
-        if ((m->part != TP_BODY && m->part != TP_ALL) ||
-            (m->type != TM_WORD && m->type != TM_REGEX))
-          continue;
-        if (!(m->ids = calloc(m->n, sizeof *m->ids)))
-          return -1;
-        for (size_t k = 0; k < m->n; k++)
-          m->ids[k] = pattern_id(out, m, k);
-      }
-  /* The regexes' ids follow the words' (scan.h). */
-  for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; q < ts->t[t].nreqs; q++)
-      for (size_t i = 0; i < ts->t[t].reqs[q].nmatchers; i++) {
-        tpl_matcher *m = &ts->t[t].reqs[q].matchers[i];
-        for (size_t k = 0; m->ids && m->type == TM_REGEX && k < m->n; k++)
-          m->ids[k] += out->nwords;
-      }
+  EACH_MATCHER(ts, m, if (assign_ids(out, m) != 0) return -1);
+  EACH_MATCHER(ts, m, shift_ids(m, out->nwords));
   return 0;
 }
 

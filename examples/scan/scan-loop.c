@@ -176,6 +176,8 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
 {
   const options *o = s->opt;
   sl->scan = s;
+  if (s->tpl && !(sl->job = calloc(1, sizeof *sl->job)))
+    return -1;
   if (rc_response_new(s->pool, lim, &sl->resp) != RC_OK || !(sl->easy = curl_easy_init()) ||
       verdict_init(&sl->v, o) != 0 || !(sl->head = malloc(TITLE_HEAD)))
     return -1;
@@ -238,6 +240,8 @@ static void slot_finish(scan *s, slot *sl)
   free(sl->url);
   free(sl->target);
   sl->url = sl->target = NULL;
+  if (sl->job)
+    tpl_job_free(sl->job);
   sl->state = SLOT_IDLE;
 }
 
@@ -252,7 +256,8 @@ static void slot_start(scan *s, slot *sl)
   observed_reset(s, sl);
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
   CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
-  if (cc == CURLE_OK && s->tpl && tpl_set_request(sl->easy, &s->tpl->c[sl->cluster], s->opt) != 0)
+  if (cc == CURLE_OK && s->tpl &&
+      tpl_set_request(sl->easy, s->tpl, &s->tpl->c[sl->cluster], s->opt, sl->target, sl->job) != 0)
     cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
    * its request (rc_multi_poll adds it); it counts as running either way. */
@@ -555,6 +560,9 @@ static void teardown(scan *s)
     free(sl->target);
     if (sl->easy)
       curl_easy_cleanup(sl->easy);
+    if (sl->job) /* after the easy handle, which points to them */
+      tpl_job_free(sl->job);
+    free(sl->job);
     rc_response_free(sl->resp);
     vs_close(s, sl, 0);
     vs_slot_free(sl);

@@ -55,6 +55,8 @@ static int contains(rc_view hay, const char *needle, int nocase)
   return 0;
 }
 
+static int matcher_hits(const scan *s, const slot *sl, const tpl_matcher *m);
+
 /* Value i of matcher m hits: over the header block or a header's values
  * here, in the body by the slot's verdict (the engine's, see
  * tpl_options). */
@@ -71,6 +73,7 @@ static int value_hits(const scan *s, const slot *sl, const tpl_matcher *m, size_
     return m->numbers[i] >= 0 &&
            (size_t)m->numbers[i] == (m->part == TP_HEADER ? head : 0) +
                                         (m->part != TP_HEADER ? rc_body_length(r) : 0);
+  case TM_DSL: return matcher_hits(s, sl, &m->subs[i]);
   default:
     if (m->ids && verdict_has(&sl->v, s->opt, m->ids[i]))
       return 1;

@@ -162,9 +162,30 @@ static int matcher_type(reader *r, tpl_matcher *m, const char *s)
     m->type = TM_STATUS;
   else if (!strcmp(s, "size"))
     m->type = TM_SIZE;
+  else if (!strcmp(s, "dsl"))
+    m->type = TM_DSL;
   else
     return skip(r, "matcher type", s);
   return 0;
+}
+
+/* dsl: expressions of the subset, each a matcher of its own. */
+static int load_dsl(reader *r, yaml_node_t *v, tpl_matcher *m)
+{
+  char **exprs;
+  size_t n;
+  if (strings(r, v, &exprs, &n) != 0)
+    return -1;
+  int failed = !(m->subs = calloc(n + 1, sizeof *m->subs));
+  for (size_t i = 0; i < n; i++) {
+    if (!failed && tpl_dsl(exprs[i], &m->subs[m->n++]) != 0) {
+      skip(r, "dsl", exprs[i]);
+      failed = 1;
+    }
+    free(exprs[i]);
+  }
+  free(exprs);
+  return failed ? -1 : 0;
 }
 
 static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
@@ -196,6 +217,8 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
       ok = strings(r, v, &m->words, &m->n) == 0;
     else if (!strcmp(k, "regex") && m->type == TM_REGEX)
       ok = regexes(r, v, &m->regexes, &m->n) == 0;
+    else if (!strcmp(k, "dsl") && m->type == TM_DSL)
+      ok = load_dsl(r, v, m) == 0;
     else if ((!strcmp(k, "status") && m->type == TM_STATUS) ||
              (!strcmp(k, "size") && m->type == TM_SIZE))
       ok = numbers(r, v, &m->numbers, &m->n) == 0;
@@ -324,11 +347,31 @@ static int load_list(reader *r, yaml_node_t *n, int extractors, tpl_request *q)
 /* The keys of a request that make a template skipped, by their reason. */
 static const char *request_skip(const char *k)
 {
-  static const char *const as_is[] = {"raw", "payloads", "flow", "fuzzing", "race", "pipeline"};
+  static const char *const as_is[] = {"payloads", "flow", "fuzzing", "race", "pipeline"};
   for (size_t i = 0; i < sizeof as_is / sizeof *as_is; i++)
     if (!strcmp(k, as_is[i]))
       return as_is[i];
   return NULL;
+}
+
+/* raw: one plain request (tpl_raw), its variables known. */
+static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
+{
+  const char *text = v && v->type == YAML_SEQUENCE_NODE &&
+                             v->data.sequence.items.top - v->data.sequence.items.start == 1
+                         ? scalar(node(r, *v->data.sequence.items.start))
+                         : NULL;
+  if (!text)
+    return skip(r, "raw", "not one request");
+  if (q->method || q->paths)
+    return skip(r, "raw", "beside method or path");
+  const char *why = tpl_raw(text, q);
+  if (why)
+    return skip(r, why, NULL);
+  for (size_t i = 0; i < q->nheaders; i++)
+    if (known_variables(r, q->headers[i]) != 0)
+      return -1;
+  return known_variables(r, q->body);
 }
 
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
@@ -351,6 +394,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && (q->method = dup(r, s)) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(s);
     else if (!strcmp(k, "path"))
       ok = strings(r, v, &q->paths, &q->npaths) == 0;
+    else if (!strcmp(k, "raw"))
+      ok = load_raw(r, v, q) == 0;
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))
@@ -480,23 +525,29 @@ static void free_regexes(regex *re, size_t n)
   free(re);
 }
 
+static void free_matcher(tpl_matcher *m)
+{
+  free(m->header);
+  free(m->name);
+  free(m->numbers);
+  free(m->ids);
+  if (m->type == TM_WORD)
+    free_strings(m->words, m->n);
+  if (m->type == TM_REGEX)
+    free_regexes(m->regexes, m->n);
+  for (size_t i = 0; m->type == TM_DSL && m->subs && i < m->n; i++)
+    free_matcher(&m->subs[i]);
+  free(m->subs);
+}
+
 static void free_request(tpl_request *q)
 {
   free(q->method);
   free(q->body);
   free_strings(q->paths, q->npaths);
   free_strings(q->headers, q->nheaders);
-  for (size_t i = 0; q->matchers && i < q->nmatchers; i++) {
-    tpl_matcher *m = &q->matchers[i];
-    free(m->header);
-    free(m->name);
-    free(m->numbers);
-    free(m->ids);
-    if (m->type == TM_WORD)
-      free_strings(m->words, m->n);
-    if (m->type == TM_REGEX)
-      free_regexes(m->regexes, m->n);
-  }
+  for (size_t i = 0; q->matchers && i < q->nmatchers; i++)
+    free_matcher(&q->matchers[i]);
   for (size_t i = 0; q->extractors && i < q->nextractors; i++) {
     tpl_extractor *x = &q->extractors[i];
     free(x->header);
@@ -653,7 +704,6 @@ void tpl_free(templates *ts)
   }
   free(ts->skips);
   for (size_t i = 0; i < ts->nclusters; i++) {
-    curl_slist_free_all(ts->c[i].slist);
     free(ts->c[i].members);
   }
   free(ts->c);

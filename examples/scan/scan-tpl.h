@@ -19,7 +19,9 @@ typedef enum tpl_part {
   TP_NAMED   /* one header's values (part: a header name, '_' as '-') */
 } tpl_part;
 
-typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE } tpl_mtype;
+/* TM_DSL: DSL expressions, each contains(...) or status_code == N, as
+ * matchers of one value each (subs), under the matcher's condition. */
+typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mtype;
 
 typedef struct tpl_matcher {
   tpl_mtype type;
@@ -32,7 +34,8 @@ typedef struct tpl_matcher {
   char **words;   /* TM_WORD; lower-cased when nocase */
   regex *regexes; /* TM_REGEX */
   long *numbers;  /* TM_STATUS, TM_SIZE */
-  size_t n;       /* words, regexes or numbers */
+  struct tpl_matcher *subs; /* TM_DSL */
+  size_t n;       /* words, regexes, numbers or subs */
   /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
    * matcher id among the scan's (tpl_options), whose verdict holds it. */
   size_t *ids;
@@ -93,7 +96,6 @@ typedef struct cluster {
   size_t nheaders;
   int redirects;
   long max_redirs;
-  struct curl_slist *slist; /* -H, then the template's headers */
   tpl_member *members;
   size_t nmembers;
   int keep_body; /* a member needs the body */
@@ -114,6 +116,13 @@ typedef struct templates {
   unsigned long *last;  /* per template: the seq of its last report + 1 */
   unsigned long matches;
 } templates;
+
+/* A raw request (one, of text) into q's method, path, headers and body:
+ * NULL, or why scan cannot run it (scan-tpl-raw.c). */
+const char *tpl_raw(const char *text, tpl_request *q);
+/* A DSL expression as a matcher of one value: 0, or -1 when it is not
+ * of the subset (scan-tpl-raw.c). */
+int tpl_dsl(const char *expr, tpl_matcher *m);
 
 /* Loads every -t path (files, or directories of *.yaml / *.yml, in name
  * order) into ts. Returns 0, or -1 on a failure to read or out of memory
@@ -138,8 +147,17 @@ void tpl_summary(const templates *ts, unsigned long requests);
 /* The URL of cluster c for target, its variables replaced (new string),
  * or NULL when target is not a URL curl can parse. */
 char *tpl_url(const templates *ts, const cluster *c, const char *target);
-/* Sets the easy handle's request to cluster c's. 0 or -1. */
-int tpl_set_request(CURL *e, const cluster *c, const options *o);
+/* What a job's request holds, for as long as its transfer runs: the
+ * headers (-H, then the template's) and the body, variables replaced. */
+typedef struct tpl_job {
+  struct curl_slist *headers;
+  char *body;
+} tpl_job;
+/* Sets the easy handle's request to cluster c's for target, made in job
+ * (what it held before is freed). 0 or -1. */
+int tpl_set_request(CURL *e, const templates *ts, const cluster *c, const options *o,
+                    const char *target, tpl_job *job);
+void tpl_job_free(tpl_job *job);
 /* The next job for a slot: its URL (new string), and in *cl, *seq and
  * *target (new string) its cluster, target number and target; NULL at
  * the end. */

@@ -292,6 +292,7 @@ typedef struct slot {
   char *target;
   unsigned long seq;
   size_t cluster;
+  struct tpl_job *job; /* the request's headers and body; NULL: none */
 } slot;
 
 /* How a target's last transfer ended, for its report. */

@@ -567,6 +567,28 @@ START_TEST(validate)
 }
 END_TEST
 
+/* --shard splits the targets, not the templates' requests: shard 2/2 of
+ * two targets scans the second, with all its templates. */
+START_TEST(shard)
+{
+  char second[200];
+  snprintf(second, sizeof second, "%s/sub", base);
+  char path[512];
+  templates_path("run/status-404.yaml", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-u", second, "--shard", "2/2",
+                  "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 1);
+  char host[256];
+  ck_assert(json_field(o.out, "host", host, sizeof host));
+  ck_assert_str_eq(host, second);
+  ck_assert_ptr_eq(strchr(o.out, '\n'), o.out + strlen(o.out) - 1); /* one line */
+  prog_out_free(&o);
+}
+END_TEST
+
 /* Usage: --validate without -t, and -t beside the command line's matchers. */
 START_TEST(usage)
 {
@@ -593,6 +615,7 @@ int main(void)
   tcase_add_test(tc, verdicts);
   tcase_add_test(tc, fields);
   tcase_add_test(tc, streamed);
+  tcase_add_test(tc, shard);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
   suite_add_tcase(s, tc);

@@ -85,7 +85,7 @@ int tpl_cluster(templates *ts, const options *o)
         if (join(ts, t, q, ts->t[t].reqs[q].paths[p], &cap) != 0)
           return -1;
   (void)o;
-  return (ts->last = calloc(ts->n + 1, sizeof *ts->last)) != NULL ? 0 : -1;
+  return 0;
 }
 
 /* ---- Variables ---------------------------------------------------------- */
@@ -386,6 +386,35 @@ int tpl_options(templates *ts, const options *o, options *out)
   EACH_MATCHER(ts, m, if (assign_ids(out, m) != 0) return -1);
   EACH_MATCHER(ts, m, shift_ids(m, out->nwords));
   return 0;
+}
+
+/* Whether a value of m (its subs too) runs over the kept body. */
+static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    if (unstreamed(&m->subs[i], streamed))
+      return 1;
+  for (size_t k = 0; m->ids && k < m->n; k++)
+    if (!streamed[m->ids[k]])
+      return 1;
+  return 0;
+}
+
+int tpl_keep(templates *ts, const unsigned char *streamed, size_t nslots)
+{
+  int any = 0;
+  for (size_t i = 0; i < ts->nclusters; i++) {
+    cluster *c = &ts->c[i];
+    for (size_t k = 0; k < c->nmembers && !c->keep_body; k++) {
+      const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
+      for (size_t j = 0; j < q->nmatchers; j++)
+        c->keep_body |= unstreamed(&q->matchers[j], streamed);
+    }
+    any |= c->keep_body;
+  }
+  ts->window = nslots + 2;
+  ts->last = calloc(ts->n * ts->window + 1, sizeof *ts->last);
+  return ts->last ? any : -1;
 }
 
 void tpl_options_free(options *out)

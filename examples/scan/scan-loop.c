@@ -256,8 +256,13 @@ static void slot_start(scan *s, slot *sl)
   observed_reset(s, sl);
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
   CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
+  /* -t: the cluster's request, its body kept where its templates need it
+   * (the response is empty: reset since its last transfer). */
   if (cc == CURLE_OK && s->tpl &&
-      tpl_set_request(sl->easy, s->tpl, &s->tpl->c[sl->cluster], s->opt, sl->target, sl->job) != 0)
+      (tpl_set_request(sl->easy, s->tpl, &s->tpl->c[sl->cluster], s->opt, sl->target, sl->job) !=
+           0 ||
+       rc_response_observe(sl->resp, observe, sl,
+                           s->tpl->c[sl->cluster].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK))
     cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
    * its request (rc_multi_poll adds it); it counts as running either way. */
@@ -537,14 +542,21 @@ static int setup(scan *s)
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
-  for (size_t i = 0; s->tpl && i < s->tpl->nclusters; i++)
-    s->engine.keep_body |= s->tpl->c[i].keep_body; /* their extractors need it */
+  /* -t: each cluster keeps bodies or not (slot_start), as its own
+   * templates need; the summary says whether any does. */
+  int keep = s->tpl ? tpl_keep(s->tpl, s->engine.streamed, s->nslots) : s->engine.keep_body;
+  if (keep < 0) {
+    fputs("scan: out of memory\n", stderr);
+    return -1;
+  }
+  s->engine.keep_body = s->tpl ? 0 : keep;
   for (size_t i = 0; i < s->nslots; i++) {
     if (slot_init(s, &s->slots[i], &lim) != 0) {
       fputs("scan: cannot set up a transfer (out of memory?)\n", stderr);
       return -1;
     }
   }
+  s->engine.keep_body = keep;
   return 0;
 }
 

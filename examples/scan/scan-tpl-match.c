@@ -261,11 +261,12 @@ size_t tpl_report(scan *s, slot *sl, ending how)
   for (size_t i = 0; i < c->nmembers && !s->write_error; i++) {
     const tpl *t = &ts->t[c->members[i].tpl];
     const tpl_request *q = &t->reqs[c->members[i].req];
-    if (q->stop_first && ts->last[c->members[i].tpl] == sl->seq + 1)
+    unsigned long *last = &ts->last[c->members[i].tpl * ts->window + sl->seq % ts->window];
+    if (q->stop_first && *last == sl->seq + 1)
       continue; /* this target matched it already */
     size_t n = judge(s, sl, t, q);
     if (n)
-      ts->last[c->members[i].tpl] = sl->seq + 1;
+      *last = sl->seq + 1;
     lines += n;
   }
   ts->matches += lines;

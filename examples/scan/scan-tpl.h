@@ -113,7 +113,14 @@ typedef struct templates {
   char *target;
   size_t next_cluster;
   unsigned long seq;    /* targets taken */
-  unsigned long *last;  /* per template: the seq of its last report + 1 */
+  /* stop-at-first-match: per template, window entries: entry seq % window
+   * is seq + 1 once target seq reported it. A target's jobs are
+   * consecutive and at most nslots run at once, so the targets in flight
+   * fit the window; where they do not (targets that are no URLs take
+   * numbers too), an entry overwritten lets a line through twice, never
+   * drops one. */
+  unsigned long *last;
+  size_t window;
   unsigned long matches;
 } templates;
 
@@ -136,6 +143,12 @@ int tpl_cluster(templates *ts, const options *o);
  * engine of scan-match.c runs them all over each body as it streams,
  * and PCRE2 over the kept body for those it cannot. 0 or -1. */
 int tpl_options(templates *ts, const options *o, options *out);
+/* Once the engine has decided which of those run on the stream
+ * (streamed, per matcher id): marks the clusters that keep bodies (a
+ * regex extractor of the body, or a matcher that runs over the kept body),
+ * and makes room for stop-at-first-match over nslots jobs in flight.
+ * Returns whether any cluster keeps bodies, or -1 when out of memory. */
+int tpl_keep(templates *ts, const unsigned char *streamed, size_t nslots);
 /* Frees what tpl_options made (not what it shares with o). */
 void tpl_options_free(options *out);
 void tpl_free(templates *ts);

@@ -1,6 +1,7 @@
 /* scan -t: the templates of test/templates/, run against the loopback
  * server. run/ holds one template per feature, skip/ one per reason a
- * template is skipped (its first line says which: "# skip: REASON").
+ * template is skipped (its first line says which: "# skip: REASON"),
+ * cap/ one for --max-body.
  *
  * The verdicts and extracts that scan prints are checked against an
  * evaluation of each template written here, independently of scan: the
@@ -567,6 +568,29 @@ START_TEST(validate)
 }
 END_TEST
 
+/* A body cut at --max-body is matched as far as kept, and says so; a
+ * target that cannot be reached has no lines (an error in the summary). */
+START_TEST(cut_and_failed)
+{
+  prog_out o = run_templates("cap/cut.yaml", "-u", base, "--max-body");
+  ck_assert_int_eq(o.status, 2); /* --max-body wants its value */
+  prog_out_free(&o);
+  char path[512];
+  templates_path("cap/cut.yaml", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "--max-body", "10k", NULL};
+  o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "\"body-bytes\":10240,\"truncated\":true}"), "%s", o.out);
+  prog_out_free(&o);
+  char *down[] = {getenv("SCAN_BIN"), "-t", path, "-u", "http://127.0.0.1:1", NULL};
+  o = run_program(down);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_str_eq(o.out, "");
+  ck_assert_msg(strstr(o.err, "0 matched, 1 errors"), "%s", o.err);
+  prog_out_free(&o);
+}
+END_TEST
+
 /* --shard splits the targets, not the templates' requests: shard 2/2 of
  * two targets scans the second, with all its templates. */
 START_TEST(shard)
@@ -616,6 +640,7 @@ int main(void)
   tcase_add_test(tc, fields);
   tcase_add_test(tc, streamed);
   tcase_add_test(tc, shard);
+  tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
   suite_add_tcase(s, tc);

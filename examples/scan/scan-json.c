@@ -557,7 +557,7 @@ void report(scan *s, slot *sl, CURLcode cc, ending how)
 {
   int matched = matches(s, sl);
   if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
-    matched = tpl_report(s, sl, how) > 0;
+    matched = tpl_report(s, sl, cc, how) > 0;
   char buf[CURL_ERROR_SIZE + 128];
   curl_off_t wire = 0;
   if (how != NOT_STARTED)

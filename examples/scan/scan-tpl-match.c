@@ -251,12 +251,15 @@ static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q)
   return lines;
 }
 
-size_t tpl_report(scan *s, slot *sl, ending how)
+size_t tpl_report(scan *s, slot *sl, CURLcode cc, ending how)
 {
   templates *ts = s->tpl;
   const cluster *c = &ts->c[sl->cluster];
   size_t lines = 0;
-  if (how == NOT_STARTED || rc_hop_count(sl->resp) == 0)
+  rc_code rc = rc_result(sl->resp, cc);
+  /* As nuclei: a request that failed has no verdicts (nor one
+   * interrupted); a body cut at --max-body is matched as far as kept. */
+  if (how != ENDED || rc_hop_count(sl->resp) == 0 || (rc != RC_OK && rc != RC_TRUNCATED))
     return 0;
   for (size_t i = 0; i < c->nmembers && !s->write_error; i++) {
     const tpl *t = &ts->t[c->members[i].tpl];

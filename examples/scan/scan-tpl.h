@@ -177,7 +177,8 @@ void tpl_job_free(tpl_job *job);
 char *tpl_next_job(templates *ts, targets *src, size_t *cl, unsigned long *seq, char **target);
 
 /* The verdicts of every member of the slot's cluster over its response,
- * written as nuclei's JSON lines (scan-tpl-match.c); returns how many. */
-size_t tpl_report(struct scan *s, struct slot *sl, ending how);
+ * written as nuclei's JSON lines (scan-tpl-match.c); returns how many.
+ * None for a transfer that failed or was interrupted. */
+size_t tpl_report(struct scan *s, struct slot *sl, CURLcode cc, ending how);
 
 #endif

@@ -178,8 +178,7 @@ char *tpl_url(const templates *ts, const cluster *c, const char *target)
 
 /* text with its variables for target replaced, new; NULL when out of
  * memory. */
-static char *expanded(const templates *ts, const char *text, const char *target,
-                      const url_parts *u)
+static char *expanded(const templates *ts, const char *text, const char *target, const url_parts *u)
 {
   line l = {0};
   expand(&l, ts, text, target, u);
@@ -190,8 +189,8 @@ static char *expanded(const templates *ts, const char *text, const char *target,
 }
 
 /* Cluster c's headers (after -H) and body for target, into *job. */
-static int job_request(const templates *ts, const cluster *c, const options *o,
-                       const char *target, tpl_job *job)
+static int job_request(const templates *ts, const cluster *c, const options *o, const char *target,
+                       tpl_job *job)
 {
   url_parts u;
   int ok = split_url(target, &u) == 0;
@@ -299,7 +298,8 @@ void tpl_print_validation(const templates *ts)
 
 void tpl_summary(const templates *ts, unsigned long requests)
 {
-  fprintf(stderr, "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
+  fprintf(stderr,
+          "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
           ts->n, ts->nskips, ts->nclusters, requests, ts->matches);
   skip_counts(stderr, ts, "scan: templates: ");
 }
@@ -362,12 +362,12 @@ static void shift_ids(tpl_matcher *m, size_t nwords)
 }
 
 /* Runs body with m each matcher of the templates. */
-#define EACH_MATCHER(ts, m, body)                                                                \
-  for (size_t t_ = 0; t_ < (ts)->n; t_++)                                                        \
-    for (size_t q_ = 0; q_ < (ts)->t[t_].nreqs; q_++)                                            \
-      for (size_t i_ = 0; i_ < (ts)->t[t_].reqs[q_].nmatchers; i_++) {                           \
-        tpl_matcher *m = &(ts)->t[t_].reqs[q_].matchers[i_];                                     \
-        body;                                                                                    \
+#define EACH_MATCHER(ts, m, body)                                                                  \
+  for (size_t t_ = 0; t_ < (ts)->n; t_++)                                                          \
+    for (size_t q_ = 0; q_ < (ts)->t[t_].nreqs; q_++)                                              \
+      for (size_t i_ = 0; i_ < (ts)->t[t_].reqs[q_].nmatchers; i_++) {                             \
+        tpl_matcher *m = &(ts)->t[t_].reqs[q_].matchers[i_];                                       \
+        body;                                                                                      \
       }
 
 int tpl_options(templates *ts, const options *o, options *out)

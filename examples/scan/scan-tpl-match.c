@@ -71,8 +71,8 @@ static int value_hits(const scan *s, const slot *sl, const tpl_matcher *m, size_
     if (m->part == TP_NAMED)
       break;
     return m->numbers[i] >= 0 &&
-           (size_t)m->numbers[i] == (m->part == TP_HEADER ? head : 0) +
-                                        (m->part != TP_HEADER ? rc_body_length(r) : 0);
+           (size_t)m->numbers[i] ==
+               (m->part == TP_HEADER ? head : 0) + (m->part != TP_HEADER ? rc_body_length(r) : 0);
   case TM_DSL: return matcher_hits(s, sl, &m->subs[i]);
   default:
     if (m->ids && verdict_has(&sl->v, s->opt, m->ids[i]))
@@ -209,7 +209,8 @@ static void json_match(scan *s, slot *sl, const tpl *t, const char *name, const 
   }
   puts_line(l, ",\"timestamp\":");
   json_timestamp(l);
-  printf_line(l, ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
+  printf_line(l,
+              ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
               "\"truncated\":%s}\n",
               rc_status(sl->resp), c->nmembers, (unsigned long long)rc_body_length(sl->resp),
               rc_truncated(sl->resp) ? "true" : "false");

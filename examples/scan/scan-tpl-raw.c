@@ -128,9 +128,12 @@ static int dsl_contains(const char *p, tpl_matcher *m)
     const char *arg;
     tpl_part part;
     int nocase;
-  } ARGS[] = {{"body", TP_BODY, 0},           {"header", TP_HEADER, 0},
-              {"all_headers", TP_HEADER, 0},  {"tolower(body)", TP_BODY, 1},
-              {"tolower(header)", TP_HEADER, 1}, {"tolower(all_headers)", TP_HEADER, 1}};
+  } ARGS[] = {{"body", TP_BODY, 0},
+              {"header", TP_HEADER, 0},
+              {"all_headers", TP_HEADER, 0},
+              {"tolower(body)", TP_BODY, 1},
+              {"tolower(header)", TP_HEADER, 1},
+              {"tolower(all_headers)", TP_HEADER, 1}};
   size_t i = 0, n;
   p = spaces(p + strlen("contains("));
   while (i < sizeof ARGS / sizeof *ARGS &&

@@ -4,11 +4,9 @@
 #include "scan-tpl.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <yaml.h>
 
 #define REASON_MAX 200
@@ -142,10 +140,10 @@ static int regexes(reader *r, yaml_node_t *n, regex **out, size_t *count)
   return failed ? -1 : 0;
 }
 
-#define EACH_KEY(r, map, k, v)                                                                   \
-  for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;                                   \
-       p_ < (map)->data.mapping.pairs.top &&                                                     \
-       ((k) = scalar(node(r, p_->key)), (v) = node(r, p_->value), 1);                            \
+#define EACH_KEY(r, map, k, v)                                                                     \
+  for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;                                     \
+       p_ < (map)->data.mapping.pairs.top &&                                                       \
+       ((k) = scalar(node(r, p_->key)), (v) = node(r, p_->value), 1);                              \
        p_++)
 
 static int is_map(const yaml_node_t *n) { return n && n->type == YAML_MAPPING_NODE; }
@@ -457,9 +455,9 @@ static int load_info(reader *r, yaml_node_t *n, tpl *t)
 /* The protocols of nuclei that scan does not speak. */
 static int other_protocol(const char *k)
 {
-  static const char *const names[] = {"dns",  "file",      "network", "tcp",   "headless",
-                                      "ssl",  "websocket", "whois",   "code",  "javascript",
-                                      "workflows", "workflow", "udp"};
+  static const char *const names[] = {"dns",       "file",      "network", "tcp",  "headless",
+                                      "ssl",       "websocket", "whois",   "code", "javascript",
+                                      "workflows", "workflow",  "udp"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (!strcmp(k, names[i]))
       return 1;
@@ -573,8 +571,7 @@ static void free_template(tpl *t)
   free(t->severity);
 }
 
-/* Reads one template file: loaded, or skipped with its reason. 0 or -1. */
-static int load_file(templates *ts, const char *path)
+int tpl_load_file(templates *ts, const char *path)
 {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -623,73 +620,6 @@ static int load_file(templates *ts, const char *path)
   } else {
     ts->t[ts->n++] = t;
   }
-  return 0;
-}
-
-static int by_name(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int yaml_name(const char *n)
-{
-  size_t len = strlen(n);
-  return n[0] != '.' && ((len > 5 && !strcmp(n + len - 5, ".yaml")) ||
-                         (len > 4 && !strcmp(n + len - 4, ".yml")));
-}
-
-static int load_path(templates *ts, const char *path);
-
-/* A directory's entries, in name order: its templates and subdirectories. */
-static int load_dir(templates *ts, const char *path, DIR *d)
-{
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.')
-      continue;
-    if (n == cap) {
-      char **g = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
-      if (!g) {
-        rc = -1;
-        break;
-      }
-      names = g;
-    }
-    if (!(names[n] = malloc(strlen(path) + strlen(e->d_name) + 2)))
-      rc = -1;
-    else
-      sprintf(names[n++], "%s/%s", path, e->d_name);
-  }
-  closedir(d);
-  if (n)
-    qsort(names, n, sizeof *names, by_name);
-  for (size_t i = 0; i < n; i++) {
-    struct stat st;
-    const char *base = strrchr(names[i], '/') + 1;
-    if (rc == 0 && stat(names[i], &st) == 0 && (S_ISDIR(st.st_mode) || yaml_name(base)))
-      rc = load_path(ts, names[i]);
-    free(names[i]);
-  }
-  free(names);
-  return rc;
-}
-
-static int load_path(templates *ts, const char *path)
-{
-  DIR *d = opendir(path);
-  if (d)
-    return load_dir(ts, path, d);
-  return load_file(ts, path); /* a file, or the reason it cannot be read */
-}
-
-int tpl_load(templates *ts, const char *const *paths, size_t npaths)
-{
-  for (size_t i = 0; i < npaths; i++)
-    if (load_path(ts, paths[i]) != 0)
-      return -1;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 /* scan's templates (-t): the subset of nuclei's template format that scan
- * reads (scan-tpl.c), the requests they make, clustered so that templates
+ * reads (scan-tpl.c, from the files and directories of scan-tpl-dir.c;
+ * raw requests and DSL in scan-tpl-raw.c), the requests they make, clustered so that templates
  * asking for the same request share one (scan-cluster.c), and the
  * verdicts and JSON lines of their matchers (scan-tpl-match.c).
  * The words and regexes of the body of all templates become the scan's
@@ -26,16 +27,16 @@ typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mty
 typedef struct tpl_matcher {
   tpl_mtype type;
   tpl_part part;
-  char *header;   /* TP_NAMED: the header's name */
-  char *name;     /* NULL: unnamed */
-  int cond_and;   /* condition: and (default or) */
-  int negative;   /* the verdict inverted */
-  int nocase;     /* case-insensitive (words) */
-  char **words;   /* TM_WORD; lower-cased when nocase */
-  regex *regexes; /* TM_REGEX */
-  long *numbers;  /* TM_STATUS, TM_SIZE */
+  char *header;             /* TP_NAMED: the header's name */
+  char *name;               /* NULL: unnamed */
+  int cond_and;             /* condition: and (default or) */
+  int negative;             /* the verdict inverted */
+  int nocase;               /* case-insensitive (words) */
+  char **words;             /* TM_WORD; lower-cased when nocase */
+  regex *regexes;           /* TM_REGEX */
+  long *numbers;            /* TM_STATUS, TM_SIZE */
   struct tpl_matcher *subs; /* TM_DSL */
-  size_t n;       /* words, regexes, numbers or subs */
+  size_t n;                 /* words, regexes, numbers or subs */
   /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
    * matcher id among the scan's (tpl_options), whose verdict holds it. */
   size_t *ids;
@@ -112,7 +113,7 @@ typedef struct templates {
   /* The job generator: the current target and its next cluster. */
   char *target;
   size_t next_cluster;
-  unsigned long seq;    /* targets taken */
+  unsigned long seq; /* targets taken */
   /* stop-at-first-match: per template, window entries: entry seq % window
    * is seq + 1 once target seq reported it. A target's jobs are
    * consecutive and at most nslots run at once, so the targets in flight
@@ -131,6 +132,9 @@ const char *tpl_raw(const char *text, tpl_request *q);
  * of the subset (scan-tpl-raw.c). */
 int tpl_dsl(const char *expr, tpl_matcher *m);
 
+/* Reads one template file into ts: loaded, or skipped with its reason.
+ * Returns 0, or -1 when it cannot be read or out of memory. */
+int tpl_load_file(templates *ts, const char *path);
 /* Loads every -t path (files, or directories of *.yaml / *.yml, in name
  * order) into ts. Returns 0, or -1 on a failure to read or out of memory
  * (with a message). A template scan cannot run is a skip, not a failure. */

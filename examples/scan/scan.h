@@ -11,8 +11,7 @@
  *   scan-vs.c     the streaming engine (Vectorscan), the only file that
  *                 knows whether this build has it
  *   scan-json.c   one JSON line per target, and the HTML title in it
- *   scan-tpl.c, scan-cluster.c, scan-tpl-match.c  templates (-t); see
- *                 scan-tpl.h
+ *   scan-tpl*.c, scan-cluster.c  templates (-t); see scan-tpl.h
  * This header holds what they share: the options, the verdict, the slot
  * (one unit of concurrency) and the scan.
  *

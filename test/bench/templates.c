@@ -44,8 +44,8 @@ static const char *const DICT[] = {
 
 typedef struct matcher {
   int regex, nocase;
-  char text[96];      /* the word (lower case when nocase) or the regex */
-  pcre2_code *code;   /* regex */
+  char text[96];    /* the word (lower case when nocase) or the regex */
+  pcre2_code *code; /* regex */
 } matcher;
 
 typedef struct body {
@@ -86,12 +86,28 @@ static void make_body(body *b, size_t size)
     unsigned long r = next();
     int n;
     switch (r % 6) {
-    case 0: n = sprintf(b->p + b->len, "<script src=\"/js/%s.min.js?v=%lu\"></script>\n", w, r % 997); break;
-    case 1: n = sprintf(b->p + b->len, "<div class=\"%s-card col-%lu\"><p>%s Lorem ipsum dolor</p></div>\n", w, r % 12, w); break;
-    case 2: n = sprintf(b->p + b->len, "var %s_%lu = {\"version\":\"%s_%lu.%lu\",\"ok\":true};\n", w, r % 100, w, r % 9, r % 31); break;
-    case 3: n = sprintf(b->p + b->len, "<a href=\"/%s/page/%lu\">%s docs</a>\n", w, r % 5000, w); break;
-    case 4: n = sprintf(b->p + b->len, "function %s%lu(a,b){return a.%s(b)||null}\n", w, r % 50, w); break;
-    default: n = sprintf(b->p + b->len, "<meta name=\"generator\" content=\"%s %lu.%lu\">\n", w, r % 7, r % 20); break;
+    case 0:
+      n = sprintf(b->p + b->len, "<script src=\"/js/%s.min.js?v=%lu\"></script>\n", w, r % 997);
+      break;
+    case 1:
+      n = sprintf(b->p + b->len,
+                  "<div class=\"%s-card col-%lu\"><p>%s Lorem ipsum dolor</p></div>\n", w, r % 12,
+                  w);
+      break;
+    case 2:
+      n = sprintf(b->p + b->len, "var %s_%lu = {\"version\":\"%s_%lu.%lu\",\"ok\":true};\n", w,
+                  r % 100, w, r % 9, r % 31);
+      break;
+    case 3:
+      n = sprintf(b->p + b->len, "<a href=\"/%s/page/%lu\">%s docs</a>\n", w, r % 5000, w);
+      break;
+    case 4:
+      n = sprintf(b->p + b->len, "function %s%lu(a,b){return a.%s(b)||null}\n", w, r % 50, w);
+      break;
+    default:
+      n = sprintf(b->p + b->len, "<meta name=\"generator\" content=\"%s %lu.%lu\">\n", w, r % 7,
+                  r % 20);
+      break;
     }
     b->len += (size_t)n;
   }
@@ -136,7 +152,8 @@ static hs_database_t *compile_all(const matcher *m, size_t n)
     ids[i] = (unsigned)i;
   }
   hs_compile_error_t *err = NULL;
-  if (hs_compile_multi(exprs, flags, ids, (unsigned)n, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
+  if (hs_compile_multi(exprs, flags, ids, (unsigned)n, HS_MODE_STREAM, NULL, &db, &err) !=
+      HS_SUCCESS) {
     fprintf(stderr, "bench-templates: hs_compile_multi: %s\n", err ? err->message : "?");
     hs_free_compile_error(err);
     db = NULL;
@@ -304,7 +321,8 @@ int main(int argc, char **argv)
     return 1;
   }
   double best_ours, best_theirs;
-  size_t hits, differ = measure(db, scratch, m, nm, b, nb, md, runs, &best_ours, &best_theirs, &hits);
+  size_t hits,
+      differ = measure(db, scratch, m, nm, b, nb, md, runs, &best_ours, &best_theirs, &hits);
   if (differ == SIZE_MAX) {
     fputs("bench-templates: a stream failed\n", stderr);
     return 1;

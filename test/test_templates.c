@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -608,6 +609,56 @@ START_TEST(cut_and_failed)
 }
 END_TEST
 
+/* More clusters than the engine keeps databases of their own (16): each
+ * template's verdict is its own request's, whichever database streams it.
+ * Template i asks for the page of Word<i>, wants Word<i> and not
+ * Word<i+1>, which the next template's page holds. */
+START_TEST(many_clusters)
+{
+  enum { N = 24 };
+  char dir[256];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int i = 0; i < N; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/t%02d.yaml", dir, i);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "id: many-%d\ninfo: {name: m, severity: info}\nhttp:\n"
+            "  - path: [\"{{BaseURL}}/html?title=Word%d\"]\n    matchers-condition: and\n"
+            "    matchers:\n      - type: word\n        words: [\"Word%d<\"]\n"
+            "      - type: regex\n        negative: true\n        regex: [\"Word%d<\"]\n",
+            i, i, i, i + 1);
+    fclose(f);
+  }
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-s", NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  for (int i = 0; i < N; i++) {
+    char page[64], want[128], word[16];
+    got g;
+    snprintf(page, sizeof page, "/html?title=Word%d", i);
+    fetch(page, NULL, NULL, 0, &g);
+    snprintf(word, sizeof word, "Word%d<", i + 1);
+    int expected = has(g.body, g.body_len, word) ? 0 : 1;
+    snprintf(word, sizeof word, "Word%d<", i);
+    expected &= has(g.body, g.body_len, word);
+    snprintf(want, sizeof want, "\"template-id\":\"many-%d\"", i);
+    ck_assert_msg(!!strstr(o.out, want) == expected, "many-%d: expected %d\n%s", i, expected,
+                  o.out);
+  }
+  prog_out_free(&o);
+  for (int i = 0; i < N; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/t%02d.yaml", dir, i);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+END_TEST
+
 /* --shard splits the targets, not the templates' requests: shard 2/2 of
  * two targets scans the second, with all its templates. */
 START_TEST(shard)
@@ -657,6 +708,7 @@ int main(void)
   tcase_add_test(tc, fields);
   tcase_add_test(tc, streamed);
   tcase_add_test(tc, shard);
+  tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);

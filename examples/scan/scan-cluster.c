@@ -388,6 +388,15 @@ int tpl_options(templates *ts, const options *o, options *out)
   return 0;
 }
 
+/* Marks m's body values (its subs' too) in mine. */
+static void mark_mine(const tpl_matcher *m, unsigned char *mine)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    mark_mine(&m->subs[i], mine);
+  for (size_t k = 0; m->ids && k < m->n; k++)
+    mine[m->ids[k]] = 1;
+}
+
 /* Whether a value of m (its subs too) runs over the kept body. */
 static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
 {
@@ -400,15 +409,19 @@ static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
   return 0;
 }
 
-int tpl_keep(templates *ts, const unsigned char *streamed, size_t nslots)
+int tpl_keep(templates *ts, const unsigned char *streamed, size_t nids, size_t nslots)
 {
   int any = 0;
   for (size_t i = 0; i < ts->nclusters; i++) {
     cluster *c = &ts->c[i];
-    for (size_t k = 0; k < c->nmembers && !c->keep_body; k++) {
+    if (!(c->mine = calloc(nids + 1, 1)))
+      return -1;
+    for (size_t k = 0; k < c->nmembers; k++) {
       const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
-      for (size_t j = 0; j < q->nmatchers; j++)
+      for (size_t j = 0; j < q->nmatchers; j++) {
         c->keep_body |= unstreamed(&q->matchers[j], streamed);
+        mark_mine(&q->matchers[j], c->mine);
+      }
     }
     any |= c->keep_body;
   }

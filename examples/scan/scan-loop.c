@@ -544,7 +544,8 @@ static int setup(scan *s)
   }
   /* -t: each cluster keeps bodies or not (slot_start), as its own
    * templates need; the summary says whether any does. */
-  int keep = s->tpl ? tpl_keep(s->tpl, s->engine.streamed, s->nslots) : s->engine.keep_body;
+  int keep = s->tpl ? tpl_keep(s->tpl, s->engine.streamed, o->nwords + o->nregexes, s->nslots)
+                     : s->engine.keep_body;
   if (keep < 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;

@@ -210,6 +210,8 @@ static int body_begin(scan *s, slot *sl, size_t hops)
   observed_reset(s, sl);
   sl->hop = hops;
   match_head(s->opt, sl->resp, &sl->v);
+  if (s->tpl)
+    tpl_premark(s, sl);
   if (extract_begin(s, sl) != 0 || vs_begin(s, sl) != 0) {
     vs_close(s, sl, 0);
     return -1;

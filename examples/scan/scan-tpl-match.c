@@ -252,6 +252,14 @@ static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q)
   return lines;
 }
 
+void tpl_premark(scan *s, slot *sl)
+{
+  const unsigned char *mine = s->tpl->c[sl->cluster].mine;
+  for (size_t id = 0; mine && id < s->opt->nwords + s->opt->nregexes; id++)
+    if (!mine[id])
+      verdict_hit(&sl->v, s->opt, id, NO_OFFSET);
+}
+
 size_t tpl_report(scan *s, slot *sl, CURLcode cc, ending how)
 {
   templates *ts = s->tpl;

@@ -635,6 +635,7 @@ void tpl_free(templates *ts)
   free(ts->skips);
   for (size_t i = 0; i < ts->nclusters; i++) {
     free(ts->c[i].members);
+    free(ts->c[i].mine);
   }
   free(ts->c);
   free(ts->last);

@@ -100,6 +100,10 @@ typedef struct cluster {
   tpl_member *members;
   size_t nmembers;
   int keep_body; /* a member needs the body */
+  /* Per matcher id of the scan (tpl_options): a member's body value. The
+   * others are marked as hit before each body (tpl_premark), so that the
+   * engine streams the cluster's own (its narrowed databases, scan-vs.c). */
+  unsigned char *mine;
 } cluster;
 
 typedef struct templates {
@@ -152,7 +156,7 @@ int tpl_options(templates *ts, const options *o, options *out);
  * regex extractor of the body, or a matcher that runs over the kept body),
  * and makes room for stop-at-first-match over nslots jobs in flight.
  * Returns whether any cluster keeps bodies, or -1 when out of memory. */
-int tpl_keep(templates *ts, const unsigned char *streamed, size_t nslots);
+int tpl_keep(templates *ts, const unsigned char *streamed, size_t nids, size_t nslots);
 /* Frees what tpl_options made (not what it shares with o). */
 void tpl_options_free(options *out);
 void tpl_free(templates *ts);

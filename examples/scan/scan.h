@@ -203,6 +203,9 @@ void observed_reset(struct scan *s, struct slot *sl);
 /* The target's verdict, once its transfer is over; returns whether it
  * matched. */
 int matches(struct scan *s, struct slot *sl);
+/* -t: before a body, the matchers of other clusters than the slot's
+ * count as hit, so that only its own run (scan-tpl-match.c). */
+void tpl_premark(struct scan *s, struct slot *sl);
 
 /* ---- Extractors (scan-extract.c) --------------------------------------- */
 

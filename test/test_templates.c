@@ -1,7 +1,7 @@
 /* scan -t: the templates of test/templates/, run against the loopback
  * server. run/ holds one template per feature, skip/ one per reason a
  * template is skipped (its first line says which: "# skip: REASON"),
- * cap/ one for --max-body.
+ * cap/ one for --max-body and one that stops early.
  *
  * The verdicts and extracts that scan prints are checked against an
  * evaluation of each template written here, independently of scan: the
@@ -513,21 +513,28 @@ START_TEST(fields)
   ck_assert(json_field(o.out, "timestamp", v, sizeof v) && strlen(v) == 27 && v[26] == 'Z');
   ck_assert(!strstr(o.out, "matcher-name") && !strstr(o.out, "extracted-results"));
   ck_assert(strstr(o.out, "\"status-code\":200,\"cluster-requests\":1,\"body-bytes\":"));
-  ck_assert(strstr(o.out, ",\"truncated\":false}\n"));
+  ck_assert(strstr(o.out, ",\"truncated\":false,\"stopped\":"));
   ck_assert_str_eq(o.err, ""); /* -s: no summary */
   prog_out_free(&o);
 }
 END_TEST
+
+/* Whether scan was built with Vectorscan. */
+static int with_vectorscan(void)
+{
+  char *v[] = {getenv("SCAN_BIN"), "--version", NULL};
+  prog_out ver = run_program(v);
+  int vs = strstr(ver.out, "matchers: Vectorscan") != NULL;
+  prog_out_free(&ver);
+  return vs;
+}
 
 /* Body words and regexes that Vectorscan takes run on the stream, and the
  * body is not kept for them; without Vectorscan, PCRE2 runs them over the
  * kept body. Same verdicts either way. */
 START_TEST(streamed)
 {
-  char *v[] = {getenv("SCAN_BIN"), "--version", NULL};
-  prog_out ver = run_program(v);
-  int vs = strstr(ver.out, "matchers: Vectorscan") != NULL;
-  prog_out_free(&ver);
+  int vs = with_vectorscan();
   char one[512], two[512];
   templates_path("run/word-and.yaml", one, sizeof one);
   templates_path("run/negative.yaml", two, sizeof two);
@@ -598,7 +605,8 @@ START_TEST(cut_and_failed)
   char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "--max-body", "10k", NULL};
   o = run_program(argv);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_msg(strstr(o.out, "\"body-bytes\":10240,\"truncated\":true}"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "\"body-bytes\":10240,\"truncated\":true,\"stopped\":false}"), "%s",
+                o.out);
   prog_out_free(&o);
   char *down[] = {getenv("SCAN_BIN"), "-t", path, "-u", "http://127.0.0.1:1", NULL};
   o = run_program(down);
@@ -659,6 +667,24 @@ START_TEST(many_clusters)
 }
 END_TEST
 
+/* A request whose verdicts are all known before its body ends stops
+ * (with Vectorscan: without it, the words run over the body kept whole). */
+START_TEST(early_stop)
+{
+  int vs = with_vectorscan();
+  prog_out o = run_templates("cap/early.yaml", "-u", base, "-s");
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, vs ? "\"truncated\":false,\"stopped\":true}"
+                                 : "\"truncated\":false,\"stopped\":false}"),
+                "%s", o.out);
+  char *p = strstr(o.out, "\"body-bytes\":");
+  ck_assert_ptr_nonnull(p);
+  if (vs)
+    ck_assert_uint_lt(strtoul(p + 13, NULL, 10), 3 * 1024 * 1024);
+  prog_out_free(&o);
+}
+END_TEST
+
 /* --shard splits the targets, not the templates' requests: shard 2/2 of
  * two targets scans the second, with all its templates. */
 START_TEST(shard)
@@ -710,6 +736,7 @@ int main(void)
   tcase_add_test(tc, shard);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, cut_and_failed);
+  tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
   suite_add_tcase(s, tc);

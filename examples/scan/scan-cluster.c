@@ -414,6 +414,7 @@ int tpl_keep(templates *ts, const unsigned char *streamed, size_t nids, size_t n
   int any = 0;
   for (size_t i = 0; i < ts->nclusters; i++) {
     cluster *c = &ts->c[i];
+    int stops = 1;
     if (!(c->mine = calloc(nids + 1, 1)))
       return -1;
     for (size_t k = 0; k < c->nmembers; k++) {
@@ -421,8 +422,11 @@ int tpl_keep(templates *ts, const unsigned char *streamed, size_t nids, size_t n
       for (size_t j = 0; j < q->nmatchers; j++) {
         c->keep_body |= unstreamed(&q->matchers[j], streamed);
         mark_mine(&q->matchers[j], c->mine);
+        stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
       }
+      stops &= !q->nextractors;
     }
+    c->can_stop = stops && !c->keep_body;
     any |= c->keep_body;
   }
   ts->window = nslots + 2;

@@ -253,7 +253,7 @@ rc_code observe(void *ud, const char *data, size_t len)
   }
   if (vs_feed(s, sl, data, len) != 0 || extract_feed(s, sl, data, len) != 0)
     return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
-  if (s->opt->stop_on_match && settled(s, sl))
+  if (s->tpl ? tpl_settled(s, sl) : s->opt->stop_on_match && settled(s, sl))
     return RC_STOPPED;
   return RC_OK;
 }

@@ -171,8 +171,9 @@ static void values_free(values *x)
 /* ---- Output ------------------------------------------------------------- */
 
 /* One line: template t matched the slot's target, by matcher name (NULL:
- * none named), with the values x. */
-static void json_match(scan *s, slot *sl, const tpl *t, const char *name, const values *x)
+ * none named), with the values x; stopped: its transfer ended early. */
+static void json_match(scan *s, slot *sl, const tpl *t, const char *name, const values *x,
+                       int stopped)
 {
   line *l = &s->line;
   const cluster *c = &s->tpl->c[sl->cluster];
@@ -211,15 +212,15 @@ static void json_match(scan *s, slot *sl, const tpl *t, const char *name, const 
   json_timestamp(l);
   printf_line(l,
               ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
-              "\"truncated\":%s}\n",
+              "\"truncated\":%s,\"stopped\":%s}\n",
               rc_status(sl->resp), c->nmembers, (unsigned long long)rc_body_length(sl->resp),
-              rc_truncated(sl->resp) ? "true" : "false");
+              rc_truncated(sl->resp) ? "true" : "false", stopped ? "true" : "false");
   write_line(s);
 }
 
-/* Template request q over the slot's response: its lines. Returns how
- * many were written. */
-static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q)
+/* Template request q over the slot's response (stopped: once its
+ * verdicts were known): its lines. Returns how many were written. */
+static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q, int stopped)
 {
   values x = {{0}, 0, 0};
   for (size_t i = 0; i < q->nextractors; i++)
@@ -240,9 +241,9 @@ static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q)
   if (matched && !q->cond_and && named) { /* each named matcher that hit */
     for (size_t i = 0; i < q->nmatchers; i++)
       if (hit[i] && q->matchers[i].name && ++lines)
-        json_match(s, sl, t, q->matchers[i].name, &x);
+        json_match(s, sl, t, q->matchers[i].name, &x, stopped);
   } else if (matched) {
-    json_match(s, sl, t, NULL, &x);
+    json_match(s, sl, t, NULL, &x, stopped);
     lines = 1;
   }
   if (x.nomem)
@@ -260,6 +261,13 @@ void tpl_premark(scan *s, slot *sl)
       verdict_hit(&sl->v, s->opt, id, NO_OFFSET);
 }
 
+int tpl_settled(const scan *s, const slot *sl)
+{
+  const options *o = s->opt;
+  return s->tpl->c[sl->cluster].can_stop && sl->v.nwords == o->nwords &&
+         sl->v.nregexes == o->nregexes;
+}
+
 size_t tpl_report(scan *s, slot *sl, CURLcode cc, ending how)
 {
   templates *ts = s->tpl;
@@ -267,8 +275,10 @@ size_t tpl_report(scan *s, slot *sl, CURLcode cc, ending how)
   size_t lines = 0;
   rc_code rc = rc_result(sl->resp, cc);
   /* As nuclei: a request that failed has no verdicts (nor one
-   * interrupted); a body cut at --max-body is matched as far as kept. */
-  if (how != ENDED || rc_hop_count(sl->resp) == 0 || (rc != RC_OK && rc != RC_TRUNCATED))
+   * interrupted); a body cut at --max-body is matched as far as kept, one
+   * stopped once its verdicts were known as far as it came. */
+  if (how != ENDED || rc_hop_count(sl->resp) == 0 ||
+      (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
     return 0;
   for (size_t i = 0; i < c->nmembers && !s->write_error; i++) {
     const tpl *t = &ts->t[c->members[i].tpl];
@@ -276,7 +286,7 @@ size_t tpl_report(scan *s, slot *sl, CURLcode cc, ending how)
     unsigned long *last = &ts->last[c->members[i].tpl * ts->window + sl->seq % ts->window];
     if (q->stop_first && *last == sl->seq + 1)
       continue; /* this target matched it already */
-    size_t n = judge(s, sl, t, q);
+    size_t n = judge(s, sl, t, q, rc == RC_STOPPED);
     if (n)
       *last = sl->seq + 1;
     lines += n;

@@ -104,6 +104,9 @@ typedef struct cluster {
    * others are marked as hit before each body (tpl_premark), so that the
    * engine streams the cluster's own (its narrowed databases, scan-vs.c). */
   unsigned char *mine;
+  /* Its verdicts are known once every body value has hit (no size of the
+   * body, no extractor, nothing over the kept body): tpl_settled. */
+  int can_stop;
 } cluster;
 
 typedef struct templates {

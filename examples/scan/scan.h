@@ -206,6 +206,9 @@ int matches(struct scan *s, struct slot *sl);
 /* -t: before a body, the matchers of other clusters than the slot's
  * count as hit, so that only its own run (scan-tpl-match.c). */
 void tpl_premark(struct scan *s, struct slot *sl);
+/* -t: whether the slot's verdicts are all known before its body ends, so
+ * that its transfer stops ("stopped": true). */
+int tpl_settled(const struct scan *s, const struct slot *sl);
 
 /* ---- Extractors (scan-extract.c) --------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* scan's output: one JSON line per target, built whole in memory and
  * written with one write(2) as soon as the target ends, and the HTML
  * title it reports. */
-#include "scan.h"
+#include "scan-tpl.h"
 #include "../args.h"
 
 #include <errno.h>
@@ -104,7 +104,7 @@ static size_t utf8_sequence(const unsigned char *p, size_t avail)
 /* n bytes at s as a JSON string, always valid UTF-8: quote and backslash
  * escaped, control bytes and DEL as \u00XX, valid UTF-8 as it is, and
  * every other byte as \u00XX, the code point of its value. */
-static void json_bytes(line *l, const char *s, size_t n)
+void json_bytes(line *l, const char *s, size_t n)
 {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   put(l, "\"", 1);
@@ -122,7 +122,7 @@ static void json_bytes(line *l, const char *s, size_t n)
 }
 
 /* s as a JSON string; null for NULL. */
-static void json_string(line *l, const char *s)
+void json_string(line *l, const char *s)
 {
   if (s)
     json_bytes(l, s, strlen(s));
@@ -185,7 +185,7 @@ static void json_duration(line *l, double seconds)
 }
 
 /* The wall-clock time as RFC 3339, UTC, with microseconds. */
-static void json_timestamp(line *l)
+void json_timestamp(line *l)
 {
   struct timespec now;
   struct tm tm;
@@ -475,7 +475,7 @@ static void json_extracts(line *l, const options *o, const slot *sl)
 /* Writes the line built in s->line with as few write(2) calls as the
  * kernel allows (one, for a file or a pipe with room); a failure stops
  * the scan (EPIPE: the reader went away). */
-static void write_line(scan *s)
+void write_line(scan *s)
 {
   line *l = &s->line;
   if (l->nomem) {
@@ -556,6 +556,8 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
 void report(scan *s, slot *sl, CURLcode cc, ending how)
 {
   int matched = matches(s, sl);
+  if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
+    matched = tpl_report(s, sl, cc, how) > 0;
   char buf[CURL_ERROR_SIZE + 128];
   curl_off_t wire = 0;
   if (how != NOT_STARTED)
@@ -566,7 +568,7 @@ void report(scan *s, slot *sl, CURLcode cc, ending how)
   s->interrupted += how == INTERRUPTED;
   s->body_bytes += rc_body_length(sl->resp); /* counted whether or not the body was kept */
   s->wire_bytes += (uint64_t)wire;
-  if (!matched && s->opt->matched_only)
+  if (s->tpl || (!matched && s->opt->matched_only))
     return;
   json_record(&s->line, s, sl, cc, how, matched);
   write_line(s);

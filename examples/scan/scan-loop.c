@@ -44,7 +44,7 @@
  * output went away (a broken pipe, as with "| head").
  *
  * Builds alone, with or without Vectorscan (see scan.h). */
-#include "scan.h"
+#include "scan-tpl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,6 +176,8 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
 {
   const options *o = s->opt;
   sl->scan = s;
+  if (s->tpl && !(sl->job = calloc(1, sizeof *sl->job)))
+    return -1;
   if (rc_response_new(s->pool, lim, &sl->resp) != RC_OK || !(sl->easy = curl_easy_init()) ||
       verdict_init(&sl->v, o) != 0 || !(sl->head = malloc(TITLE_HEAD)))
     return -1;
@@ -236,7 +238,10 @@ static void slot_finish(scan *s, slot *sl)
     s->ready--;
   rc_response_reset(sl->resp);
   free(sl->url);
-  sl->url = NULL;
+  free(sl->target);
+  sl->url = sl->target = NULL;
+  if (sl->job)
+    tpl_job_free(sl->job);
   sl->state = SLOT_IDLE;
 }
 
@@ -251,6 +256,14 @@ static void slot_start(scan *s, slot *sl)
   observed_reset(s, sl);
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
   CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
+  /* -t: the cluster's request, its body kept where its templates need it
+   * (the response is empty: reset since its last transfer). */
+  if (cc == CURLE_OK && s->tpl &&
+      (tpl_set_request(sl->easy, s->tpl, &s->tpl->c[sl->cluster], s->opt, sl->target, sl->job) !=
+           0 ||
+       rc_response_observe(sl->resp, observe, sl,
+                           s->tpl->c[sl->cluster].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK))
+    cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
    * its request (rc_multi_poll adds it); it counts as running either way. */
   if (cc == CURLE_OK && rc_multi_add(sl->resp, s->multi) == CURLM_OK) {
@@ -272,7 +285,9 @@ static void start_ready(scan *s)
   for (size_t i = 0; i < s->nslots && !caught && !s->write_error; i++) {
     slot *sl = &s->slots[i];
     if (sl->state == SLOT_IDLE && !s->src_done) {
-      if ((sl->url = next_target(&s->src)) != NULL) {
+      sl->url = s->tpl ? tpl_next_job(s->tpl, &s->src, &sl->cluster, &sl->seq, &sl->target)
+                       : next_target(&s->src);
+      if (sl->url) {
         sl->state = SLOT_READY;
         sl->attempts = 0;
         sl->due = now;
@@ -448,6 +463,8 @@ static void summary(scan *s)
   if (s->opt->nextracts)
     fprintf(stderr, "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s)\n",
             s->opt->nextracts, filtered, engine_name());
+  if (s->tpl)
+    tpl_summary(s->tpl, s->done);
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */
     fprintf(stderr, "scan: peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
@@ -509,6 +526,9 @@ static int setup(scan *s)
   lim.max_body = o->max_body;
   lim.max_memory = o->max_memory;
   lim.max_hops = (size_t)o->max_redirs + 8;
+  for (size_t i = 0; s->tpl && i < s->tpl->nclusters; i++)
+    if ((size_t)s->tpl->c[i].max_redirs + 8 > lim.max_hops)
+      lim.max_hops = (size_t)s->tpl->c[i].max_redirs + 8;
   lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
 
   s->nslots = (size_t)o->concurrency;
@@ -522,12 +542,22 @@ static int setup(scan *s)
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
+  /* -t: each cluster keeps bodies or not (slot_start), as its own
+   * templates need; the summary says whether any does. */
+  int keep = s->tpl ? tpl_keep(s->tpl, s->engine.streamed, o->nwords + o->nregexes, s->nslots)
+                     : s->engine.keep_body;
+  if (keep < 0) {
+    fputs("scan: out of memory\n", stderr);
+    return -1;
+  }
+  s->engine.keep_body = s->tpl ? 0 : keep;
   for (size_t i = 0; i < s->nslots; i++) {
     if (slot_init(s, &s->slots[i], &lim) != 0) {
       fputs("scan: cannot set up a transfer (out of memory?)\n", stderr);
       return -1;
     }
   }
+  s->engine.keep_body = keep;
   return 0;
 }
 
@@ -540,8 +570,12 @@ static void teardown(scan *s)
     if (sl->state == SLOT_RUNNING)
       curl_multi_remove_handle(s->multi, sl->easy);
     free(sl->url);
+    free(sl->target);
     if (sl->easy)
       curl_easy_cleanup(sl->easy);
+    if (sl->job) /* after the easy handle, which points to them */
+      tpl_job_free(sl->job);
+    free(sl->job);
     rc_response_free(sl->resp);
     vs_close(s, sl, 0);
     vs_slot_free(sl);
@@ -582,6 +616,28 @@ static int scan_all(scan *s)
   return status;
 }
 
+/* -t: loads and clusters the templates into ts, for s. Returns -1 to go
+ * on, else the exit status (--validate, or a failure). */
+static int load_templates(scan *s, templates *ts, options *topt)
+{
+  const options *o = s->opt;
+  if (!o->ntemplates)
+    return -1;
+  if (tpl_load(ts, o->templates, o->ntemplates) != 0)
+    return EXIT_SETUP;
+  if (tpl_cluster(ts, o) != 0 || tpl_options(ts, o, topt) != 0) {
+    fputs("scan: out of memory\n", stderr);
+    return EXIT_SETUP;
+  }
+  if (o->validate) {
+    tpl_print_validation(ts);
+    return EXIT_RAN;
+  }
+  s->tpl = ts;
+  s->opt = topt; /* the templates' matchers of the body, as the scan's */
+  return -1;
+}
+
 int main(int argc, char **argv)
 {
   options opt;
@@ -600,16 +656,24 @@ int main(int argc, char **argv)
   s.opt = &opt;
   s.out = -1;
   s.progress = !opt.silent && isatty(STDERR_FILENO);
-  status = EXIT_SETUP;
-  if (catch_signals() != 0)
-    fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
-  else if (open_files(&s) == 0 && setup(&s) == 0)
-    status = scan_all(&s);
+  templates ts;
+  options topt;
+  memset(&ts, 0, sizeof ts);
+  memset(&topt, 0, sizeof topt);
+  if ((status = load_templates(&s, &ts, &topt)) < 0) {
+    status = EXIT_SETUP;
+    if (catch_signals() != 0)
+      fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
+    else if (open_files(&s) == 0 && setup(&s) == 0)
+      status = scan_all(&s);
+  }
   if (s.out > STDOUT_FILENO && close(s.out) != 0 && status == EXIT_RAN) {
     fprintf(stderr, "scan: writing results failed: %s\n", strerror(errno));
     status = EXIT_SETUP;
   }
   teardown(&s);
+  tpl_options_free(&topt);
+  tpl_free(&ts);
   curl_global_cleanup();
   options_free(&opt);
   return status;

@@ -210,6 +210,8 @@ static int body_begin(scan *s, slot *sl, size_t hops)
   observed_reset(s, sl);
   sl->hop = hops;
   match_head(s->opt, sl->resp, &sl->v);
+  if (s->tpl)
+    tpl_premark(s, sl);
   if (extract_begin(s, sl) != 0 || vs_begin(s, sl) != 0) {
     vs_close(s, sl, 0);
     return -1;
@@ -251,7 +253,7 @@ rc_code observe(void *ud, const char *data, size_t len)
   }
   if (vs_feed(s, sl, data, len) != 0 || extract_feed(s, sl, data, len) != 0)
     return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
-  if (s->opt->stop_on_match && settled(s, sl))
+  if (s->tpl ? tpl_settled(s, sl) : s->opt->stop_on_match && settled(s, sl))
     return RC_STOPPED;
   return RC_OK;
 }

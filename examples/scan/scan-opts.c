@@ -105,6 +105,23 @@ static void usage(FILE *out)
         "any), ^ the start, $ the end or before a final line feed ((?m): also\n"
         "at each line's). A header line is matched without its line break.\n"
         "\n"
+        "Templates (nuclei's format, the subset that scan(1) lists):\n"
+        "  -t, --templates PATH    run the templates of PATH, a template file or a\n"
+        "                          directory of them (*.yaml, *.yml, subdirectories\n"
+        "                          too; repeatable), in place of --word, --regex,\n"
+        "                          --status and --extract. Templates whose\n"
+        "                          requests are the same share one request per\n"
+        "                          target. Output: one line per template, target\n"
+        "                          and match, as nuclei writes it (template-id,\n"
+        "                          info, type, host, matched-at, matcher-name,\n"
+        "                          extracted-results, timestamp; and status-code,\n"
+        "                          cluster-requests, body-bytes, truncated,\n"
+        "                          stopped: ended once its verdicts were known).\n"
+        "                          A template with anything else is skipped,\n"
+        "                          with its reason, counted in the summary\n"
+        "      --validate          load the -t templates, print each skipped one\n"
+        "                          with its reason and the counts, and exit\n"
+        "\n"
         "Extractors (repeatable):\n"
         "      --extract REGEX     report what REGEX finds in the body (also\n"
         "                          --extract-regex): group 1 of each match if it\n"
@@ -231,7 +248,8 @@ enum {
   OPT_MATCHED_ONLY,
   OPT_SHARD,
   OPT_STOP_ON_MATCH,
-  OPT_EXTRACT
+  OPT_EXTRACT,
+  OPT_VALIDATE
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -268,6 +286,8 @@ static const struct option LONG_OPTIONS[] = {
     {"stop-on-match", no_argument, NULL, OPT_STOP_ON_MATCH},
     {"extract", required_argument, NULL, OPT_EXTRACT},
     {"extract-regex", required_argument, NULL, OPT_EXTRACT},
+    {"templates", required_argument, NULL, 't'},
+    {"validate", no_argument, NULL, OPT_VALIDATE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -320,6 +340,8 @@ static int take_request_option(options *o, int c)
   switch (c) {
   case 'u': o->urls[o->nurls++] = optarg; return -1;
   case 'l': o->list = optarg; return -1;
+  case 't': o->templates[o->ntemplates++] = optarg; return -1;
+  case OPT_VALIDATE: o->validate = 1; return -1;
   case 'o': o->output = optarg; return -1;
   case OPT_SHARD:
     if (parse_shard(optarg, &o->shard, &o->shards))
@@ -393,14 +415,15 @@ int parse_options(int argc, char **argv, options *o)
   o->word_nocase = calloc((size_t)argc, 1);
   o->regexes = calloc((size_t)argc, sizeof *o->regexes);
   o->extracts = calloc((size_t)argc, sizeof *o->extracts);
-  if (!o->urls || !o->words || !o->word_nocase || !o->regexes || !o->extracts) {
+  o->templates = calloc((size_t)argc, sizeof *o->templates);
+  if (!o->templates || !o->urls || !o->words || !o->word_nocase || !o->regexes || !o->extracts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
 
   opterr = 0; /* bad options get our one-line hint instead */
   int c;
-  while ((c = getopt_long(argc, argv, ":u:l:o:sH:X:d:kc:L:hV", LONG_OPTIONS, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hV", LONG_OPTIONS, NULL)) != -1) {
     if (c == 'h') {
       usage(stdout);
       return EXIT_RAN;
@@ -422,6 +445,10 @@ int parse_options(int argc, char **argv, options *o)
     return bad_usage("unexpected argument (targets go with -u or -l)", argv[optind]);
   if (!o->method)
     o->method = o->data ? "POST" : "GET";
+  if (o->validate && !o->ntemplates)
+    return bad_usage("--validate checks templates: give -t", "--validate");
+  if (o->ntemplates && (o->nwords || o->nregexes || o->nstatuses || o->nextracts))
+    return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
   return -1;
 }
 
@@ -437,6 +464,7 @@ void options_free(options *o)
   free(o->words);
   free(o->word_nocase);
   free(o->urls);
+  free(o->templates);
   curl_slist_free_all(o->headers);
 }
 

@@ -11,13 +11,14 @@
  *   scan-vs.c     the streaming engine (Vectorscan), the only file that
  *                 knows whether this build has it
  *   scan-json.c   one JSON line per target, and the HTML title in it
+ *   scan-tpl*.c, scan-cluster.c  templates (-t); see scan-tpl.h
  * This header holds what they share: the options, the verdict, the slot
  * (one unit of concurrency) and the scan.
  *
  * Builds alone, with or without Vectorscan:
- *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl libpcre2-8)
+ *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1)
  *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 libhs) */
+ *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libhs) */
 #ifndef SCAN_H
 #define SCAN_H
 
@@ -101,6 +102,10 @@ typedef struct options {
   size_t nextracts;
   part part;
   int stop_on_match; /* end a transfer once its verdict is known */
+  /* Templates. */
+  const char **templates; /* -t, in order; room for argc */
+  size_t ntemplates;
+  int validate; /* --validate: load them, report, exit */
 } options;
 
 /* Fills o from the command line. Returns -1 to go on, else the exit status
@@ -198,6 +203,12 @@ void observed_reset(struct scan *s, struct slot *sl);
 /* The target's verdict, once its transfer is over; returns whether it
  * matched. */
 int matches(struct scan *s, struct slot *sl);
+/* -t: before a body, the matchers of other clusters than the slot's
+ * count as hit, so that only its own run (scan-tpl-match.c). */
+void tpl_premark(struct scan *s, struct slot *sl);
+/* -t: whether the slot's verdicts are all known before its body ends, so
+ * that its transfer stops ("stopped": true). */
+int tpl_settled(const struct scan *s, const struct slot *sl);
 
 /* ---- Extractors (scan-extract.c) --------------------------------------- */
 
@@ -281,6 +292,12 @@ typedef struct slot {
   size_t head_len;          /* bytes in head */
   struct vs_stream *vs;     /* the streaming engine's state; NULL: none yet */
   struct extract_state *ex; /* the extractors' state; NULL: none yet */
+  /* -t: the target (url is the request's URL for it), its number, and
+   * the cluster of templates whose request this is. */
+  char *target;
+  unsigned long seq;
+  size_t cluster;
+  struct tpl_job *job; /* the request's headers and body; NULL: none */
 } slot;
 
 /* How a target's last transfer ended, for its report. */
@@ -299,6 +316,7 @@ typedef struct line {
 
 typedef struct scan {
   const options *opt;
+  struct templates *tpl; /* -t; NULL: the matchers of the command line */
   int out;   /* the JSON lines' file descriptor */
   line line; /* the line being built; its memory is reused */
   engine engine;
@@ -331,5 +349,13 @@ int is_html(rc_response *r);
 /* Reports the slot's target as one JSON line (unless --matched-only
  * leaves it out) and counts it. */
 void report(scan *s, slot *sl, CURLcode cc, ending how);
+/* n bytes at s as a JSON string, always valid UTF-8. */
+void json_bytes(line *l, const char *s, size_t n);
+/* s as a JSON string; null for NULL. */
+void json_string(line *l, const char *s);
+/* The wall-clock time as RFC 3339, UTC. */
+void json_timestamp(line *l);
+/* Writes the line built in s->line, whole; a failure sets write_error. */
+void write_line(scan *s);
 
 #endif

@@ -1,0 +1,643 @@
+/* scan's templates (-t): reads nuclei's template format with libyaml,
+ * the subset scan runs (scan(1), TEMPLATES). A template with anything
+ * else is skipped, with the reason. */
+#include "scan-tpl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define REASON_MAX 200
+
+/* One template being read: its document, and why it is skipped. */
+typedef struct reader {
+  yaml_document_t doc;
+  char reason[REASON_MAX]; /* "" while none */
+  int nomem;
+} reader;
+
+static int skip(reader *r, const char *what, const char *arg)
+{
+  if (!r->reason[0])
+    snprintf(r->reason, sizeof r->reason, "%s%s%s", what, arg ? ": " : "", arg ? arg : "");
+  return -1;
+}
+
+static yaml_node_t *node(reader *r, int id) { return yaml_document_get_node(&r->doc, id); }
+
+static const char *scalar(const yaml_node_t *n)
+{
+  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static char *dup(reader *r, const char *s)
+{
+  char *d = s ? strdup(s) : NULL;
+  if (s && !d)
+    r->nomem = 1;
+  return d;
+}
+
+static int truthy(const char *s)
+{
+  return s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "True"));
+}
+
+/* A scalar, or a sequence of scalars, as an array of new strings. */
+static int strings(reader *r, yaml_node_t *n, char ***out, size_t *count)
+{
+  size_t cap = n && n->type == YAML_SEQUENCE_NODE
+                   ? (size_t)(n->data.sequence.items.top - n->data.sequence.items.start)
+                   : 1;
+  if (!n || (n->type != YAML_SCALAR_NODE && n->type != YAML_SEQUENCE_NODE))
+    return skip(r, "not a list of strings", NULL);
+  if (!(*out = calloc(cap + 1, sizeof **out)))
+    return r->nomem = 1, -1;
+  *count = 0;
+  if (n->type == YAML_SCALAR_NODE) {
+    (*out)[(*count)++] = dup(r, scalar(n));
+    return r->nomem ? -1 : 0;
+  }
+  for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
+    const char *s = scalar(node(r, *i));
+    if (!s)
+      return skip(r, "not a list of strings", NULL);
+    if (!((*out)[(*count)++] = dup(r, s)))
+      return -1;
+  }
+  return 0;
+}
+
+/* Numbers (status, size). */
+static int numbers(reader *r, yaml_node_t *n, long **out, size_t *count)
+{
+  char **s;
+  if (strings(r, n, &s, count) != 0)
+    return -1;
+  *out = calloc(*count + 1, sizeof **out);
+  int bad = !*out;
+  for (size_t i = 0; i < *count; i++) {
+    char *end;
+    if (*out)
+      (*out)[i] = strtol(s[i], &end, 10);
+    bad |= !*out || *end || end == s[i];
+    free(s[i]);
+  }
+  free(s);
+  return bad ? skip(r, "not a list of numbers", NULL) : 0;
+}
+
+/* A header's name as parts and kval name it: lower case, '_' as '-'. */
+static void header_name(char *p)
+{
+  for (; *p; p++)
+    *p = *p == '_' ? '-' : (char)tolower((unsigned char)*p);
+}
+
+/* A part: body, header, all, or a header name (lower case, '_' as '-'). */
+static int take_part(reader *r, const char *s, tpl_part *where, char **header)
+{
+  if (!s || !strcmp(s, "body"))
+    *where = TP_BODY;
+  else if (!strcmp(s, "header"))
+    *where = TP_HEADER;
+  else if (!strcmp(s, "all"))
+    *where = TP_ALL;
+  else if (!strcmp(s, "response") || !strcmp(s, "raw") || !strcmp(s, "request") ||
+           !strcmp(s, "interactsh_protocol") || !strcmp(s, "interactsh_request") ||
+           !strncmp(s, "body_", 5) || !strncmp(s, "header_", 7) || strchr(s, '.'))
+    return skip(r, "part", s);
+  else {
+    *where = TP_NAMED;
+    if (!(*header = dup(r, s)))
+      return -1;
+    header_name(*header);
+  }
+  return 0;
+}
+
+/* Compiles texts into regexes. */
+static int regexes(reader *r, yaml_node_t *n, regex **out, size_t *count)
+{
+  char **texts;
+  if (strings(r, n, &texts, count) != 0)
+    return -1;
+  int failed = !(*out = calloc(*count + 1, sizeof **out));
+  for (size_t i = 0; i < *count; i++) {
+    char msg[160];
+    if (!failed && regex_compile(&(*out)[i], texts[i], msg, sizeof msg) != 0) {
+      skip(r, "regex", msg);
+      failed = 1;
+    }
+    if (failed) { /* else the regex keeps its text (regex_compile) */
+      (*out)[i].text = NULL;
+      free(texts[i]);
+    }
+  }
+  free(texts);
+  return failed ? -1 : 0;
+}
+
+#define EACH_KEY(r, map, k, v)                                                                     \
+  for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;                                     \
+       p_ < (map)->data.mapping.pairs.top &&                                                       \
+       ((k) = scalar(node(r, p_->key)), (v) = node(r, p_->value), 1);                              \
+       p_++)
+
+static int is_map(const yaml_node_t *n) { return n && n->type == YAML_MAPPING_NODE; }
+
+static int matcher_type(reader *r, tpl_matcher *m, const char *s)
+{
+  if (!s)
+    return skip(r, "matcher without a type", NULL);
+  if (!strcmp(s, "word"))
+    m->type = TM_WORD;
+  else if (!strcmp(s, "regex"))
+    m->type = TM_REGEX;
+  else if (!strcmp(s, "status"))
+    m->type = TM_STATUS;
+  else if (!strcmp(s, "size"))
+    m->type = TM_SIZE;
+  else if (!strcmp(s, "dsl"))
+    m->type = TM_DSL;
+  else
+    return skip(r, "matcher type", s);
+  return 0;
+}
+
+/* dsl: expressions of the subset, each a matcher of its own. */
+static int load_dsl(reader *r, yaml_node_t *v, tpl_matcher *m)
+{
+  char **exprs;
+  size_t n;
+  if (strings(r, v, &exprs, &n) != 0)
+    return -1;
+  int failed = !(m->subs = calloc(n + 1, sizeof *m->subs));
+  for (size_t i = 0; i < n; i++) {
+    if (!failed && tpl_dsl(exprs[i], &m->subs[m->n++]) != 0) {
+      skip(r, "dsl", exprs[i]);
+      failed = 1;
+    }
+    free(exprs[i]);
+  }
+  free(exprs);
+  return failed ? -1 : 0;
+}
+
+static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
+{
+  const char *k;
+  yaml_node_t *v;
+  if (!is_map(n))
+    return skip(r, "matcher not a mapping", NULL);
+  EACH_KEY(r, n, k, v)
+  if (k && !strcmp(k, "type") && matcher_type(r, m, scalar(v)) != 0)
+    return -1;
+  EACH_KEY(r, n, k, v)
+  {
+    const char *s = scalar(v);
+    int ok = 0;
+    if (!k || !strcmp(k, "type"))
+      ok = 1;
+    else if (!strcmp(k, "part"))
+      ok = take_part(r, s, &m->part, &m->header) == 0;
+    else if (!strcmp(k, "condition"))
+      ok = s && (!strcmp(s, "or") || (m->cond_and = !strcmp(s, "and")));
+    else if (!strcmp(k, "negative"))
+      ok = (m->negative = truthy(s)) || s;
+    else if (!strcmp(k, "case-insensitive"))
+      ok = (m->nocase = truthy(s)) || s;
+    else if (!strcmp(k, "name"))
+      ok = (m->name = dup(r, s)) != NULL;
+    else if (!strcmp(k, "words") && m->type == TM_WORD)
+      ok = strings(r, v, &m->words, &m->n) == 0;
+    else if (!strcmp(k, "regex") && m->type == TM_REGEX)
+      ok = regexes(r, v, &m->regexes, &m->n) == 0;
+    else if (!strcmp(k, "dsl") && m->type == TM_DSL)
+      ok = load_dsl(r, v, m) == 0;
+    else if ((!strcmp(k, "status") && m->type == TM_STATUS) ||
+             (!strcmp(k, "size") && m->type == TM_SIZE))
+      ok = numbers(r, v, &m->numbers, &m->n) == 0;
+    if (!ok)
+      return skip(r, "matcher key", k);
+  }
+  for (size_t i = 0; m->type == TM_WORD && m->nocase && i < m->n; i++)
+    for (char *p = m->words[i]; *p; p++)
+      *p = (char)tolower((unsigned char)*p);
+  return m->n ? 0 : skip(r, "matcher without values", NULL);
+}
+
+/* kval's names: lower case, '_' as '-' (as header names). */
+static int take_keys(reader *r, yaml_node_t *n, tpl_extractor *x)
+{
+  if (strings(r, n, &x->keys, &x->n) != 0)
+    return -1;
+  for (size_t i = 0; i < x->n; i++)
+    header_name(x->keys[i]);
+  return 0;
+}
+
+static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
+{
+  const char *k;
+  yaml_node_t *v;
+  if (!is_map(n))
+    return skip(r, "extractor not a mapping", NULL);
+  EACH_KEY(r, n, k, v)
+  if (k && !strcmp(k, "type")) {
+    const char *s = scalar(v);
+    if (!s || (strcmp(s, "regex") && strcmp(s, "kval")))
+      return skip(r, "extractor type", s);
+    x->kval = !strcmp(s, "kval");
+  }
+  EACH_KEY(r, n, k, v)
+  {
+    const char *s = scalar(v);
+    char *end = NULL;
+    int ok = 0;
+    if (!k || !strcmp(k, "type"))
+      ok = 1;
+    else if (!strcmp(k, "part") && !x->kval)
+      ok = take_part(r, s, &x->part, &x->header) == 0;
+    else if (!strcmp(k, "name"))
+      ok = (x->name = dup(r, s)) != NULL;
+    else if (!strcmp(k, "group") && s)
+      ok = (x->group = strtol(s, &end, 10)) >= 0 && !*end && x->group < 100;
+    else if (!strcmp(k, "regex") && !x->kval)
+      ok = regexes(r, v, &x->regexes, &x->n) == 0;
+    else if (!strcmp(k, "kval") && x->kval)
+      ok = take_keys(r, v, x) == 0;
+    if (!ok)
+      return skip(r, "extractor key", k);
+  }
+  for (size_t i = 0; !x->kval && i < x->n; i++)
+    if ((uint32_t)x->group > x->regexes[i].groups)
+      return skip(r, "extractor group", "past the regex's groups");
+  return x->n ? 0 : skip(r, "extractor without values", NULL);
+}
+
+/* The variables scan replaces in a request. */
+static const char *const VARIABLES[] = {"BaseURL", "RootURL", "Hostname", "Host",
+                                        "Port",    "Path",    "Scheme",   "randstr"};
+
+/* Whether every {{...}} in s is one of VARIABLES; else a skip. */
+static int known_variables(reader *r, const char *s)
+{
+  for (const char *p = s ? strstr(s, "{{") : NULL; p; p = strstr(p + 2, "{{")) {
+    const char *end = strstr(p + 2, "}}");
+    size_t n = end ? (size_t)(end - p - 2) : 0, i = 0;
+    while (i < sizeof VARIABLES / sizeof *VARIABLES &&
+           (strlen(VARIABLES[i]) != n || strncmp(VARIABLES[i], p + 2, n)))
+      i++;
+    if (i == sizeof VARIABLES / sizeof *VARIABLES) {
+      char name[64];
+      snprintf(name, sizeof name, "%.*s", end ? (int)n : 40, p + 2);
+      return skip(r, strstr(name, "interactsh") ? "interactsh" : "variable", name);
+    }
+  }
+  return 0;
+}
+
+/* headers: a mapping of names to values, as "Name: value". */
+static int load_headers(reader *r, yaml_node_t *n, tpl_request *q)
+{
+  const char *k;
+  yaml_node_t *v;
+  if (!is_map(n))
+    return skip(r, "headers not a mapping", NULL);
+  size_t cap = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+  if (!(q->headers = calloc(cap + 1, sizeof *q->headers)))
+    return r->nomem = 1, -1;
+  EACH_KEY(r, n, k, v)
+  {
+    const char *s = scalar(v);
+    char *h = k && s ? malloc(strlen(k) + strlen(s) + 3) : NULL;
+    if (!k || !s)
+      return skip(r, "header not a string", k);
+    if (!h)
+      return r->nomem = 1, -1;
+    sprintf(h, "%s: %s", k, s);
+    q->headers[q->nheaders++] = h;
+    if (known_variables(r, h) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Matchers or extractors: a sequence of mappings. */
+static int load_list(reader *r, yaml_node_t *n, int extractors, tpl_request *q)
+{
+  if (!n || n->type != YAML_SEQUENCE_NODE)
+    return skip(r, extractors ? "extractors not a list" : "matchers not a list", NULL);
+  size_t cap = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+  if (extractors ? !(q->extractors = calloc(cap + 1, sizeof *q->extractors))
+                 : !(q->matchers = calloc(cap + 1, sizeof *q->matchers)))
+    return r->nomem = 1, -1;
+  for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
+    if (extractors ? load_extractor(r, node(r, *i), &q->extractors[q->nextractors++])
+                   : load_matcher(r, node(r, *i), &q->matchers[q->nmatchers++]))
+      return -1;
+  return 0;
+}
+
+/* The keys of a request that make a template skipped, by their reason. */
+static const char *request_skip(const char *k)
+{
+  static const char *const as_is[] = {"payloads", "flow", "fuzzing", "race", "pipeline"};
+  for (size_t i = 0; i < sizeof as_is / sizeof *as_is; i++)
+    if (!strcmp(k, as_is[i]))
+      return as_is[i];
+  return NULL;
+}
+
+/* raw: one plain request (tpl_raw), its variables known. */
+static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
+{
+  const char *text = v && v->type == YAML_SEQUENCE_NODE &&
+                             v->data.sequence.items.top - v->data.sequence.items.start == 1
+                         ? scalar(node(r, *v->data.sequence.items.start))
+                         : NULL;
+  if (!text)
+    return skip(r, "raw", "not one request");
+  if (q->method || q->paths)
+    return skip(r, "raw", "beside method or path");
+  const char *why = tpl_raw(text, q);
+  if (why)
+    return skip(r, why, NULL);
+  for (size_t i = 0; i < q->nheaders; i++)
+    if (known_variables(r, q->headers[i]) != 0)
+      return -1;
+  return known_variables(r, q->body);
+}
+
+static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
+{
+  const char *k;
+  yaml_node_t *v;
+  if (!is_map(n))
+    return skip(r, "request not a mapping", NULL);
+  q->max_redirs = DEFAULT_MAX_REDIRS;
+  EACH_KEY(r, n, k, v)
+  {
+    const char *s = scalar(v), *why = k ? request_skip(k) : NULL;
+    char *end = NULL;
+    int ok = 0;
+    if (why)
+      return skip(r, why, NULL);
+    if (!k)
+      ok = 0;
+    else if (!strcmp(k, "method"))
+      ok = s && (q->method = dup(r, s)) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(s);
+    else if (!strcmp(k, "path"))
+      ok = strings(r, v, &q->paths, &q->npaths) == 0;
+    else if (!strcmp(k, "raw"))
+      ok = load_raw(r, v, q) == 0;
+    else if (!strcmp(k, "headers"))
+      ok = load_headers(r, v, q) == 0;
+    else if (!strcmp(k, "body"))
+      ok = s && (q->body = dup(r, s)) && known_variables(r, s) == 0;
+    else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
+      ok = (q->redirects = truthy(s)) || s;
+    else if (!strcmp(k, "max-redirects"))
+      ok = s && (q->max_redirs = strtol(s, &end, 10)) >= 0 && !*end && q->max_redirs <= 1000;
+    else if (!strcmp(k, "matchers-condition"))
+      ok = s && (!strcmp(s, "or") || (q->cond_and = !strcmp(s, "and")));
+    else if (!strcmp(k, "stop-at-first-match"))
+      ok = (q->stop_first = truthy(s)) || s;
+    else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
+      ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
+    if (!ok)
+      return skip(r, "request key", k);
+  }
+  for (size_t i = 0; i < q->npaths; i++)
+    if (known_variables(r, q->paths[i]) != 0)
+      return -1;
+  if (!q->npaths)
+    return skip(r, "request without a path", NULL);
+  if (!q->method && !(q->method = dup(r, "GET")))
+    return -1;
+  return q->nmatchers || q->nextractors ? 0 : skip(r, "request without matchers", NULL);
+}
+
+static int load_info(reader *r, yaml_node_t *n, tpl *t)
+{
+  const char *k;
+  yaml_node_t *v;
+  if (!is_map(n))
+    return skip(r, "info not a mapping", NULL);
+  EACH_KEY(r, n, k, v)
+  {
+    const char *s = scalar(v);
+    if (k && !strcmp(k, "name") && s && !(t->name = dup(r, s)))
+      return -1;
+    if (k && !strcmp(k, "severity") && s && !(t->severity = dup(r, s)))
+      return -1;
+    if (k && !strcmp(k, "tags") && s) { /* "a,b,c" */
+      if (!(t->tags = calloc(strlen(s) / 2 + 2, sizeof *t->tags)))
+        return r->nomem = 1, -1;
+      for (const char *p = s; *p;) {
+        size_t len = strcspn(p, ",");
+        while (len && p[len - 1] == ' ')
+          len--;
+        if (len && !(t->tags[t->ntags++] = strndup(p, len)))
+          return r->nomem = 1, -1;
+        p += strcspn(p, ",");
+        p += strspn(p, ", ");
+      }
+    } else if (k && !strcmp(k, "tags") && strings(r, v, &t->tags, &t->ntags) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The protocols of nuclei that scan does not speak. */
+static int other_protocol(const char *k)
+{
+  static const char *const names[] = {"dns",       "file",      "network", "tcp",  "headless",
+                                      "ssl",       "websocket", "whois",   "code", "javascript",
+                                      "workflows", "workflow",  "udp"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (!strcmp(k, names[i]))
+      return 1;
+  return 0;
+}
+
+static int load_requests(reader *r, yaml_node_t *v, tpl *t)
+{
+  if (!v || v->type != YAML_SEQUENCE_NODE || t->reqs)
+    return skip(r, "http not a list", NULL);
+  size_t cap = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+  if (!(t->reqs = calloc(cap + 1, sizeof *t->reqs)))
+    return r->nomem = 1, -1;
+  for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
+    if (load_request(r, node(r, *i), &t->reqs[t->nreqs++]) != 0)
+      return -1;
+  return 0;
+}
+
+/* The document's template into t. */
+static int load_template(reader *r, tpl *t)
+{
+  yaml_node_t *root = yaml_document_get_root_node(&r->doc), *v;
+  const char *k;
+  if (!is_map(root))
+    return skip(r, "not a template (no mapping)", NULL);
+  EACH_KEY(r, root, k, v)
+  {
+    int ok = 0;
+    if (!k)
+      ok = 0;
+    else if (!strcmp(k, "id"))
+      ok = scalar(v) && (t->id = dup(r, scalar(v)));
+    else if (!strcmp(k, "info"))
+      ok = load_info(r, v, t) == 0;
+    else if (!strcmp(k, "http") || !strcmp(k, "requests"))
+      ok = load_requests(r, v, t) == 0;
+    else if (other_protocol(k))
+      return skip(r, "protocol", k);
+    else if (!strcmp(k, "flow"))
+      return skip(r, "flow", NULL);
+    if (!ok)
+      return skip(r, "template key", k);
+  }
+  if (!t->id)
+    return skip(r, "template without an id", NULL);
+  return t->nreqs ? 0 : skip(r, "template without http requests", NULL);
+}
+
+static void free_strings(char **s, size_t n)
+{
+  for (size_t i = 0; s && i < n; i++)
+    free(s[i]);
+  free(s);
+}
+
+static void free_regexes(regex *re, size_t n)
+{
+  for (size_t i = 0; re && i < n; i++) {
+    free((char *)re[i].text);
+    regex_free(&re[i]);
+  }
+  free(re);
+}
+
+static void free_matcher(tpl_matcher *m)
+{
+  free(m->header);
+  free(m->name);
+  free(m->numbers);
+  free(m->ids);
+  if (m->type == TM_WORD)
+    free_strings(m->words, m->n);
+  if (m->type == TM_REGEX)
+    free_regexes(m->regexes, m->n);
+  for (size_t i = 0; m->type == TM_DSL && m->subs && i < m->n; i++)
+    free_matcher(&m->subs[i]);
+  free(m->subs);
+}
+
+static void free_request(tpl_request *q)
+{
+  free(q->method);
+  free(q->body);
+  free_strings(q->paths, q->npaths);
+  free_strings(q->headers, q->nheaders);
+  for (size_t i = 0; q->matchers && i < q->nmatchers; i++)
+    free_matcher(&q->matchers[i]);
+  for (size_t i = 0; q->extractors && i < q->nextractors; i++) {
+    tpl_extractor *x = &q->extractors[i];
+    free(x->header);
+    free(x->name);
+    if (x->kval)
+      free_strings(x->keys, x->n);
+    else
+      free_regexes(x->regexes, x->n);
+  }
+  free(q->matchers);
+  free(q->extractors);
+}
+
+static void free_template(tpl *t)
+{
+  for (size_t i = 0; t->reqs && i < t->nreqs; i++)
+    free_request(&t->reqs[i]);
+  free(t->reqs);
+  free_strings(t->tags, t->ntags);
+  free(t->file);
+  free(t->id);
+  free(t->name);
+  free(t->severity);
+}
+
+int tpl_load_file(templates *ts, const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "scan: %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  reader r;
+  memset(&r, 0, sizeof r);
+  yaml_parser_t parser;
+  tpl t;
+  memset(&t, 0, sizeof t);
+  int parsed = yaml_parser_initialize(&parser);
+  if (parsed) {
+    yaml_parser_set_input_file(&parser, f);
+    parsed = yaml_parser_load(&parser, &r.doc);
+    if (!parsed)
+      snprintf(r.reason, sizeof r.reason, "YAML: %s at line %lu",
+               parser.problem ? parser.problem : "error",
+               (unsigned long)parser.problem_mark.line + 1);
+    yaml_parser_delete(&parser);
+  }
+  fclose(f);
+  if (parsed) {
+    (void)load_template(&r, &t);
+    yaml_document_delete(&r.doc);
+  }
+  int skipped = r.reason[0] != 0;
+  void *grown = skipped ? realloc(ts->skips, (ts->nskips + 1) * sizeof *ts->skips)
+                        : realloc(ts->t, (ts->n + 1) * sizeof *ts->t);
+  if (grown && skipped)
+    ts->skips = grown;
+  else if (grown)
+    ts->t = grown;
+  char *reason = skipped ? strdup(r.reason) : NULL;
+  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason)) {
+    free(reason);
+    free_template(&t);
+    fputs("scan: out of memory\n", stderr);
+    return -1;
+  }
+  if (skipped) {
+    ts->skips[ts->nskips].file = t.file;
+    ts->skips[ts->nskips++].reason = reason;
+    t.file = NULL;
+    free_template(&t);
+  } else {
+    ts->t[ts->n++] = t;
+  }
+  return 0;
+}
+
+void tpl_free(templates *ts)
+{
+  for (size_t i = 0; i < ts->n; i++)
+    free_template(&ts->t[i]);
+  free(ts->t);
+  for (size_t i = 0; i < ts->nskips; i++) {
+    free(ts->skips[i].file);
+    free(ts->skips[i].reason);
+  }
+  free(ts->skips);
+  for (size_t i = 0; i < ts->nclusters; i++) {
+    free(ts->c[i].members);
+    free(ts->c[i].mine);
+  }
+  free(ts->c);
+  free(ts->last);
+  free(ts->target);
+}

@@ -1,0 +1,410 @@
+/* scan -t: the templates of test/templates/, run against the loopback
+ * server. run/ holds one template per feature, skip/ one per reason a
+ * template is skipped (its first line says which: "# skip: REASON"),
+ * cap/ one for --max-body and one that stops early.
+ *
+ * The verdicts and extracts that scan prints are checked against an
+ * evaluation of each template written in templates_eval.c, independently
+ * of scan: the
+ * test fetches each template's request itself with libcurl and applies
+ * the template's matchers by hand (memmem, strcasestr, PCRE2) to what it
+ * got. The server's request count shows that templates with the same
+ * request shared one.
+ *
+ * SCAN_BIN is the scan binary, TEMPLATES the directory test/templates. */
+#include <check.h>
+#include <curl/curl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "net.h"
+#include "templates_eval.h"
+
+char base[128]; /* the target: http://127.0.0.1:PORT */
+
+static void up(void)
+{
+  server_up();
+  ts_url(srv, "", base, sizeof base);
+  size_t n = strlen(base);
+  if (n && base[n - 1] == '/')
+    base[n - 1] = '\0';
+}
+
+static void templates_path(const char *sub, char *out, size_t cap)
+{
+  const char *dir = getenv("TEMPLATES");
+  ck_assert_msg(dir && *dir, "TEMPLATES is not set");
+  snprintf(out, cap, "%s/%s", dir, sub);
+}
+
+/* ---- scan's lines ------------------------------------------------------- */
+
+/* The JSON string after "key": in line, unescaped, into out; 0 when the
+ * line has no such key. p: where it starts, NULL from the key. */
+static const char *json_at(const char *p, char *out, size_t cap)
+{
+  size_t n = 0;
+  ck_assert_int_eq(*p, '"');
+  for (p++; *p && *p != '"'; p++) {
+    char c = *p;
+    if (c == '\\') {
+      c = *++p;
+      if (c == 'u') {
+        c = (char)strtol((char[]){p[1], p[2], p[3], p[4], 0}, NULL, 16);
+        p += 4;
+      } else if (c == 'n') {
+        c = '\n';
+      }
+    }
+    if (n + 1 < cap)
+      out[n++] = c;
+  }
+  out[n] = '\0';
+  return *p ? p + 1 : p;
+}
+
+static int json_field(const char *line, const char *key, char *out, size_t cap)
+{
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(line, k);
+  out[0] = '\0';
+  if (!p)
+    return 0;
+  p += strlen(k);
+  if (*p == '[') { /* strings, joined by '|' */
+    for (p++; *p == '"';) {
+      size_t n = strlen(out);
+      if (n && n + 1 < cap)
+        out[n++] = '|';
+      p = json_at(p, out + n, cap - n);
+      p += *p == ',';
+    }
+    return 1;
+  }
+  json_at(p, out, cap);
+  return 1;
+}
+
+/* scan's lines for template id, in the form of expect. */
+static void reported(const char *lines, const char *id, char *out)
+{
+  out[0] = '\0';
+  for (const char *l = lines; *l;) {
+    const char *end = strchr(l, '\n');
+    ck_assert_ptr_nonnull(end);
+    char one[8192], v[1024], at[512], name[256], extracts[512];
+    snprintf(one, sizeof one, "%.*s", (int)(end - l), l);
+    ck_assert(json_field(one, "template-id", v, sizeof v));
+    if (!strcmp(v, id)) {
+      ck_assert(json_field(one, "matched-at", at, sizeof at));
+      json_field(one, "matcher-name", name, sizeof name);
+      json_field(one, "extracted-results", extracts, sizeof extracts);
+      size_t n = strlen(out);
+      snprintf(out + n, EXPECT_MAX - n, "%s name=%s extracts=%s\n", at, name, extracts);
+    }
+    l = end + 1;
+  }
+}
+
+/* Runs scan -t dir (relative to TEMPLATES) with more arguments. */
+static prog_out run_templates(const char *dir, const char *a1, const char *a2, const char *a3)
+{
+  char path[512];
+  templates_path(dir, path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, (char *)a1, (char *)a2, (char *)a3, NULL};
+  ck_assert_ptr_nonnull(argv[0]);
+  return run_program(argv);
+}
+
+/* ---- Tests -------------------------------------------------------------- */
+
+/* Every template of run/ against the server: scan's verdicts and extracts
+ * are the evaluation's, and one request served each set of templates with
+ * the same request. */
+START_TEST(verdicts)
+{
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_templates("run", "-u", base, NULL);
+  unsigned long made = ts_requests(srv) - before;
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  /* 19 templates, 20 paths, 12 distinct requests; redirects.yaml follows
+   * three redirects, which the server counts too. */
+  ck_assert_msg(strstr(o.err, "19 loaded, 0 skipped; 12 clusters, 12 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 12 + 3);
+  size_t lines = 0;
+  for (size_t i = 0; i < NRUN; i++) {
+    char want[EXPECT_MAX] = "", have[EXPECT_MAX];
+    RUN[i].expected(want);
+    reported(o.out, RUN[i].id, have);
+    if (RUN[i].one_of && want[0])
+      ck_assert_msg(strchr(have, '\n') == have + strlen(have) - 1 && strstr(want, have),
+                    "%s: expected one of\n%sgot\n%s", RUN[i].id, want, have);
+    else
+      ck_assert_msg(!strcmp(want, have), "%s: expected\n%sgot\n%s", RUN[i].id, want, have);
+    for (const char *p = have; (p = strchr(p, '\n')) != NULL; p++)
+      lines++;
+  }
+  /* Only the templates of run/ were reported, and some did not match. */
+  size_t all = 0;
+  for (const char *p = o.out; (p = strchr(p, '\n')) != NULL; p++)
+    all++;
+  ck_assert_uint_eq(all, lines);
+  ck_assert_uint_lt(lines, NRUN + 2);
+  ck_assert_uint_gt(lines, NRUN / 2);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* The fields nuclei writes, and respchain's beside them. */
+START_TEST(fields)
+{
+  prog_out o = run_templates("run/word-and.yaml", "-u", base, "-s");
+  ck_assert_int_eq(o.status, 0);
+  char v[1024];
+  ck_assert(json_field(o.out, "template-id", v, sizeof v) && !strcmp(v, "word-and"));
+  ck_assert(strstr(o.out, "\"info\":{\"name\":\"Acme portal page\",\"severity\":\"info\","
+                          "\"tags\":[\"test\",\"word\"]}"));
+  ck_assert(json_field(o.out, "type", v, sizeof v) && !strcmp(v, "http"));
+  ck_assert(json_field(o.out, "host", v, sizeof v) && !strcmp(v, base));
+  ck_assert(json_field(o.out, "timestamp", v, sizeof v) && strlen(v) == 27 && v[26] == 'Z');
+  ck_assert(!strstr(o.out, "matcher-name") && !strstr(o.out, "extracted-results"));
+  ck_assert(strstr(o.out, "\"status-code\":200,\"cluster-requests\":1,\"body-bytes\":"));
+  ck_assert(strstr(o.out, ",\"truncated\":false,\"stopped\":"));
+  ck_assert_str_eq(o.err, ""); /* -s: no summary */
+  prog_out_free(&o);
+}
+END_TEST
+
+/* Whether scan was built with Vectorscan. */
+static int with_vectorscan(void)
+{
+  char *v[] = {getenv("SCAN_BIN"), "--version", NULL};
+  prog_out ver = run_program(v);
+  int vs = strstr(ver.out, "matchers: Vectorscan") != NULL;
+  prog_out_free(&ver);
+  return vs;
+}
+
+/* Body words and regexes that Vectorscan takes run on the stream, and the
+ * body is not kept for them; without Vectorscan, PCRE2 runs them over the
+ * kept body. Same verdicts either way. */
+START_TEST(streamed)
+{
+  int vs = with_vectorscan();
+  char one[512], two[512];
+  templates_path("run/word-and.yaml", one, sizeof one);
+  templates_path("run/negative.yaml", two, sizeof two);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", one, "-t", two, "-u", base, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert(strstr(o.out, "\"template-id\":\"word-and\""));
+  ck_assert(strstr(o.out, "\"template-id\":\"negative\""));
+  if (vs)
+    ck_assert_msg(strstr(o.err, "3 streamed") && strstr(o.err, "bodies not kept"), "%s", o.err);
+  else
+    ck_assert_msg(strstr(o.err, "3 over the kept body") && strstr(o.err, "bodies kept"), "%s",
+                  o.err);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* --validate: each template of skip/ is skipped with the reason its first
+ * line names, and counted; nothing is requested. */
+START_TEST(validate)
+{
+  char dir[512];
+  templates_path("skip", dir, sizeof dir);
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_templates("skip", "--validate", "-u", base);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv), before);
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[1024], first[256], want[1400];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(first, sizeof first, f));
+    fclose(f);
+    ck_assert_msg(!strncmp(first, "# skip: ", 8), "%s: no '# skip:' line", path);
+    first[strcspn(first, "\n")] = '\0';
+    snprintf(want, sizeof want, "skipped %s: %s", path, first + 8);
+    ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
+    n++;
+  }
+  closedir(d);
+  char counts[64];
+  snprintf(counts, sizeof counts, "templates: 0 loaded, %zu skipped", n);
+  ck_assert_msg(strstr(o.out, counts), "%s", o.out);
+  prog_out_free(&o);
+  /* run/ loads whole. */
+  o = run_templates("run", "--validate", NULL, NULL);
+  ck_assert_msg(strstr(o.out, "templates: 19 loaded, 0 skipped"), "%s", o.out);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* A body cut at --max-body is matched as far as kept, and says so; a
+ * target that cannot be reached has no lines (an error in the summary). */
+START_TEST(cut_and_failed)
+{
+  prog_out o = run_templates("cap/cut.yaml", "-u", base, "--max-body");
+  ck_assert_int_eq(o.status, 2); /* --max-body wants its value */
+  prog_out_free(&o);
+  char path[512];
+  templates_path("cap/cut.yaml", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "--max-body", "10k", NULL};
+  o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "\"body-bytes\":10240,\"truncated\":true,\"stopped\":false}"), "%s",
+                o.out);
+  prog_out_free(&o);
+  char *down[] = {getenv("SCAN_BIN"), "-t", path, "-u", "http://127.0.0.1:1", NULL};
+  o = run_program(down);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_str_eq(o.out, "");
+  ck_assert_msg(strstr(o.err, "0 matched, 1 errors"), "%s", o.err);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* More clusters than the engine keeps databases of their own (16): each
+ * template's verdict is its own request's, whichever database streams it.
+ * Template i asks for the page of Word<i>, wants Word<i> and not
+ * Word<i+1>, which the next template's page holds. */
+START_TEST(many_clusters)
+{
+  enum { N = 24 };
+  char dir[256];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int i = 0; i < N; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/t%02d.yaml", dir, i);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "id: many-%d\ninfo: {name: m, severity: info}\nhttp:\n"
+            "  - path: [\"{{BaseURL}}/html?title=Word%d\"]\n    matchers-condition: and\n"
+            "    matchers:\n      - type: word\n        words: [\"Word%d<\"]\n"
+            "      - type: regex\n        negative: true\n        regex: [\"Word%d<\"]\n",
+            i, i, i, i + 1);
+    fclose(f);
+  }
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-s", NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  for (int i = 0; i < N; i++) {
+    char page[64], want[128], word[16];
+    got g;
+    snprintf(page, sizeof page, "/html?title=Word%d", i);
+    fetch(page, NULL, NULL, 0, &g);
+    snprintf(word, sizeof word, "Word%d<", i + 1);
+    int expected = has(g.body, g.body_len, word) ? 0 : 1;
+    snprintf(word, sizeof word, "Word%d<", i);
+    expected &= has(g.body, g.body_len, word);
+    snprintf(want, sizeof want, "\"template-id\":\"many-%d\"", i);
+    ck_assert_msg(!!strstr(o.out, want) == expected, "many-%d: expected %d\n%s", i, expected,
+                  o.out);
+  }
+  prog_out_free(&o);
+  for (int i = 0; i < N; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/t%02d.yaml", dir, i);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+END_TEST
+
+/* A request whose verdicts are all known before its body ends stops
+ * (with Vectorscan: without it, the words run over the body kept whole). */
+START_TEST(early_stop)
+{
+  int vs = with_vectorscan();
+  prog_out o = run_templates("cap/early.yaml", "-u", base, "-s");
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, vs ? "\"truncated\":false,\"stopped\":true}"
+                                 : "\"truncated\":false,\"stopped\":false}"),
+                "%s", o.out);
+  char *p = strstr(o.out, "\"body-bytes\":");
+  ck_assert_ptr_nonnull(p);
+  if (vs)
+    ck_assert_uint_lt(strtoul(p + 13, NULL, 10), 3 * 1024 * 1024);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* --shard splits the targets, not the templates' requests: shard 2/2 of
+ * two targets scans the second, with all its templates. */
+START_TEST(shard)
+{
+  char second[200];
+  snprintf(second, sizeof second, "%s/sub", base);
+  char path[512];
+  templates_path("run/status-404.yaml", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t",  path, "-u", base, "-u", second,
+                  "--shard",          "2/2", "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 1);
+  char host[256];
+  ck_assert(json_field(o.out, "host", host, sizeof host));
+  ck_assert_str_eq(host, second);
+  ck_assert_ptr_eq(strchr(o.out, '\n'), o.out + strlen(o.out) - 1); /* one line */
+  prog_out_free(&o);
+}
+END_TEST
+
+/* Usage: --validate without -t, and -t beside the command line's matchers. */
+START_TEST(usage)
+{
+  char *a[] = {getenv("SCAN_BIN"), "--validate", NULL};
+  prog_out o = run_program(a);
+  ck_assert_int_eq(o.status, 2);
+  prog_out_free(&o);
+  o = run_templates("run", "--word", "x", NULL);
+  ck_assert_int_eq(o.status, 2);
+  prog_out_free(&o);
+  o = run_templates("no-such-dir", "--validate", NULL, NULL);
+  ck_assert_int_eq(o.status, 1);
+  prog_out_free(&o);
+}
+END_TEST
+
+int main(void)
+{
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  Suite *s = suite_create("templates");
+  TCase *tc = tcase_create("scan -t");
+  tcase_add_checked_fixture(tc, up, server_down);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, verdicts);
+  tcase_add_test(tc, fields);
+  tcase_add_test(tc, streamed);
+  tcase_add_test(tc, shard);
+  tcase_add_test(tc, many_clusters);
+  tcase_add_test(tc, cut_and_failed);
+  tcase_add_test(tc, early_stop);
+  tcase_add_test(tc, validate);
+  tcase_add_test(tc, usage);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  curl_global_cleanup();
+  return failed ? 1 : 0;
+}

@@ -571,12 +571,12 @@ static void teardown(scan *s)
       curl_multi_remove_handle(s->multi, sl->easy);
     free(sl->url);
     free(sl->target);
+    rc_response_free(sl->resp); /* the response first, then its handle */
     if (sl->easy)
       curl_easy_cleanup(sl->easy);
     if (sl->job) /* after the easy handle, which points to them */
       tpl_job_free(sl->job);
     free(sl->job);
-    rc_response_free(sl->resp);
     vs_close(s, sl, 0);
     vs_slot_free(sl);
     extract_slot_free(sl);

@@ -10,8 +10,8 @@
 #include <string.h>
 
 /* Whether this thread resumes paused transfers: it called rc_pool_resume,
- * rc_multi_poll, rc_pool_timeout or rc_pool_on_wake (on any pool), which
- * reach the budget through the functions below that set it. A transfer
+ * rc_multi_poll, rc_pool_timeout, rc_pool_on_wake or rc_multi_add (on any
+ * pool), which reach the budget through the functions below that set it. A transfer
  * paused on a thread that never does would stay paused until its
  * CURLOPT_TIMEOUT, past its wait bound: one refused there does not pause,
  * as one that knows no handle (it takes the holder's place, or spills). */
@@ -428,7 +428,7 @@ int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve)
   stream_release(b, w); /* one that ran before and was not reset */
   int keep = 0;
   if (b->limit == 0) {
-    keep = 0; /* no budget: nothing is held back */
+    /* no budget: nothing is held back, nor counted */
   } else if (!oldest_deferred(b, self) && stream_fits(b, reserve)) {
     stream_admit(b, w, reserve);
   } else {

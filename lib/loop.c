@@ -10,10 +10,10 @@
 #include <pthread.h>
 
 /* What a curl before 8.14 may buffer of one HTTP/2 stream: its window, at
- * most the body that the response keeps. A stream's reserve is one and a half times that:
- * what curl reads of it and the body it becomes are in the process at once
- * (8.5.0, 8 MiB bodies, streams at once by hand: 4 peak at 74 MiB, 6 at
- * 104, 8 at 131). Under a 64 MiB budget, bench h2: a reserve of one window
+ * most the body that the response keeps. A stream's reserve is one and a
+ * half times that: what curl reads of it and the body it becomes are in
+ * the process at once (8.5.0, 8 MiB bodies, streams at once by hand: 4
+ * peak at 74 MiB, 6 at 104, 8 at 131). Under a 64 MiB budget, bench h2: a reserve of one window
  * peaked at 123-131 MiB (8.1.2), of two at 75 MiB but twice the wall on
  * 8.1.2, of one and a half at 88-91 MiB (8.1.2, 8.5.0), at the wall of
  * the run without a budget. */

@@ -226,7 +226,11 @@ START_TEST(spill_file_full_over_h2)
       assert_h2_ok(r, e, cc);
       assert_pattern(b, 100 * KiB);
     } else {
-      ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
+      /* curl 8.7 reports the write callback's error on an HTTP/2 stream
+       * as a receive error (8.9.1 and the others measured as a write
+       * error); respchain's verdict is the same. */
+      int recv_error = curl_at_least(0x080700) && !curl_at_least(0x080800);
+      ck_assert_int_eq(cc, recv_error ? CURLE_RECV_ERROR : CURLE_WRITE_ERROR);
       ck_assert_int_eq(rc_result(r, cc), RC_E_SPILL);
       ck_assert_uint_lt(b.len, MiB);
       unsigned char *want = malloc(MiB);

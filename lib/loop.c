@@ -29,8 +29,9 @@
  * most likely to the same server, speaks: after HTTP/1.x (it owns its
  * connection, pausing holds the server back) it goes in at once; after
  * HTTP/2 it is kept back (spilling instead costs the disk and time: bench
- * h2, 64 MiB budget, the default mode at 1.26x curl's discard loop with
- * 7.88.1, 0.68x kept back, 82 and 55 MiB). A handle that has not run yet is
+ * h2, 64 MiB budget, 7.88.1, every handle kept back by hand: 0.68x curl's
+ * discard loop at 55 MiB, against 1.26x and 82 MiB spilling in the same
+ * run). A handle that has not run yet is
  * kept back where nothing else bounds its stream: on 8.1 to 8.6, and under
  * RC_OVERFLOW_WAIT, which never spills; elsewhere it goes in and, refused,
  * spills as before. One that turns out HTTP/1.x gives its reserve back at

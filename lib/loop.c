@@ -4,6 +4,7 @@
  * paused it (curl handles are not shared between threads), so every call
  * here says which thread asks: the caller's. */
 #include "budget.h"
+#include "curl_compat.h"
 #include "pool.h"
 #include "response.h"
 
@@ -46,9 +47,7 @@ static int keeps_back(rc__budget *b, CURL *easy)
     return 0;
   if (version != CURL_HTTP_VERSION_NONE)
     return 1;
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  int buffers_streams = v && v->version_num >= 0x080100 && v->version_num < 0x080700;
-  return buffers_streams || rc__budget_mode(b) == RC_OVERFLOW_WAIT;
+  return rc__curl_buffers_streams() || rc__budget_mode(b) == RC_OVERFLOW_WAIT;
 }
 
 CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)

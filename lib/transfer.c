@@ -10,13 +10,18 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The last hop's body ended (whole, or at its cap): a stream that
- * rc_multi_add set a reserve aside for gives it back; a body of unknown
- * length gives it back at reset. */
-static rc_code body_end(rc_response *resp)
+/* A stream that rc_multi_add set a reserve aside for gives it back. */
+static void give_back_reserve(rc_response *resp)
 {
   if (resp->waiter.stream_reserve)
     rc__budget_stream_done(rc__pool_budget(resp->pool), &resp->waiter);
+}
+
+/* The last hop's body ended (whole, or at its cap): its stream's reserve
+ * goes back; a body of unknown length gives it back at reset. */
+static rc_code body_end(rc_response *resp)
+{
+  give_back_reserve(resp);
   return rc__body_end(resp);
 }
 
@@ -62,8 +67,7 @@ static void drop_full(rc_response *resp)
  * older than 7.80, which has no CURLOPT_PREREQFUNCTION); none before 8.14. */
 int rc__transfer_hold_from(void)
 {
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  unsigned int num = v ? v->version_num : 0;
+  unsigned int num = rc__curl_version();
   if (num >= 0x081500)
     return RC__HAVE_PREREQ ? RC__HOLD_FROM_REQUEST : RC__HOLD_NEVER;
   if (num >= 0x080e00)
@@ -124,8 +128,8 @@ static void hold_at_status(rc_response *resp)
 static void release_unshared(rc_response *resp)
 {
   const rc__hop *hop = rc__hops_at(&resp->hops, -1);
-  if (resp->waiter.stream_reserve && hop && hop->version < 20)
-    rc__budget_stream_done(rc__pool_budget(resp->pool), &resp->waiter);
+  if (hop && hop->version < 20)
+    give_back_reserve(resp);
 }
 
 /* At the end of a held hop's header block: a hop whose body cannot come
@@ -171,16 +175,6 @@ size_t rc_header_cb(char *ptr, size_t size, size_t nitems, void *userdata)
   return n;
 }
 
-/* curl before 7.88 loses data of an HTTP/2 stream paused while the others
- * of its connection go on (measured: 7.76.1 ends such transfers with
- * CURLE_PARTIAL_FILE, 7.81.0 with CURLE_HTTP2_STREAM; 7.88.1 keeps what
- * arrives, up to 64 MiB a stream). */
-static int curl_loses_paused_streams(void)
-{
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  return !v || v->version_num < 0x075800;
-}
-
 /* Decides, at the first body byte of the last hop, its declared size and
  * whether it is decoded, from the framing read at the end of its header
  * block. */
@@ -194,7 +188,7 @@ static rc_code setup_body(rc_response *resp)
   resp->waiter.multiplexed = f->version >= 20;
   /* A stream held since its status line has a small window: it may pause. */
   resp->waiter.windowed = resp->waiter.multiplexed && resp->waiter.held;
-  resp->waiter.unpausable = resp->waiter.multiplexed && curl_loses_paused_streams();
+  resp->waiter.unpausable = resp->waiter.multiplexed && rc__curl_loses_paused_streams();
   if (resp->lim.on_cap == RC_CAP_REJECT && resp->declared != RC__UNKNOWN &&
       resp->declared > resp->lim.max_body)
     return RC_E_TOO_LARGE;

@@ -2,10 +2,10 @@
  * httpx's are a subset of it), compiled by PCRE2 with its JIT. PCRE2 is the
  * reference for what a regex means and which ones are taken: it runs every
  * regex over header lines, and over the kept body those that the streaming
- * engine (scan-vs.c, which reads the same syntax) does not take: back
+ * engine (eval-vs.c, which reads the same syntax) does not take: back
  * references, lookarounds, and all of them in a build without Vectorscan.
  * The text is bytes (no UTF mode), NUL bytes included. */
-#include "scan.h"
+#include "base.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,10 +15,10 @@
  * window, and the search goes on after it.
  *
  * Where the build has Vectorscan, a stream of the extractors it takes
- * (scan-vs.c) says in which slices a match of each ends; PCRE2 runs over
+ * (eval-vs.c) says in which slices a match of each ends; PCRE2 runs over
  * the others only while a partial match waits, so a sparse extractor
  * costs about what a streamed matcher does. */
-#include "scan.h"
+#include "eval.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -48,14 +48,14 @@ static void values_clear(found *f)
   f->n = 0;
 }
 
-int extract_begin(scan *s, slot *sl)
+int extract_begin(reading *r)
 {
-  const options *o = s->opt;
+  const matchers *o = r->g->m;
   if (!o->nextracts)
     return 0;
-  struct extract_state *st = sl->ex;
+  struct extract_state *st = r->ex;
   if (!st) {
-    if (!(st = sl->ex = calloc(1, sizeof *st)) ||
+    if (!(st = r->ex = calloc(1, sizeof *st)) ||
         !(st->found = calloc(o->nextracts, sizeof *st->found)) ||
         !(st->due = calloc(o->nextracts, 1)))
       return -1;
@@ -66,7 +66,7 @@ int extract_begin(scan *s, slot *sl)
     st->found[i].next = 0;
     st->found[i].pending = 0;
   }
-  return vs_extract_begin(s, sl);
+  return vs_extract_begin(r);
 }
 
 /* Adds a value (cut at EXTRACT_VALUE) unless it is empty or known. */
@@ -119,7 +119,7 @@ static int run_one(struct extract_state *st, const regex *re, found *f, int fina
 /* Drops the window's bytes that no extractor needs any more; past
  * EXTRACT_WINDOW, the oldest, and the matches in progress that started
  * there. */
-static void window_trim(struct extract_state *st, const options *o)
+static void window_trim(struct extract_state *st, const matchers *o)
 {
   size_t seen = st->base + st->len, keep = seen;
   for (size_t i = 0; i < o->nextracts; i++) {
@@ -144,10 +144,10 @@ static void window_trim(struct extract_state *st, const options *o)
   }
 }
 
-int extract_feed(scan *s, slot *sl, const char *data, size_t len)
+int extract_feed(reading *r, const char *data, size_t len)
 {
-  const options *o = s->opt;
-  struct extract_state *st = sl->ex;
+  const matchers *o = r->g->m;
+  struct extract_state *st = r->ex;
   if (!o->nextracts || !st || !len)
     return 0;
   if (st->len + len > st->cap) {
@@ -161,9 +161,9 @@ int extract_feed(scan *s, slot *sl, const char *data, size_t len)
   memcpy(st->win + st->len, data, len);
   st->len += len;
   memset(st->due, 0, o->nextracts);
-  if (vs_extract_feed(s, sl, data, len, st->due) != 0)
+  if (vs_extract_feed(r, data, len, st->due) != 0)
     return -1;
-  const engine *g = &s->engine;
+  const engine *g = r->g;
   for (size_t i = 0; i < o->nextracts; i++) {
     found *f = &st->found[i];
     if (g->ex_filtered && g->ex_filtered[i] && !st->due[i] && !f->pending) {
@@ -182,36 +182,36 @@ int extract_feed(scan *s, slot *sl, const char *data, size_t len)
   return 0;
 }
 
-void extract_end(scan *s, slot *sl)
+void extract_end(reading *r)
 {
-  const options *o = s->opt;
-  struct extract_state *st = sl->ex;
+  const matchers *o = r->g->m;
+  struct extract_state *st = r->ex;
   for (size_t i = 0; st && i < o->nextracts; i++)
     if (run_one(st, &o->extracts[i], &st->found[i], 1) != 0)
       break; /* out of memory: the values so far */
 }
 
-void extract_values(const slot *sl, size_t i, size_t *n, const char *const **value,
+void extract_values(const reading *r, size_t i, size_t *n, const char *const **value,
                     const size_t **len)
 {
   static const size_t none;
-  const found *f = sl->ex ? &sl->ex->found[i] : NULL;
+  const found *f = r->ex ? &r->ex->found[i] : NULL;
   *n = f ? f->n : 0;
   *value = f ? (const char *const *)f->value : NULL;
   *len = f ? f->len : &none;
 }
 
-void extract_slot_free(slot *sl)
+void extract_free(reading *r)
 {
-  struct extract_state *st = sl->ex;
+  struct extract_state *st = r->ex;
   if (!st)
     return;
-  size_t n = sl->scan->opt->nextracts;
+  size_t n = r->g->m->nextracts;
   for (size_t i = 0; st->found && i < n; i++)
     values_clear(&st->found[i]);
   free(st->found);
   free(st->due);
   free(st->win);
   free(st);
-  sl->ex = NULL;
+  r->ex = NULL;
 }

@@ -1,12 +1,13 @@
-/* scan's matchers: --status, --word and --regex, their verdict for one
- * response, and the body observer that runs them as the body arrives (on
- * the stream of scan-vs.c where this build has one), then over the body
- * kept whole for what the stream does not take. */
-#include "scan.h"
+/* scan's matchers: --status, --word and --regex over one response, and
+ * the body observer that runs them as the body arrives (on the stream of
+ * eval-vs.c where this build has one), then over the body kept whole for
+ * what the stream does not take. */
+#include "eval.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- Matching ----------------------------------------------------------- */
 
@@ -44,82 +45,30 @@ static size_t find_word(rc_view hay, const char *needle, size_t nlen)
   return NO_OFFSET;
 }
 
-int verdict_init(verdict *v, const options *o)
-{
-  v->words = calloc(o->nwords + 1, 1);
-  v->regexes = calloc(o->nregexes + 1, 1);
-  v->word_at = calloc(o->nwords + 1, sizeof *v->word_at);
-  v->regex_at = calloc(o->nregexes + 1, sizeof *v->regex_at);
-  return v->words && v->regexes && v->word_at && v->regex_at ? 0 : -1;
-}
-
-void verdict_free(verdict *v)
-{
-  free(v->words);
-  free(v->regexes);
-  free(v->word_at);
-  free(v->regex_at);
-}
-
-/* No hits. */
-static void verdict_clear(verdict *v, const options *o)
-{
-  v->status = v->status_missed = 0;
-  v->nwords = v->nregexes = 0;
-  memset(v->words, 0, o->nwords);
-  memset(v->regexes, 0, o->nregexes);
-}
-
-/* Matcher id (the words, then the regexes) hit, its first match ending at
- * offset; a matcher that hit already keeps its first hit. Returns 1 when
- * the hit is its first. */
-int verdict_hit(verdict *v, const options *o, size_t id, size_t offset)
-{
-  if (id < o->nwords && !v->words[id]) {
-    v->words[id] = 1;
-    v->word_at[id] = offset;
-    v->nwords++;
-    return 1;
-  }
-  if (id >= o->nwords && !v->regexes[id - o->nwords]) {
-    v->regexes[id - o->nwords] = 1;
-    v->regex_at[id - o->nwords] = offset;
-    v->nregexes++;
-    return 1;
-  }
-  return 0;
-}
-
-/* Whether matcher id has hit. */
-int verdict_has(const verdict *v, const options *o, size_t id)
-{
-  return id < o->nwords ? v->words[id] : v->regexes[id - o->nwords];
-}
-
 /* Runs the --word and --regex matchers that have no hit yet, and that
  * run is not NULL for (run[id]: id is matched here), over text: a header
  * line, or the body kept whole. */
-static void match_text(const options *o, rc_view text, int body, const unsigned char *skip,
+static void match_text(const matchers *m, rc_view text, int body, const unsigned char *skip,
                        verdict *v)
 {
-  for (size_t i = 0; i < o->nwords; i++) {
+  for (size_t i = 0; i < m->nwords; i++) {
     if (v->words[i] || (skip && skip[i]))
       continue;
     size_t at =
-        (o->word_nocase[i] ? find_word_nocase : find_word)(text, o->words[i], strlen(o->words[i]));
+        (m->word_nocase[i] ? find_word_nocase : find_word)(text, m->words[i], strlen(m->words[i]));
     if (at != NO_OFFSET)
-      verdict_hit(v, o, i, body ? at : NO_OFFSET);
+      verdict_hit(v, m, i, body ? at : NO_OFFSET);
   }
-  for (size_t i = 0; i < o->nregexes; i++) {
-    if (v->regexes[i] || (skip && skip[o->nwords + i]) || !regex_hit(&o->regexes[i], text))
+  for (size_t i = 0; i < m->nregexes; i++) {
+    if (v->regexes[i] || (skip && skip[m->nwords + i]) || !regex_hit(&m->regexes[i], text))
       continue;
-    verdict_hit(v, o, o->nwords + i, body ? regex_first_end(&o->regexes[i], text) : NO_OFFSET);
+    verdict_hit(v, m, m->nwords + i, body ? regex_first_end(&m->regexes[i], text) : NO_OFFSET);
   }
 }
 
 /* Runs them over each line of a header block, without its line break (CR
  * LF or LF); the blank line that ends the block is not a line. */
-static void match_lines(const options *o, rc_view block, verdict *v)
+static void match_lines(const matchers *m, rc_view block, verdict *v)
 {
   const char *p = block.ptr, *end = block.ptr + block.len;
   while (p < end) {
@@ -128,7 +77,7 @@ static void match_lines(const options *o, rc_view block, verdict *v)
     if (one.len && one.ptr[one.len - 1] == '\r')
       one.len--;
     if (one.len)
-      match_text(o, one, 0, NULL, v);
+      match_text(m, one, 0, NULL, v);
     p = nl ? nl + 1 : end;
   }
 }
@@ -137,23 +86,23 @@ static void match_lines(const options *o, rc_view block, verdict *v)
  * matcher, then (when the status does not rule the target out, which
  * makes the text not looked at) the header lines under --part header and
  * all. Clears v first. */
-static void match_head(const options *o, rc_response *resp, verdict *v)
+static void match_head(const matchers *m, rc_response *resp, verdict *v)
 {
-  verdict_clear(v, o);
+  verdict_clear(v, m);
   int status = rc_status(resp);
-  v->status = o->nstatuses && status >= 0 && status <= STATUS_MAX && o->status_set[status];
-  v->status_missed = o->nstatuses && !v->status;
+  v->status = m->nstatuses && status >= 0 && status <= STATUS_MAX && m->status_set[status];
+  v->status_missed = m->nstatuses && !v->status;
   rc_hop_info last;
-  if (!v->status_missed && (o->nwords || o->nregexes) && o->part != PART_BODY &&
+  if (!v->status_missed && (m->nwords || m->nregexes) && m->part != PART_BODY &&
       rc_hop(resp, -1, &last) == RC_OK)
-    match_lines(o, last.raw, v);
+    match_lines(m, last.raw, v);
 }
 
 /* The matching rule (see usage): every kind of matcher given needs a hit,
  * and the status check comes first. */
-static int verdict_matched(const options *o, const verdict *v)
+static int verdict_matched(const matchers *m, const verdict *v)
 {
-  return !v->status_missed && (!o->nwords || v->nwords) && (!o->nregexes || v->nregexes);
+  return !v->status_missed && (!m->nwords || v->nwords) && (!m->nregexes || v->nregexes);
 }
 
 /* ---- Where matchers run ------------------------------------------------- */
@@ -162,16 +111,17 @@ static int verdict_matched(const options *o, const verdict *v)
  * a body matcher runs over the kept body (every output field but those is
  * taken from the stream: the body's length is counted, the title read from
  * its first bytes). Returns 0, or -1 when out of memory. */
-int engine_build(engine *g, const options *o)
+int engine_build(engine *g, const matchers *m)
 {
-  size_t n = o->nwords + o->nregexes;
+  size_t n = m->nwords + m->nregexes;
+  g->m = m;
   if (!(g->streamed = calloc(n + 1, 1)))
     return -1;
-  if (o->nextracts && vs_extract_build(g, o) != 0)
+  if (m->nextracts && vs_extract_build(g) != 0)
     return -1;
-  if (!n || o->part == PART_HEADER)
+  if (!n || m->part == PART_HEADER)
     return 0;
-  if (vs_build(g, o) != 0)
+  if (vs_build(g) != 0)
     return -1;
   for (size_t id = 0; id < n; id++) {
     if (g->streamed[id])
@@ -183,21 +133,40 @@ int engine_build(engine *g, const options *o)
   return 0;
 }
 
-void engine_free(engine *g, const options *o)
+void engine_free(engine *g)
 {
-  vs_free(g, o);
+  vs_free(g);
   free(g->streamed);
+  for (size_t i = 0; g->clusters && i < g->plan->nclusters; i++)
+    free(g->clusters[i].mine);
+  free(g->clusters);
 }
 
 /* ---- The body observer -------------------------------------------------- */
 
-/* Before a transfer: nothing observed yet. */
-void observed_reset(scan *s, slot *sl)
+int reading_init(reading *r, const engine *g, rc_response *resp)
 {
-  vs_close(s, sl, 0);
-  (void)extract_begin(s, sl); /* no values; body_begin tells a failure */
-  sl->hop = 0;
-  sl->head_len = 0;
+  r->g = g;
+  r->resp = resp;
+  return verdict_init(&r->v, g->m) == 0 && (r->head = malloc(TITLE_HEAD)) ? 0 : -1;
+}
+
+void reading_free(reading *r)
+{
+  vs_close(r, 0);
+  vs_stream_free(r);
+  extract_free(r);
+  verdict_free(&r->v);
+  free(r->head);
+}
+
+/* Before a transfer: nothing observed yet. */
+void observed_reset(reading *r)
+{
+  vs_close(r, 0);
+  (void)extract_begin(r); /* no values; body_begin tells a failure */
+  r->hop = 0;
+  r->head_len = 0;
 }
 
 /* The first slice of a hop's body: its head is complete, so the status
@@ -205,15 +174,15 @@ void observed_reset(scan *s, slot *sl)
  * (a hop's body that a later hop follows, a redirect's, is not the final
  * body), on a stream of those that the header lines have not decided
  * (--part all). Returns 0, or -1 when a stream cannot be opened. */
-static int body_begin(scan *s, slot *sl, size_t hops)
+static int body_begin(reading *r, size_t hops)
 {
-  observed_reset(s, sl);
-  sl->hop = hops;
-  match_head(s->opt, sl->resp, &sl->v);
-  if (s->tpl)
-    tpl_premark(s, sl);
-  if (extract_begin(s, sl) != 0 || vs_begin(s, sl) != 0) {
-    vs_close(s, sl, 0);
+  observed_reset(r);
+  r->hop = hops;
+  match_head(r->g->m, r->resp, &r->v);
+  if (r->g->tpl)
+    tpl_premark(r);
+  if (extract_begin(r) != 0 || vs_begin(r) != 0) {
+    vs_close(r, 0);
     return -1;
   }
   return 0;
@@ -223,15 +192,15 @@ static int body_begin(scan *s, slot *sl, size_t hops)
  * --stop-on-match): its status rules it out, or every --word and --regex
  * has hit or looks only at header lines, which are all in. An HTML body's
  * first TITLE_HEAD bytes are read first, for its title. */
-static int settled(const scan *s, const slot *sl)
+static int settled(const reading *r)
 {
-  const options *o = s->opt;
-  if (o->nextracts) /* they look at the whole body */
+  const matchers *m = r->g->m;
+  if (m->nextracts) /* they look at the whole body */
     return 0;
-  if (!sl->v.status_missed && o->part != PART_HEADER &&
-      (s->engine.nwhole || sl->v.nwords < o->nwords || sl->v.nregexes < o->nregexes))
+  if (!r->v.status_missed && m->part != PART_HEADER &&
+      (r->g->nwhole || r->v.nwords < m->nwords || r->v.nregexes < m->nregexes))
     return 0;
-  return sl->head_len >= TITLE_HEAD || !is_html(sl->resp);
+  return r->head_len >= TITLE_HEAD || !is_html(r->resp);
 }
 
 /* The body observer: sees each slice of the decoded body as it arrives
@@ -241,49 +210,56 @@ static int settled(const scan *s, const slot *sl)
  * from one to the next. */
 rc_code observe(void *ud, const char *data, size_t len)
 {
-  slot *sl = ud;
-  scan *s = sl->scan;
-  size_t hops = rc_hop_count(sl->resp);
-  if (hops != sl->hop && body_begin(s, sl, hops) != 0)
+  reading *r = ud;
+  size_t hops = rc_hop_count(r->resp);
+  if (hops != r->hop && body_begin(r, hops) != 0)
     return RC_E_NOMEM;
-  if (sl->head_len < TITLE_HEAD) {
-    size_t n = len < TITLE_HEAD - sl->head_len ? len : TITLE_HEAD - sl->head_len;
-    memcpy(sl->head + sl->head_len, data, n);
-    sl->head_len += n;
+  if (r->head_len < TITLE_HEAD) {
+    size_t n = len < TITLE_HEAD - r->head_len ? len : TITLE_HEAD - r->head_len;
+    memcpy(r->head + r->head_len, data, n);
+    r->head_len += n;
   }
-  if (vs_feed(s, sl, data, len) != 0 || extract_feed(s, sl, data, len) != 0)
+  if (vs_feed(r, data, len) != 0 || extract_feed(r, data, len) != 0)
     return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
-  if (s->tpl ? tpl_settled(s, sl) : s->opt->stop_on_match && settled(s, sl))
+  if (r->g->tpl ? tpl_settled(r) : r->g->m->stop_on_match && settled(r))
     return RC_STOPPED;
   return RC_OK;
 }
 
 /* The target's verdict, once its transfer is over: the stream's matches
  * at the body's end, then the matchers that run over the body kept. */
-int matches(scan *s, slot *sl)
+int matches(reading *r)
 {
-  const options *o = s->opt;
-  verdict *v = &sl->v;
-  size_t hops = rc_hop_count(sl->resp);
-  if (hops != sl->hop) {
+  const matchers *m = r->g->m;
+  verdict *v = &r->v;
+  size_t hops = rc_hop_count(r->resp);
+  if (hops != r->hop) {
     /* No body of the final response was observed (none came, or it was
      * empty): an empty stream, for what matches an empty body ("^$"). */
-    observed_reset(s, sl);
-    if (hops > 0 && body_begin(s, sl, hops) != 0)
-      match_head(o, sl->resp, v); /* no stream: the head alone */
+    observed_reset(r);
+    if (hops > 0 && body_begin(r, hops) != 0)
+      match_head(m, r->resp, v); /* no stream: the head alone */
   }
-  vs_close(s, sl, 1);
-  extract_end(s, sl);
+  vs_close(r, 1);
+  extract_end(r);
   if (hops == 0) {
-    verdict_clear(v, o); /* no response arrived */
+    verdict_clear(v, m); /* no response arrived */
     return 0;
   }
   if (v->status_missed) {
-    verdict_clear(v, o);
+    verdict_clear(v, m);
     v->status_missed = 1;
     return 0;
   }
-  if (o->part != PART_HEADER && s->engine.nwhole)
-    match_text(o, rc_body(sl->resp), 1, s->engine.streamed, v);
-  return verdict_matched(o, v);
+  if (m->part != PART_HEADER && r->g->nwhole)
+    match_text(m, rc_body(r->resp), 1, r->g->streamed, v);
+  return verdict_matched(m, v);
+}
+
+/* Whether the final response says its body is HTML. */
+int is_html(rc_response *r)
+{
+  rc_view type;
+  return rc_header(r, -1, "content-type", 0, &type) == RC_OK && type.len >= 9 &&
+         strncasecmp(type.ptr, "text/html", 9) == 0;
 }

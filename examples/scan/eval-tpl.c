@@ -1,10 +1,8 @@
-/* scan's template verdicts: every matcher and extractor of every template
- * request of a cluster, over its one response, and the JSON lines that
- * nuclei writes for the templates that matched. */
-#include "scan-tpl.h"
+/* scan's template verdicts: the matchers and extractors of a template
+ * request, over the one response of its cluster. */
+#include "eval.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,14 +53,14 @@ static int contains(rc_view hay, const char *needle, int nocase)
   return 0;
 }
 
-static int matcher_hits(const scan *s, const slot *sl, const tpl_matcher *m);
+static int matcher_hits(const reading *r, const tpl_matcher *m);
 
 /* Value i of matcher m hits: over the header block or a header's values
- * here, in the body by the slot's verdict (the engine's, see
- * tpl_options). */
-static int value_hits(const scan *s, const slot *sl, const tpl_matcher *m, size_t i)
+ * here, in the body by the reading's verdict (the engine's, see
+ * eval_matchers). */
+static int value_hits(const reading *rd, const tpl_matcher *m, size_t i)
 {
-  const rc_response *r = sl->resp;
+  const rc_response *r = rd->resp;
   rc_hop_info last;
   size_t head = rc_hop(r, -1, &last) == RC_OK ? last.raw.len : 0;
   switch (m->type) {
@@ -73,9 +71,9 @@ static int value_hits(const scan *s, const slot *sl, const tpl_matcher *m, size_
     return m->numbers[i] >= 0 &&
            (size_t)m->numbers[i] ==
                (m->part == TP_HEADER ? head : 0) + (m->part != TP_HEADER ? rc_body_length(r) : 0);
-  case TM_DSL: return matcher_hits(s, sl, &m->subs[i]);
+  case TM_DSL: return matcher_hits(rd, &m->subs[i]);
   default:
-    if (m->ids && verdict_has(&sl->v, s->opt, m->ids[i]))
+    if (m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
       return 1;
   }
   texts t;
@@ -92,11 +90,11 @@ static int value_hits(const scan *s, const slot *sl, const tpl_matcher *m, size_
 }
 
 /* Matcher m's verdict: its condition over its values, negative applied. */
-static int matcher_hits(const scan *s, const slot *sl, const tpl_matcher *m)
+static int matcher_hits(const reading *r, const tpl_matcher *m)
 {
   int hit = m->cond_and;
   for (size_t i = 0; i < m->n; i++) {
-    int h = value_hits(s, sl, m, i);
+    int h = value_hits(r, m, i);
     if (m->cond_and && !h) {
       hit = 0;
       break;
@@ -111,13 +109,7 @@ static int matcher_hits(const scan *s, const slot *sl, const tpl_matcher *m)
 
 /* ---- Extractors --------------------------------------------------------- */
 
-typedef struct values {
-  char *v[EXTRACT_MAX];
-  size_t n;
-  int nomem;
-} values;
-
-static void add_value(values *x, const char *p, size_t len)
+static void add_value(tpl_values *x, const char *p, size_t len)
 {
   if (len > EXTRACT_VALUE)
     len = EXTRACT_VALUE;
@@ -129,7 +121,7 @@ static void add_value(values *x, const char *p, size_t len)
 }
 
 /* Every match of re in text, group g of each. */
-static void regex_values(const regex *re, long g, rc_view text, values *x)
+static void regex_values(const regex *re, long g, rc_view text, tpl_values *x)
 {
   pcre2_match_data *md = pcre2_match_data_create_from_pattern(re->code, NULL);
   size_t at = 0;
@@ -147,7 +139,7 @@ static void regex_values(const regex *re, long g, rc_view text, values *x)
   pcre2_match_data_free(md);
 }
 
-static void extract(const tpl_extractor *e, const rc_response *r, values *x)
+static void extract(const tpl_extractor *e, const rc_response *r, tpl_values *x)
 {
   texts t;
   for (size_t i = 0; i < e->n; i++) {
@@ -161,136 +153,39 @@ static void extract(const tpl_extractor *e, const rc_response *r, values *x)
   }
 }
 
-static void values_free(values *x)
+void tpl_values_free(tpl_values *x)
 {
   for (size_t i = 0; i < x->n; i++)
     free(x->v[i]);
   x->n = 0;
 }
 
-/* ---- Output ------------------------------------------------------------- */
+/* ---- Verdicts ----------------------------------------------------------- */
 
-/* One line: template t matched the slot's target, by matcher name (NULL:
- * none named), with the values x; stopped: its transfer ended early. */
-static void json_match(scan *s, slot *sl, const tpl *t, const char *name, const values *x,
-                       int stopped)
+int eval_request(const reading *r, const tpl_request *q, unsigned char *hit, tpl_values *x)
 {
-  line *l = &s->line;
-  const cluster *c = &s->tpl->c[sl->cluster];
-  l->len = 0;
-  l->nomem = 0;
-  puts_line(l, "{\"template-id\":");
-  json_string(l, t->id);
-  puts_line(l, ",\"info\":{\"name\":");
-  json_string(l, t->name ? t->name : t->id);
-  puts_line(l, ",\"severity\":");
-  json_string(l, t->severity ? t->severity : "unknown");
-  puts_line(l, ",\"tags\":[");
-  for (size_t i = 0; i < t->ntags; i++) {
-    if (i)
-      puts_line(l, ",");
-    json_string(l, t->tags[i]);
-  }
-  puts_line(l, "]},\"type\":\"http\",\"host\":");
-  json_string(l, sl->target);
-  puts_line(l, ",\"matched-at\":");
-  json_string(l, sl->url);
-  if (name) {
-    puts_line(l, ",\"matcher-name\":");
-    json_string(l, name);
-  }
-  if (x->n) {
-    puts_line(l, ",\"extracted-results\":[");
-    for (size_t i = 0; i < x->n; i++) {
-      if (i)
-        puts_line(l, ",");
-      json_string(l, x->v[i]);
-    }
-    puts_line(l, "]");
-  }
-  puts_line(l, ",\"timestamp\":");
-  json_timestamp(l);
-  printf_line(l,
-              ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
-              "\"truncated\":%s,\"stopped\":%s}\n",
-              rc_status(sl->resp), c->nmembers, (unsigned long long)rc_body_length(sl->resp),
-              rc_truncated(sl->resp) ? "true" : "false", stopped ? "true" : "false");
-  write_line(s);
-}
-
-/* Template request q over the slot's response (stopped: once its
- * verdicts were known): its lines. Returns how many were written. */
-static size_t judge(scan *s, slot *sl, const tpl *t, const tpl_request *q, int stopped)
-{
-  values x = {{0}, 0, 0};
+  size_t hits = 0;
   for (size_t i = 0; i < q->nextractors; i++)
-    extract(&q->extractors[i], sl->resp, &x);
-  size_t hits = 0, named = 0, lines = 0;
-  unsigned char *hit = calloc(q->nmatchers + 1, 1);
-  if (!hit) {
-    s->write_error = ENOMEM;
-    values_free(&x);
-    return 0;
-  }
+    extract(&q->extractors[i], r->resp, x);
   for (size_t i = 0; i < q->nmatchers; i++) {
-    hit[i] = (unsigned char)matcher_hits(s, sl, &q->matchers[i]);
+    hit[i] = (unsigned char)matcher_hits(r, &q->matchers[i]);
     hits += hit[i];
-    named += hit[i] && q->matchers[i].name;
   }
-  int matched = !q->nmatchers ? x.n > 0 : q->cond_and ? hits == q->nmatchers : hits > 0;
-  if (matched && !q->cond_and && named) { /* each named matcher that hit */
-    for (size_t i = 0; i < q->nmatchers; i++)
-      if (hit[i] && q->matchers[i].name && ++lines)
-        json_match(s, sl, t, q->matchers[i].name, &x, stopped);
-  } else if (matched) {
-    json_match(s, sl, t, NULL, &x, stopped);
-    lines = 1;
-  }
-  if (x.nomem)
-    s->write_error = ENOMEM;
-  values_free(&x);
-  free(hit);
-  return lines;
+  return !q->nmatchers ? x->n > 0 : q->cond_and ? hits == q->nmatchers : hits > 0;
 }
 
-void tpl_premark(scan *s, slot *sl)
+void tpl_premark(reading *r)
 {
-  const unsigned char *mine = s->tpl->c[sl->cluster].mine;
-  for (size_t id = 0; mine && id < s->opt->nwords + s->opt->nregexes; id++)
+  const matchers *m = r->g->m;
+  const unsigned char *mine = r->g->clusters[r->cluster].mine;
+  for (size_t id = 0; mine && id < m->nwords + m->nregexes; id++)
     if (!mine[id])
-      verdict_hit(&sl->v, s->opt, id, NO_OFFSET);
+      verdict_hit(&r->v, m, id, NO_OFFSET);
 }
 
-int tpl_settled(const scan *s, const slot *sl)
+int tpl_settled(const reading *r)
 {
-  const options *o = s->opt;
-  return s->tpl->c[sl->cluster].can_stop && sl->v.nwords == o->nwords &&
-         sl->v.nregexes == o->nregexes;
-}
-
-size_t tpl_report(scan *s, slot *sl, CURLcode cc, ending how)
-{
-  templates *ts = s->tpl;
-  const cluster *c = &ts->c[sl->cluster];
-  size_t lines = 0;
-  rc_code rc = rc_result(sl->resp, cc);
-  /* As nuclei: a request that failed has no verdicts (nor one
-   * interrupted); a body cut at --max-body is matched as far as kept, one
-   * stopped once its verdicts were known as far as it came. */
-  if (how != ENDED || rc_hop_count(sl->resp) == 0 ||
-      (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
-    return 0;
-  for (size_t i = 0; i < c->nmembers && !s->write_error; i++) {
-    const tpl *t = &ts->t[c->members[i].tpl];
-    const tpl_request *q = &t->reqs[c->members[i].req];
-    unsigned long *last = &ts->last[c->members[i].tpl * ts->window + sl->seq % ts->window];
-    if (q->stop_first && *last == sl->seq + 1)
-      continue; /* this target matched it already */
-    size_t n = judge(s, sl, t, q, rc == RC_STOPPED);
-    if (n)
-      *last = sl->seq + 1;
-    lines += n;
-  }
-  ts->matches += lines;
-  return lines;
+  const matchers *m = r->g->m;
+  return r->g->clusters[r->cluster].can_stop && r->v.nwords == m->nwords &&
+         r->v.nregexes == m->nregexes;
 }

@@ -2,12 +2,12 @@
  * matchers of the body over each body as it arrives, in the body observer
  * (a stream per transfer: matches that straddle the slices curl delivers
  * are found, and the body need not be kept); what it does not take runs
- * with PCRE2 over the body kept whole (scan-match.c, scan-re.c).
+ * with PCRE2 over the body kept whole (eval-match.c, base-re.c).
  *
  * This is the only file that knows whether the build has Vectorscan: with
  * SCAN_HAVE_VECTORSCAN=1 (meson defines it where libhs is found) the
  * engine, else the few functions that say there is none. */
-#include "scan.h"
+#include "eval.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +45,7 @@ struct vs_engine {
   hs_database_t *ex_db; /* the prefiltered extractors; NULL: none */
 };
 
-/* A slot's stream. */
+/* A reading's stream. */
 struct vs_stream {
   hs_stream_t *stream;    /* from the body's first slice (or a narrowing) to the target's end */
   int stream_over;        /* nothing more to learn from it: no more scanning */
@@ -117,7 +117,7 @@ static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsig
 /* Each matcher's expression: a word as its bytes in \xHH, a regex as
  * given (Vectorscan reads PCRE syntax). Returns 0, or -1 when out of
  * memory. */
-static int engine_exprs(struct vs_engine *e, const options *o, unsigned char *take)
+static int engine_exprs(struct vs_engine *e, const matchers *o, unsigned char *take)
 {
   for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
     char *text = NULL;
@@ -187,8 +187,9 @@ static int any_of(const unsigned char *take, size_t n)
  * (the compile error names it) is left to PCRE2 and the rest compiled
  * again; an error of the whole set leaves them all to PCRE2. Returns 0,
  * or -1 when out of memory. */
-int vs_build(engine *g, const options *o)
+int vs_build(engine *g)
 {
+  const matchers *o = g->m;
   size_t n = o->nwords + o->nregexes;
   struct vs_engine *e = g->vs ? g->vs : (g->vs = calloc(1, sizeof *g->vs));
   if (!e)
@@ -218,7 +219,7 @@ int vs_build(engine *g, const options *o)
 /* The narrowed database of the streamed matchers left[id] (those without
  * a hit): one compiled before, or compiled now while there is room for
  * it; NULL when there is none, or it did not compile. */
-static hs_database_t *engine_narrowed(struct vs_engine *e, const options *o,
+static hs_database_t *engine_narrowed(struct vs_engine *e, const matchers *o,
                                       const unsigned char *left)
 {
   size_t n = o->nwords + o->nregexes;
@@ -241,8 +242,9 @@ static hs_database_t *engine_narrowed(struct vs_engine *e, const options *o,
   return e->narrow[i].db;
 }
 
-void vs_free(engine *g, const options *o)
+void vs_free(engine *g)
 {
+  const matchers *o = g->m;
   struct vs_engine *e = g->vs;
   if (!e)
     return;
@@ -276,9 +278,9 @@ static int on_stream_match(unsigned int id, unsigned long long from, unsigned lo
 {
   (void)from;
   (void)flags;
-  slot *sl = ctx;
-  struct vs_stream *st = sl->vs;
-  if (verdict_hit(&sl->v, sl->scan->opt, id, st->stream_base + (size_t)to)) {
+  reading *r = ctx;
+  struct vs_stream *st = r->vs;
+  if (verdict_hit(&r->v, r->g->m, id, st->stream_base + (size_t)to)) {
     st->undecided--;
     st->narrow_due = 1;
   }
@@ -286,31 +288,31 @@ static int on_stream_match(unsigned int id, unsigned long long from, unsigned lo
 }
 
 /* Which streamed matchers have no hit yet: left[id]. */
-static void undecided_set(const scan *s, const slot *sl, unsigned char *left)
+static void undecided_set(const reading *r, unsigned char *left)
 {
-  const options *o = s->opt;
+  const matchers *o = r->g->m;
   for (size_t id = 0; id < o->nwords + o->nregexes; id++)
-    left[id] = s->engine.streamed[id] && !verdict_has(&sl->v, o, id);
+    left[id] = r->g->streamed[id] && !verdict_has(&r->v, o, id);
 }
 
-/* Opens the slot's stream at body offset base on the database of the
+/* Opens the reading's stream at body offset base on the database of the
  * streamed matchers without a hit, and feeds it the replay bytes that
  * come before base + replay_len. At the body's start (narrowing 0), all
  * of them serve when no narrowed database can be had; a narrowing
  * without one leaves the stream as it is. Returns 0, or -1 when out of
  * memory. */
-static int stream_open(scan *s, slot *sl, int narrowing, size_t base, const char *replay,
+static int stream_open(reading *r, int narrowing, size_t base, const char *replay,
                        size_t replay_len)
 {
-  struct vs_engine *e = s->engine.vs;
-  struct vs_stream *st = sl->vs;
-  const options *o = s->opt;
+  struct vs_engine *e = r->g->vs;
+  struct vs_stream *st = r->vs;
+  const matchers *o = r->g->m;
   hs_database_t *db = NULL;
-  if (st->undecided < s->engine.nstreamed) {
+  if (st->undecided < r->g->nstreamed) {
     unsigned char *left = malloc(o->nwords + o->nregexes + 1);
     if (!left)
       return -1;
-    undecided_set(s, sl, left);
+    undecided_set(r, left);
     db = engine_narrowed(e, o, left);
     free(left);
   }
@@ -325,7 +327,7 @@ static int stream_open(scan *s, slot *sl, int narrowing, size_t base, const char
   st->stream_base = base;
   if (replay_len) {
     hs_error_t err =
-        hs_scan_stream(next, replay, (unsigned)replay_len, 0, e->scratch, on_stream_match, sl);
+        hs_scan_stream(next, replay, (unsigned)replay_len, 0, e->scratch, on_stream_match, r);
     if (err == HS_SCAN_TERMINATED)
       st->stream_over = 1;
     else if (err != HS_SUCCESS)
@@ -336,13 +338,13 @@ static int stream_open(scan *s, slot *sl, int narrowing, size_t base, const char
 
 /* The bytes a narrowing replays: the widest match left, less one; or
  * SIZE_MAX when one of those left is too wide to narrow for. */
-static size_t replay_width(const scan *s, const slot *sl)
+static size_t replay_width(const reading *r)
 {
-  const options *o = s->opt;
-  const unsigned *width = s->engine.vs->width;
+  const matchers *o = r->g->m;
+  const unsigned *width = r->g->vs->width;
   size_t replay = 0;
   for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
-    if (!s->engine.streamed[id] || verdict_has(&sl->v, o, id))
+    if (!r->g->streamed[id] || verdict_has(&r->v, o, id))
       continue;
     if (width[id] > NARROW_WIDTH)
       return SIZE_MAX;
@@ -357,10 +359,10 @@ static size_t replay_width(const scan *s, const slot *sl)
  * alone takes over (see the top of this file), first fed the bytes it
  * needs from the slice, or from the tail kept for it while the slices are
  * too short. Returns 0, or -1 when out of memory. */
-static int stream_narrow(scan *s, slot *sl, const char *data, size_t len)
+static int stream_narrow(reading *r, const char *data, size_t len)
 {
-  struct vs_stream *st = sl->vs;
-  size_t replay = replay_width(s, sl);
+  struct vs_stream *st = r->vs;
+  size_t replay = replay_width(r);
   if (replay == SIZE_MAX) {
     st->narrow_due = 0; /* until that one hits */
     st->tail_len = 0;
@@ -388,36 +390,36 @@ static int stream_narrow(scan *s, slot *sl, const char *data, size_t len)
   }
   st->narrow_due = 0;
   st->tail_len = 0;
-  return stream_open(s, sl, 1, st->body_seen - replay, from, replay);
+  return stream_open(r, 1, st->body_seen - replay, from, replay);
 }
 
-int vs_begin(scan *s, slot *sl)
+int vs_begin(reading *r)
 {
-  const options *o = s->opt;
-  if (!s->engine.vs || !s->engine.vs->db)
+  const matchers *o = r->g->m;
+  if (!r->g->vs || !r->g->vs->db)
     return 0;
-  if (!sl->vs && !(sl->vs = calloc(1, sizeof *sl->vs)))
+  if (!r->vs && !(r->vs = calloc(1, sizeof *r->vs)))
     return -1;
-  struct vs_stream *st = sl->vs;
+  struct vs_stream *st = r->vs;
   st->undecided = 0;
   for (size_t id = 0; id < o->nwords + o->nregexes; id++)
-    st->undecided += s->engine.streamed[id] && !verdict_has(&sl->v, o, id);
+    st->undecided += r->g->streamed[id] && !verdict_has(&r->v, o, id);
   st->stream_base = st->body_seen = st->tail_len = 0;
   st->narrow_due = 0;
   /* A target that its status rules out is not looked at. */
-  st->stream_over = sl->v.status_missed || st->undecided == 0;
-  return st->stream_over ? 0 : stream_open(s, sl, 0, 0, NULL, 0);
+  st->stream_over = r->v.status_missed || st->undecided == 0;
+  return st->stream_over ? 0 : stream_open(r, 0, 0, NULL, 0);
 }
 
-int vs_feed(scan *s, slot *sl, const char *data, size_t len)
+int vs_feed(reading *r, const char *data, size_t len)
 {
-  struct vs_stream *st = sl->vs;
+  struct vs_stream *st = r->vs;
   if (!st || !st->stream)
     return 0;
   for (size_t done = 0; !st->stream_over && done < len;) {
     unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
     hs_error_t err =
-        hs_scan_stream(st->stream, data + done, n, 0, s->engine.vs->scratch, on_stream_match, sl);
+        hs_scan_stream(st->stream, data + done, n, 0, r->g->vs->scratch, on_stream_match, r);
     if (err == HS_SCAN_TERMINATED)
       st->stream_over = 1;
     else if (err != HS_SUCCESS)
@@ -425,29 +427,29 @@ int vs_feed(scan *s, slot *sl, const char *data, size_t len)
     done += n;
   }
   st->body_seen += len;
-  if (!st->stream_over && st->narrow_due && stream_narrow(s, sl, data, len) != 0)
+  if (!st->stream_over && st->narrow_due && stream_narrow(r, data, len) != 0)
     return -1;
   return 0;
 }
 
-void vs_close(scan *s, slot *sl, int eod)
+void vs_close(reading *r, int eod)
 {
-  struct vs_stream *st = sl->vs;
+  struct vs_stream *st = r->vs;
   if (st && st->stream)
-    hs_close_stream(st->stream, s->engine.vs->scratch,
-                    eod && !st->stream_over ? on_stream_match : NULL, sl);
+    hs_close_stream(st->stream, r->g->vs->scratch, eod && !st->stream_over ? on_stream_match : NULL,
+                    r);
   if (st && st->ex_stream)
-    hs_close_stream(st->ex_stream, s->engine.vs->scratch, NULL, NULL);
+    hs_close_stream(st->ex_stream, r->g->vs->scratch, NULL, NULL);
   if (st)
     st->stream = st->ex_stream = NULL;
 }
 
-void vs_slot_free(slot *sl)
+void vs_stream_free(reading *r)
 {
-  if (sl->vs)
-    free(sl->vs->tail);
-  free(sl->vs);
-  sl->vs = NULL;
+  if (r->vs)
+    free(r->vs->tail);
+  free(r->vs);
+  r->vs = NULL;
 }
 
 /* ---- The extractors' prefilter ------------------------------------------- */
@@ -465,7 +467,7 @@ static int on_extract_match(unsigned int id, unsigned long long from, unsigned l
 
 /* A database of the extractors take[i], every match reported; NULL with
  * *bad the one Vectorscan rejects (-1: the set, or out of memory). */
-static hs_database_t *extract_db(const options *o, const unsigned char *take, int *bad)
+static hs_database_t *extract_db(const matchers *o, const unsigned char *take, int *bad)
 {
   size_t n = o->nextracts;
   const char **exprs = calloc(n + 1, sizeof *exprs);
@@ -493,7 +495,7 @@ static hs_database_t *extract_db(const options *o, const unsigned char *take, in
 
 /* Whether a regex may have a match that Vectorscan reports only at the
  * body's end, when it knows what follows: $, \Z, \z, \b, \B. For such a
- * one the search does not move on by width (scan-extract.c), so that the
+ * one the search does not move on by width (eval-extract.c), so that the
  * last pass over the window finds it. Errs towards yes. */
 static int looks_at_end(const char *re)
 {
@@ -501,8 +503,9 @@ static int looks_at_end(const char *re)
          strstr(re, "\\B");
 }
 
-int vs_extract_build(engine *g, const options *o)
+int vs_extract_build(engine *g)
 {
+  const matchers *o = g->m;
   size_t n = o->nextracts;
   struct vs_engine *e = g->vs ? g->vs : (g->vs = calloc(1, sizeof *g->vs));
   unsigned char *take = calloc(n + 1, 1);
@@ -537,28 +540,28 @@ int vs_extract_build(engine *g, const options *o)
   return status;
 }
 
-int vs_extract_begin(scan *s, slot *sl)
+int vs_extract_begin(reading *r)
 {
-  struct vs_engine *e = s->engine.vs;
+  struct vs_engine *e = r->g->vs;
   if (!e || !e->ex_db)
     return 0;
-  if (!sl->vs && !(sl->vs = calloc(1, sizeof *sl->vs)))
+  if (!r->vs && !(r->vs = calloc(1, sizeof *r->vs)))
     return -1;
-  struct vs_stream *st = sl->vs;
+  struct vs_stream *st = r->vs;
   if (st->ex_stream)
     hs_close_stream(st->ex_stream, e->scratch, NULL, NULL);
   st->ex_stream = NULL;
   return hs_open_stream(e->ex_db, 0, &st->ex_stream) == HS_SUCCESS ? 0 : -1;
 }
 
-int vs_extract_feed(scan *s, slot *sl, const char *data, size_t len, unsigned char *due)
+int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due)
 {
-  struct vs_stream *st = sl->vs;
+  struct vs_stream *st = r->vs;
   if (!st || !st->ex_stream)
     return 0;
   for (size_t done = 0; done < len;) {
     unsigned n = len - done < UINT_MAX / 2 ? (unsigned)(len - done) : UINT_MAX / 2;
-    if (hs_scan_stream(st->ex_stream, data + done, n, 0, s->engine.vs->scratch, on_extract_match,
+    if (hs_scan_stream(st->ex_stream, data + done, n, 0, r->g->vs->scratch, on_extract_match,
                        due) != HS_SUCCESS)
       return -1;
     done += n;
@@ -577,62 +580,51 @@ void engine_usage(FILE *out)
         out);
 }
 
-int vs_build(engine *g, const options *o)
+int vs_build(engine *g)
 {
   (void)g;
-  (void)o;
   return 0;
 }
 
-void vs_free(engine *g, const options *o)
-{
-  (void)g;
-  (void)o;
-}
+void vs_free(engine *g) { (void)g; }
 
-int vs_begin(scan *s, slot *sl)
+int vs_begin(reading *r)
 {
-  (void)s;
-  (void)sl;
+  (void)r;
   return 0;
 }
 
-int vs_feed(scan *s, slot *sl, const char *data, size_t len)
+int vs_feed(reading *r, const char *data, size_t len)
 {
-  (void)s;
-  (void)sl;
+  (void)r;
   (void)data;
   (void)len;
   return 0;
 }
 
-void vs_close(scan *s, slot *sl, int eod)
+void vs_close(reading *r, int eod)
 {
-  (void)s;
-  (void)sl;
+  (void)r;
   (void)eod;
 }
 
-void vs_slot_free(slot *sl) { (void)sl; }
+void vs_stream_free(reading *r) { (void)r; }
 
-int vs_extract_build(engine *g, const options *o)
+int vs_extract_build(engine *g)
 {
   (void)g;
-  (void)o;
   return 0;
 }
 
-int vs_extract_begin(scan *s, slot *sl)
+int vs_extract_begin(reading *r)
 {
-  (void)s;
-  (void)sl;
+  (void)r;
   return 0;
 }
 
-int vs_extract_feed(scan *s, slot *sl, const char *data, size_t len, unsigned char *due)
+int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due)
 {
-  (void)s;
-  (void)sl;
+  (void)r;
   (void)data;
   (void)len;
   (void)due;

@@ -5,7 +5,7 @@
  *   scan [options] -u URL [-u URL ...]
  *   scan [options] [-l FILE]          targets from FILE ("-": stdin)
  *
- * This file is main and the loop; scan.h lists the other parts.
+ * This file is the loop; main.c is main, and base.h lists the layers.
  * Run "scan --help" for the options, the matching rule and the output; the
  * man page is doc/scan.1. "demo" (examples/demo.c) runs scan against a
  * loopback server it starts itself.
@@ -43,8 +43,8 @@
  * usage; 130 or 143 stopped by SIGINT or SIGTERM; 141 the reader of the
  * output went away (a broken pipe, as with "| head").
  *
- * Builds alone, with or without Vectorscan (see scan.h). */
-#include "scan-tpl.h"
+ * Builds alone, with or without Vectorscan (see base.h). */
+#include "loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,13 +65,6 @@
 #define RECV_BUFFER 65536L
 
 #define MiB (1024.0 * 1024.0)
-
-double seconds_since(const struct timespec *t0)
-{
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
 
 /* ---- Signals ------------------------------------------------------------ */
 
@@ -175,15 +168,14 @@ static int web_only(CURL *e)
 static int slot_init(scan *s, slot *sl, const rc_limits *lim)
 {
   const options *o = s->opt;
-  sl->scan = s;
   if (s->tpl && !(sl->job = calloc(1, sizeof *sl->job)))
     return -1;
   if (rc_response_new(s->pool, lim, &sl->resp) != RC_OK || !(sl->easy = curl_easy_init()) ||
-      verdict_init(&sl->v, o) != 0 || !(sl->head = malloc(TITLE_HEAD)))
+      reading_init(&sl->rd, &s->engine, sl->resp) != 0)
     return -1;
   /* Every body goes by the observer; it is stored only when a matcher
    * needs it whole, so that otherwise memory does not grow with bodies. */
-  if (rc_response_observe(sl->resp, observe, sl,
+  if (rc_response_observe(sl->resp, observe, &sl->rd,
                           s->engine.keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK)
     return -1;
   /* The response's callbacks; it decodes the body itself, so that
@@ -229,6 +221,31 @@ static int retryable(rc_response *r, CURLcode cc)
   }
 }
 
+/* Reports the slot's target, its transfer over: its verdict, its line
+ * (unless --matched-only leaves it out) or with -t the templates' lines,
+ * and the counts. */
+static void report(scan *s, slot *sl, CURLcode cc, ending how)
+{
+  attempt a = {sl->url, s->opt->method, sl->easy, sl->errbuf, sl->attempts, 0, cc, how};
+  int matched = matches(&sl->rd);
+  if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
+    matched = out_templates(&s->out, &sl->rd, &a, sl->target, sl->seq) > 0;
+  char buf[CURL_ERROR_SIZE + 128];
+  curl_off_t wire = 0;
+  if (how != NOT_STARTED)
+    curl_easy_getinfo(sl->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+  s->done++;
+  s->matched += matched != 0;
+  s->errors += out_error(&sl->rd, &a, buf, sizeof buf) != NULL;
+  s->interrupted += how == INTERRUPTED;
+  s->body_bytes += rc_body_length(sl->resp); /* counted whether or not the body was kept */
+  s->wire_bytes += (uint64_t)wire;
+  if (s->tpl || (!matched && s->opt->matched_only))
+    return;
+  a.took = seconds_since(&sl->started);
+  out_target(&s->out, &sl->rd, &a, matched);
+}
+
 /* Ends the slot's target: the response's memory goes back to the pool (and
  * to the budget, where paused transfers may be waiting for it) and the slot
  * becomes idle. */
@@ -241,7 +258,7 @@ static void slot_finish(scan *s, slot *sl)
   free(sl->target);
   sl->url = sl->target = NULL;
   if (sl->job)
-    tpl_job_free(sl->job);
+    plan_job_free(sl->job);
   sl->state = SLOT_IDLE;
 }
 
@@ -253,16 +270,17 @@ static void slot_start(scan *s, slot *sl)
   sl->state = SLOT_IDLE;
   sl->errbuf[0] = '\0';
   sl->attempts++;
-  observed_reset(s, sl);
+  observed_reset(&sl->rd);
   clock_gettime(CLOCK_MONOTONIC, &sl->started);
   CURLcode cc = curl_easy_setopt(sl->easy, CURLOPT_URL, sl->url);
   /* -t: the cluster's request, its body kept where its templates need it
    * (the response is empty: reset since its last transfer). */
+  size_t c = sl->rd.cluster;
   if (cc == CURLE_OK && s->tpl &&
-      (tpl_set_request(sl->easy, s->tpl, &s->tpl->c[sl->cluster], s->opt, sl->target, sl->job) !=
+      (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->target, sl->job) !=
            0 ||
-       rc_response_observe(sl->resp, observe, sl,
-                           s->tpl->c[sl->cluster].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK))
+       rc_response_observe(sl->resp, observe, &sl->rd,
+                           s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK))
     cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
    * its request (rc_multi_poll adds it); it counts as running either way. */
@@ -282,10 +300,10 @@ static void start_ready(scan *s)
   if (s->src_done && !s->ready)
     return; /* nothing to start: the common case at the end of a scan */
   double now = seconds_since(&s->start);
-  for (size_t i = 0; i < s->nslots && !caught && !s->write_error; i++) {
+  for (size_t i = 0; i < s->nslots && !caught && !s->out.write_error; i++) {
     slot *sl = &s->slots[i];
     if (sl->state == SLOT_IDLE && !s->src_done) {
-      sl->url = s->tpl ? tpl_next_job(s->tpl, &s->src, &sl->cluster, &sl->seq, &sl->target)
+      sl->url = s->tpl ? plan_next_job(s->plan, &s->src, &sl->rd.cluster, &sl->seq, &sl->target)
                        : next_target(&s->src);
       if (sl->url) {
         sl->state = SLOT_READY;
@@ -398,7 +416,7 @@ static void interrupt_all(scan *s)
         slot_finish(s, sl); /* never started: not a result */
       continue;
     }
-    if (!s->write_error)
+    if (!s->out.write_error)
       report(s, sl, CURLE_ABORTED_BY_CALLBACK, INTERRUPTED);
     slot_finish(s, sl);
   }
@@ -409,7 +427,7 @@ static void interrupt_all(scan *s)
 static int run(scan *s)
 {
   struct curl_waitfd wake = {signal_pipe[0], CURL_WAIT_POLLIN, 0};
-  while (!caught && !s->write_error) {
+  while (!caught && !s->out.write_error) {
     /* Slots freed by the transfers that just finished take their next
      * targets now, before any wait. */
     start_ready(s);
@@ -431,7 +449,7 @@ static int run(scan *s)
     }
     show_progress(s, 0);
   }
-  if (caught || s->write_error)
+  if (caught || s->out.write_error)
     interrupt_all(s);
   show_progress(s, 1);
   if (s->progress)
@@ -458,13 +476,13 @@ static void summary(scan *s)
             "scan: body matchers: %zu streamed (%s), %zu over the kept body (PCRE2); bodies %s\n",
             g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");
   size_t filtered = 0;
-  for (size_t i = 0; g->ex_filtered && i < s->opt->nextracts; i++)
+  for (size_t i = 0; g->ex_filtered && i < s->m->nextracts; i++)
     filtered += g->ex_filtered[i];
-  if (s->opt->nextracts)
+  if (s->m->nextracts)
     fprintf(stderr, "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s)\n",
-            s->opt->nextracts, filtered, engine_name());
+            s->m->nextracts, filtered, engine_name());
   if (s->tpl)
-    tpl_summary(s->tpl, s->done);
+    out_summary(s->tpl, s->plan, s->done, s->out.matches);
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss: KiB on Linux */
     fprintf(stderr, "scan: peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
@@ -498,8 +516,9 @@ static int open_files(scan *s)
   } else if (o->list || !o->nurls) {
     s->src.in = stdin;
   }
-  s->out = STDOUT_FILENO;
-  if (o->output && (s->out = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+  s->out.fd = STDOUT_FILENO;
+  if (o->output &&
+      (s->out.fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
     fprintf(stderr, "scan: %s: %s\n", o->output, strerror(errno));
     return -1;
   }
@@ -508,7 +527,7 @@ static int open_files(scan *s)
 
 /* The pool and the slots. The pool is one for the whole scan; the budget
  * bounds what all responses hold at once. */
-static int setup(scan *s)
+static int setup_slots(scan *s)
 {
   const options *o = s->opt;
   rc_pool_config cfg;
@@ -526,9 +545,9 @@ static int setup(scan *s)
   lim.max_body = o->max_body;
   lim.max_memory = o->max_memory;
   lim.max_hops = (size_t)o->max_redirs + 8;
-  for (size_t i = 0; s->tpl && i < s->tpl->nclusters; i++)
-    if ((size_t)s->tpl->c[i].max_redirs + 8 > lim.max_hops)
-      lim.max_hops = (size_t)s->tpl->c[i].max_redirs + 8;
+  for (size_t i = 0; s->tpl && i < s->plan->nclusters; i++)
+    if ((size_t)s->plan->c[i].max_redirs + 8 > lim.max_hops)
+      lim.max_hops = (size_t)s->plan->c[i].max_redirs + 8;
   lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
 
   s->nslots = (size_t)o->concurrency;
@@ -538,15 +557,14 @@ static int setup(scan *s)
     curl_multi_setopt(s->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
   s->src.shard = o->shard;
   s->src.shards = o->shards;
-  if (!s->slots || !s->multi || engine_build(&s->engine, o) != 0) {
+  if (!s->slots || !s->multi || engine_build(&s->engine, s->m) != 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
   /* -t: each cluster keeps bodies or not (slot_start), as its own
    * templates need; the summary says whether any does. */
-  int keep = s->tpl ? tpl_keep(s->tpl, s->engine.streamed, o->nwords + o->nregexes, s->nslots)
-                     : s->engine.keep_body;
-  if (keep < 0) {
+  int keep = s->tpl ? eval_plan(&s->engine, s->tpl, s->plan) : s->engine.keep_body;
+  if (keep < 0 || (s->tpl && out_window(&s->out, s->tpl, s->nslots) != 0)) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
@@ -561,8 +579,7 @@ static int setup(scan *s)
   return 0;
 }
 
-/* Everything setup and open_files made. */
-static void teardown(scan *s)
+void scan_teardown(scan *s)
 {
   /* Easy handles leave the multi handle before either is cleaned up. */
   for (size_t i = 0; s->slots && i < s->nslots; i++) {
@@ -575,17 +592,13 @@ static void teardown(scan *s)
     if (sl->easy)
       curl_easy_cleanup(sl->easy);
     if (sl->job) /* after the easy handle, which points to them */
-      tpl_job_free(sl->job);
+      plan_job_free(sl->job);
     free(sl->job);
-    vs_close(s, sl, 0);
-    vs_slot_free(sl);
-    extract_slot_free(sl);
-    verdict_free(&sl->v);
-    free(sl->head);
+    reading_free(&sl->rd);
   }
   free(s->slots);
-  engine_free(&s->engine, s->opt);
-  free(s->line.p);
+  engine_free(&s->engine);
+  out_free(&s->out);
   if (s->multi)
     curl_multi_cleanup(s->multi);
   rc_pool_free(s->pool);
@@ -594,21 +607,20 @@ static void teardown(scan *s)
   free(s->src.line);
 }
 
-/* Runs the scan once set up; returns the exit status. */
-static int scan_all(scan *s)
+int scan_all(scan *s)
 {
   clock_gettime(CLOCK_MONOTONIC, &s->start);
   if (run(s) != 0)
     return EXIT_SETUP;
-  if (s->write_error == EPIPE)
+  if (s->out.write_error == EPIPE)
     return EXIT_BROKEN_PIPE; /* quietly: whoever wanted the output is gone */
   int status = caught ? 128 + caught : EXIT_RAN;
   if (s->src.in && ferror(s->src.in)) {
     fputs("scan: reading targets failed\n", stderr);
     status = EXIT_SETUP;
   }
-  if (s->write_error) {
-    fprintf(stderr, "scan: writing results failed: %s\n", strerror(s->write_error));
+  if (s->out.write_error) {
+    fprintf(stderr, "scan: writing results failed: %s\n", strerror(s->out.write_error));
     status = EXIT_SETUP;
   }
   if (!s->opt->silent)
@@ -616,65 +628,11 @@ static int scan_all(scan *s)
   return status;
 }
 
-/* -t: loads and clusters the templates into ts, for s. Returns -1 to go
- * on, else the exit status (--validate, or a failure). */
-static int load_templates(scan *s, templates *ts, options *topt)
+int scan_setup(scan *s)
 {
-  const options *o = s->opt;
-  if (!o->ntemplates)
+  if (catch_signals() != 0) {
+    fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
     return -1;
-  if (tpl_load(ts, o->templates, o->ntemplates) != 0)
-    return EXIT_SETUP;
-  if (tpl_cluster(ts, o) != 0 || tpl_options(ts, o, topt) != 0) {
-    fputs("scan: out of memory\n", stderr);
-    return EXIT_SETUP;
   }
-  if (o->validate) {
-    tpl_print_validation(ts);
-    return EXIT_RAN;
-  }
-  s->tpl = ts;
-  s->opt = topt; /* the templates' matchers of the body, as the scan's */
-  return -1;
-}
-
-int main(int argc, char **argv)
-{
-  options opt;
-  int status = parse_options(argc, argv, &opt);
-  if (status >= 0) {
-    options_free(&opt);
-    return status;
-  }
-  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-    fputs("scan: curl_global_init failed\n", stderr);
-    options_free(&opt);
-    return EXIT_SETUP;
-  }
-  scan s;
-  memset(&s, 0, sizeof s);
-  s.opt = &opt;
-  s.out = -1;
-  s.progress = !opt.silent && isatty(STDERR_FILENO);
-  templates ts;
-  options topt;
-  memset(&ts, 0, sizeof ts);
-  memset(&topt, 0, sizeof topt);
-  if ((status = load_templates(&s, &ts, &topt)) < 0) {
-    status = EXIT_SETUP;
-    if (catch_signals() != 0)
-      fprintf(stderr, "scan: cannot catch signals: %s\n", strerror(errno));
-    else if (open_files(&s) == 0 && setup(&s) == 0)
-      status = scan_all(&s);
-  }
-  if (s.out > STDOUT_FILENO && close(s.out) != 0 && status == EXIT_RAN) {
-    fprintf(stderr, "scan: writing results failed: %s\n", strerror(errno));
-    status = EXIT_SETUP;
-  }
-  teardown(&s);
-  tpl_options_free(&topt);
-  tpl_free(&ts);
-  curl_global_cleanup();
-  options_free(&opt);
-  return status;
+  return open_files(s) == 0 && setup_slots(s) == 0 ? 0 : -1;
 }

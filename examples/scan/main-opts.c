@@ -1,6 +1,6 @@
 /* scan's command line: the options, their usage text, and the targets
  * they name (the -u URLs, then a list read one line at a time). */
-#include "scan.h"
+#include "main.h"
 #include "../args.h"
 
 #include <errno.h>
@@ -181,7 +181,7 @@ static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 
 /* --status CODES: a comma-separated list of codes from 100 to STATUS_MAX,
  * added to the set. */
-static int parse_statuses(const char *s, options *o)
+static int parse_statuses(const char *s, matchers *m)
 {
   for (;;) {
     char *end;
@@ -190,9 +190,9 @@ static int parse_statuses(const char *s, options *o)
     if (end == s || *s < '0' || *s > '9' || errno || v < 100 || v > STATUS_MAX ||
         (*end && *end != ','))
       return -1;
-    if (!o->status_set[v]) {
-      o->status_set[v] = 1;
-      o->nstatuses++;
+    if (!m->status_set[v]) {
+      m->status_set[v] = 1;
+      m->nstatuses++;
     }
     if (!*end)
       return 0;
@@ -381,18 +381,18 @@ static int take_transfer_option(options *o, int c)
   case OPT_BUDGET: return checked(args_size(optarg, &o->budget), "invalid budget");
   case OPT_OVERFLOW: return checked(parse_overflow(optarg, &o->overflow), "invalid overflow mode");
   case OPT_STATUS:
-    return checked(parse_statuses(optarg, o), "invalid status (codes 100-999, comma-separated)");
+    return checked(parse_statuses(optarg, &o->m), "invalid status (codes 100-999, comma-separated)");
   case OPT_WORD:
   case OPT_IWORD:
     if (!*optarg)
       return bad_usage("empty word", optarg);
-    o->word_nocase[o->nwords] = c == OPT_IWORD;
-    o->words[o->nwords++] = optarg;
+    o->m.word_nocase[o->m.nwords] = c == OPT_IWORD;
+    o->m.words[o->m.nwords++] = optarg;
     return -1;
-  case OPT_REGEX: return add_regex(o->regexes, &o->nregexes, optarg);
-  case OPT_EXTRACT: return add_regex(o->extracts, &o->nextracts, optarg);
-  case OPT_PART: return checked(parse_part(optarg, &o->part), "invalid part");
-  case OPT_STOP_ON_MATCH: o->stop_on_match = 1; return -1;
+  case OPT_REGEX: return add_regex(o->m.regexes, &o->m.nregexes, optarg);
+  case OPT_EXTRACT: return add_regex(o->m.extracts, &o->m.nextracts, optarg);
+  case OPT_PART: return checked(parse_part(optarg, &o->m.part), "invalid part");
+  case OPT_STOP_ON_MATCH: o->m.stop_on_match = 1; return -1;
   default: return -2;
   }
 }
@@ -408,15 +408,15 @@ int parse_options(int argc, char **argv, options *o)
   o->overflow = RC_OVERFLOW_AUTO;
   o->http_version = CURL_HTTP_VERSION_NONE;
   o->user_agent = "respchain-scan/" RC_VERSION;
-  o->part = PART_BODY;
+  o->m.part = PART_BODY;
   o->shard = o->shards = 1;
   o->urls = calloc((size_t)argc, sizeof *o->urls);
-  o->words = calloc((size_t)argc, sizeof *o->words);
-  o->word_nocase = calloc((size_t)argc, 1);
-  o->regexes = calloc((size_t)argc, sizeof *o->regexes);
-  o->extracts = calloc((size_t)argc, sizeof *o->extracts);
+  o->m.words = calloc((size_t)argc, sizeof *o->m.words);
+  o->m.word_nocase = calloc((size_t)argc, 1);
+  o->m.regexes = calloc((size_t)argc, sizeof *o->m.regexes);
+  o->m.extracts = calloc((size_t)argc, sizeof *o->m.extracts);
   o->templates = calloc((size_t)argc, sizeof *o->templates);
-  if (!o->templates || !o->urls || !o->words || !o->word_nocase || !o->regexes || !o->extracts) {
+  if (!o->templates || !o->urls || !o->m.words || !o->m.word_nocase || !o->m.regexes || !o->m.extracts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
@@ -447,62 +447,23 @@ int parse_options(int argc, char **argv, options *o)
     o->method = o->data ? "POST" : "GET";
   if (o->validate && !o->ntemplates)
     return bad_usage("--validate checks templates: give -t", "--validate");
-  if (o->ntemplates && (o->nwords || o->nregexes || o->nstatuses || o->nextracts))
+  if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
     return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
   return -1;
 }
 
 void options_free(options *o)
 {
-  for (size_t i = 0; i < o->nregexes; i++)
-    regex_free(&o->regexes[i]);
-  for (size_t i = 0; i < o->nextracts; i++)
-    regex_free(&o->extracts[i]);
+  for (size_t i = 0; i < o->m.nregexes; i++)
+    regex_free(&o->m.regexes[i]);
+  for (size_t i = 0; i < o->m.nextracts; i++)
+    regex_free(&o->m.extracts[i]);
   regex_done();
-  free(o->regexes);
-  free(o->extracts);
-  free(o->words);
-  free(o->word_nocase);
+  free(o->m.regexes);
+  free(o->m.extracts);
+  free(o->m.words);
+  free(o->m.word_nocase);
   free(o->urls);
   free(o->templates);
   curl_slist_free_all(o->headers);
-}
-
-/* ---- Targets ------------------------------------------------------------ */
-
-/* The next target of the whole list, pointing into t (valid until the
- * next call), or NULL at the end. In a stream, surrounding white space is
- * dropped; blank lines and # comments are skipped. */
-static const char *next_in_list(targets *t)
-{
-  if (t->next < t->count)
-    return t->urls[t->next++];
-  if (!t->in)
-    return NULL;
-  ssize_t n;
-  while ((n = getline(&t->line, &t->cap, t->in)) >= 0) {
-    char *s = t->line, *end = t->line + n;
-    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
-      s++;
-    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
-      end--;
-    if (s == end || *s == '#')
-      continue;
-    *end = '\0';
-    return s;
-  }
-  return NULL;
-}
-
-/* The next target of this shard as a new string (the caller frees it), or
- * NULL at the end (or when out of memory, which ends the list early). The
- * i-th target of the list (from 0) belongs to shard i mod N + 1: a rule of
- * the list alone, so N runs split it with no coordination. */
-char *next_target(targets *t)
-{
-  const char *url;
-  while ((url = next_in_list(t)) != NULL)
-    if (t->seen++ % t->shards == t->shard - 1)
-      return strdup(url);
-  return NULL;
 }

@@ -1,68 +1,14 @@
 /* scan's output: one JSON line per target, built whole in memory and
  * written with one write(2) as soon as the target ends, and the HTML
- * title it reports. */
-#include "scan-tpl.h"
+ * title it reports; the JSON that out-tpl.c writes with it. */
+#include "out.h"
 #include "../args.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-
-/* ---- Text built in memory ---------------------------------------------- */
-
-/* Room for n more bytes and a NUL. */
-static int reserve(line *l, size_t n)
-{
-  if (l->nomem)
-    return -1;
-  if (l->cap - l->len > n)
-    return 0;
-  size_t cap = l->cap ? l->cap : 1024;
-  while (cap - l->len <= n)
-    cap *= 2;
-  char *p = realloc(l->p, cap);
-  if (!p) {
-    l->nomem = 1;
-    return -1;
-  }
-  l->p = p;
-  l->cap = cap;
-  return 0;
-}
-
-void put(line *l, const char *s, size_t n)
-{
-  if (reserve(l, n) == 0) {
-    memcpy(l->p + l->len, s, n);
-    l->len += n;
-    l->p[l->len] = '\0';
-  }
-}
-
-void puts_line(line *l, const char *s) { put(l, s, strlen(s)); }
-
-void printf_line(line *l, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  int n = reserve(l, 0) == 0 ? vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap) : -1;
-  va_end(ap);
-  if (n < 0)
-    return;
-  if ((size_t)n >= l->cap - l->len) { /* it did not fit: again, with room */
-    if (reserve(l, (size_t)n) != 0) {
-      l->p[l->len] = '\0';
-      return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
-    va_end(ap);
-  }
-  l->len += (size_t)n;
-}
 
 /* ---- Output ------------------------------------------------------------- */
 
@@ -328,26 +274,18 @@ static int html_title(rc_view body, char *out, size_t *outlen)
   return 0;
 }
 
-/* Whether the final response says its body is HTML. */
-int is_html(rc_response *r)
-{
-  rc_view type;
-  return rc_header(r, -1, "content-type", 0, &type) == RC_OK && type.len >= 9 &&
-         strncasecmp(type.ptr, "text/html", 9) == 0;
-}
-
 /* ---- Reports ------------------------------------------------------------ */
 
 /* The error field: NULL, or what went wrong. A body cut at the cap is
  * reported by "truncated", a transfer that --stop-on-match ended by
  * "stopped", not as errors. */
-static const char *error_text(slot *sl, ending how, CURLcode cc, char *buf, size_t cap)
+const char *out_error(const reading *r, const attempt *a, char *buf, size_t cap)
 {
-  if (how == INTERRUPTED)
+  if (a->how == INTERRUPTED)
     return "interrupted";
-  rc_code rc = rc_result(sl->resp, cc);
+  rc_code rc = rc_result(r->resp, a->cc);
   if (rc == RC_E_TRANSFER) {
-    snprintf(buf, cap, "transfer failed: %s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(cc));
+    snprintf(buf, cap, "transfer failed: %s", a->errbuf[0] ? a->errbuf : curl_easy_strerror(a->cc));
     return buf;
   }
   return rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED ? rc_strerror(rc) : NULL;
@@ -403,11 +341,11 @@ static void json_chain(line *l, rc_response *r)
 
 /* The status of a proxy's reply to CONNECT (the tunnel curl asks for to
  * reach an https target); null when there was none. */
-static void json_connect(line *l, slot *sl, ending how)
+static void json_connect(line *l, const attempt *a)
 {
   long code = 0;
-  if (how != NOT_STARTED)
-    curl_easy_getinfo(sl->easy, CURLINFO_HTTP_CONNECTCODE, &code);
+  if (a->how != NOT_STARTED)
+    curl_easy_getinfo(a->easy, CURLINFO_HTTP_CONNECTCODE, &code);
   if (code)
     printf_line(l, "%ld", code);
   else
@@ -428,7 +366,7 @@ static void json_hit(line *l, int *first, const char *kind, const char *value, s
 
 /* The matchers that hit: [{"matcher":"status","value":"200","offset":null},
  * {"matcher":"word","value":"admin","offset":1234}, ...]. */
-static void json_matches(line *l, const options *o, const verdict *v, int status)
+static void json_matches(line *l, const matchers *o, const verdict *v, int status)
 {
   int first = 1;
   puts_line(l, "[");
@@ -448,7 +386,7 @@ static void json_matches(line *l, const options *o, const verdict *v, int status
 
 /* What the extractors found: {"REGEX": ["value", ...], ...}, those with
  * values only. */
-static void json_extracts(line *l, const options *o, const slot *sl)
+static void json_extracts(line *l, const matchers *o, const reading *r)
 {
   int first = 1;
   puts_line(l, "{");
@@ -456,7 +394,7 @@ static void json_extracts(line *l, const options *o, const slot *sl)
     size_t n;
     const char *const *value;
     const size_t *len;
-    extract_values(sl, i, &n, &value, &len);
+    extract_values(r, i, &n, &value, &len);
     if (!n)
       continue;
     puts_line(l, first ? "" : ",");
@@ -472,24 +410,24 @@ static void json_extracts(line *l, const options *o, const slot *sl)
   puts_line(l, "}");
 }
 
-/* Writes the line built in s->line with as few write(2) calls as the
+/* Writes the line built in o->line with as few write(2) calls as the
  * kernel allows (one, for a file or a pipe with room); a failure stops
  * the scan (EPIPE: the reader went away). */
-void write_line(scan *s)
+void write_line(output *o)
 {
-  line *l = &s->line;
+  line *l = &o->line;
   if (l->nomem) {
-    s->write_error = ENOMEM;
+    o->write_error = ENOMEM;
     return;
   }
   const char *p = l->p;
   size_t left = l->len;
   while (left) {
-    ssize_t n = write(s->out, p, left);
+    ssize_t n = write(o->fd, p, left);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
-      s->write_error = errno;
+      o->write_error = errno;
       return;
     }
     p += n;
@@ -497,33 +435,30 @@ void write_line(scan *s)
   }
 }
 
-/* Reports the slot's target as one JSON line (unless --matched-only
- * leaves it out) and counts it. */
-/* The fields of the slot's target, as one JSON object and a line break,
- * into l. */
-static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending how, int matched)
+/* The fields of the target, as one JSON object and a line break, into
+ * l. */
+static void json_record(line *l, const reading *rd, const attempt *a, int matched)
 {
-  const options *o = s->opt;
-  rc_response *r = sl->resp;
-  int stopped = how != NOT_STARTED && rc_result(r, cc) == RC_STOPPED;
+  rc_response *r = rd->resp;
+  int stopped = a->how != NOT_STARTED && rc_result(r, a->cc) == RC_STOPPED;
   char buf[CURL_ERROR_SIZE + 128];
-  const char *err = error_text(sl, how, cc, buf, sizeof buf);
+  const char *err = out_error(rd, a, buf, sizeof buf);
   char *final_url = NULL;
-  if (how != NOT_STARTED)
-    curl_easy_getinfo(sl->easy, CURLINFO_EFFECTIVE_URL, &final_url);
-  rc_view head = {sl->head, sl->head_len};
-  double took = seconds_since(&sl->started);
+  if (a->how != NOT_STARTED)
+    curl_easy_getinfo(a->easy, CURLINFO_EFFECTIVE_URL, &final_url);
+  rc_view head = {rd->head, rd->head_len};
+  double took = a->took;
   l->len = 0;
   puts_line(l, "{\"timestamp\":");
   json_timestamp(l);
   puts_line(l, ",\"input\":");
-  json_string(l, sl->url);
+  json_string(l, a->url);
   puts_line(l, ",\"url\":");
-  json_string(l, sl->url);
+  json_string(l, a->url);
   puts_line(l, ",\"final_url\":");
   json_string(l, final_url);
   puts_line(l, ",\"method\":");
-  json_string(l, o->method);
+  json_string(l, a->method);
   printf_line(l, ",\"status_code\":%d,\"content_length\":", rc_status(r));
   json_content_length(l, r);
   puts_line(l, ",\"content_type\":");
@@ -535,7 +470,7 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
   puts_line(l, ",\"chain_status_codes\":");
   json_chain(l, r);
   puts_line(l, ",\"connect_status_code\":");
-  json_connect(l, sl, how);
+  json_connect(l, a);
   printf_line(l,
               ",\"http_version\":%s,\"hops\":%zu,\"body_bytes\":%zu,\"truncated\":%s,"
               "\"stopped\":%s,\"encoding\":\"%s\",\"spilled\":%s,\"matched\":%s,\"matches\":",
@@ -543,33 +478,18 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
               rc_truncated(r) ? "true" : "false", stopped ? "true" : "false",
               example_encoding_name(rc_body_encoding(r)), rc_body_spilled(r) ? "true" : "false",
               matched ? "true" : "false");
-  json_matches(l, o, &sl->v, rc_status(r));
+  json_matches(l, rd->g->m, &rd->v, rc_status(r));
   puts_line(l, ",\"extracts\":");
-  json_extracts(l, o, sl);
+  json_extracts(l, rd->g->m, rd);
   printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");
   json_string(l, err);
-  printf_line(l, ",\"attempts\":%ld,\"time\":", sl->attempts);
+  printf_line(l, ",\"attempts\":%ld,\"time\":", a->attempts);
   json_duration(l, took);
   printf_line(l, ",\"time_ms\":%.1f}\n", took * 1000.0);
 }
 
-void report(scan *s, slot *sl, CURLcode cc, ending how)
+void out_target(output *o, const reading *r, const attempt *a, int matched)
 {
-  int matched = matches(s, sl);
-  if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
-    matched = tpl_report(s, sl, cc, how) > 0;
-  char buf[CURL_ERROR_SIZE + 128];
-  curl_off_t wire = 0;
-  if (how != NOT_STARTED)
-    curl_easy_getinfo(sl->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
-  s->done++;
-  s->matched += matched != 0;
-  s->errors += error_text(sl, how, cc, buf, sizeof buf) != NULL;
-  s->interrupted += how == INTERRUPTED;
-  s->body_bytes += rc_body_length(sl->resp); /* counted whether or not the body was kept */
-  s->wire_bytes += (uint64_t)wire;
-  if (s->tpl || (!matched && s->opt->matched_only))
-    return;
-  json_record(&s->line, s, sl, cc, how, matched);
-  write_line(s);
+  json_record(&o->line, r, a, matched);
+  write_line(o);
 }

@@ -1,7 +1,7 @@
 /* scan's templates on disk: the -t paths, files or directories of them
  * (*.yaml, *.yml, subdirectories too), in name order; each file is read
- * by tpl_load_file (scan-tpl.c). */
-#include "scan-tpl.h"
+ * by tpl_load_file (tpl-load.c). */
+#include "tpl.h"
 
 #include <dirent.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* scan's templates (-t): reads nuclei's template format with libyaml,
- * the subset scan runs (scan(1), TEMPLATES). A template with anything
- * else is skipped, with the reason. */
-#include "scan-tpl.h"
+/* scan's templates (-t): reads one template file of nuclei's format with
+ * libyaml into the model of tpl.h, the subset scan runs (scan(1),
+ * TEMPLATES). A template with anything else is skipped, with the reason. */
+#include "tpl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -633,11 +633,4 @@ void tpl_free(templates *ts)
     free(ts->skips[i].reason);
   }
   free(ts->skips);
-  for (size_t i = 0; i < ts->nclusters; i++) {
-    free(ts->c[i].members);
-    free(ts->c[i].mine);
-  }
-  free(ts->c);
-  free(ts->last);
-  free(ts->target);
 }

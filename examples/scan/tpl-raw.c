@@ -2,7 +2,7 @@
  * templates need, a plain raw request and DSL matchers that are only
  * contains(...) and status_code == N (scan(1), TEMPLATES). Anything more
  * in either makes the template skipped. */
-#include "scan-tpl.h"
+#include "tpl.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,0 +1,160 @@
+/* scan's templates as matchers: the words and regexes of the body of all
+ * loaded templates as one set (each distinct one once), which the engine
+ * runs over each body as it streams, and what the evaluation of each
+ * cluster's response needs of it, decided once from the plan. */
+#include "eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The id of value i of body matcher m among out's matchers, added when
+ * new. */
+static size_t pattern_id(matchers *out, const tpl_matcher *m, size_t i)
+{
+  if (m->type == TM_WORD) {
+    for (size_t k = 0; k < out->nwords; k++)
+      if (out->word_nocase[k] == m->nocase && !strcmp(out->words[k], m->words[i]))
+        return k;
+    out->word_nocase[out->nwords] = (unsigned char)m->nocase;
+    out->words[out->nwords] = m->words[i];
+    return out->nwords++;
+  }
+  for (size_t k = 0; k < out->nregexes; k++)
+    if (!strcmp(out->regexes[k].text, m->regexes[i].text))
+      return k;
+  out->regexes[out->nregexes] = m->regexes[i]; /* shared: freed with the template */
+  return out->nregexes++;
+}
+
+/* The words and the regexes of the body of m (its subs too), counted. */
+static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    count_values(&m->subs[i], words, regexes);
+  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
+    *words += m->n;
+  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
+    *regexes += m->n;
+}
+
+/* The ids of m's values of the body (its subs' too) among out's. Regex
+ * ids count from 0 here; shift_ids adds the words' count. 0 or -1. */
+static int assign_ids(matchers *out, tpl_matcher *m)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    if (assign_ids(out, &m->subs[i]) != 0)
+      return -1;
+  if ((m->part != TP_BODY && m->part != TP_ALL) || (m->type != TM_WORD && m->type != TM_REGEX))
+    return 0;
+  if (!(m->ids = calloc(m->n, sizeof *m->ids)))
+    return -1;
+  for (size_t k = 0; k < m->n; k++)
+    m->ids[k] = pattern_id(out, m, k);
+  return 0;
+}
+
+/* The regexes' ids follow the words' (eval.h). */
+static void shift_ids(tpl_matcher *m, size_t nwords)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    shift_ids(&m->subs[i], nwords);
+  for (size_t k = 0; m->ids && m->type == TM_REGEX && k < m->n; k++)
+    m->ids[k] += nwords;
+}
+
+/* Runs body with m each matcher of the templates. */
+#define EACH_MATCHER(ts, m, body)                                                                  \
+  for (size_t t_ = 0; t_ < (ts)->n; t_++)                                                          \
+    for (size_t q_ = 0; q_ < (ts)->t[t_].nreqs; q_++)                                              \
+      for (size_t i_ = 0; i_ < (ts)->t[t_].reqs[q_].nmatchers; i_++) {                             \
+        tpl_matcher *m = &(ts)->t[t_].reqs[q_].matchers[i_];                                       \
+        body;                                                                                      \
+      }
+
+int eval_matchers(templates *ts, const matchers *base, matchers *out)
+{
+  size_t nw = 0, nr = 0;
+  EACH_MATCHER(ts, m, count_values(m, &nw, &nr));
+  *out = *base;
+  out->words = calloc(nw + 1, sizeof *out->words);
+  out->word_nocase = calloc(nw + 1, 1);
+  out->regexes = calloc(nr + 1, sizeof *out->regexes);
+  out->nwords = out->nregexes = out->nextracts = 0;
+  out->part = PART_BODY;
+  out->stop_on_match = 0;
+  if (!out->words || !out->word_nocase || !out->regexes)
+    return -1;
+  EACH_MATCHER(ts, m, if (assign_ids(out, m) != 0) return -1);
+  EACH_MATCHER(ts, m, shift_ids(m, out->nwords));
+  return 0;
+}
+
+/* Whether request q needs the body kept: an extractor of the body (its
+ * matchers of the body run on the stream, or over a body kept for the
+ * regexes the stream does not take: see eval_matchers). */
+static int needs_body(const tpl_request *q)
+{
+  for (size_t i = 0; i < q->nextractors; i++)
+    if (!q->extractors[i].kval && q->extractors[i].part != TP_HEADER &&
+        q->extractors[i].part != TP_NAMED)
+      return 1;
+  return 0;
+}
+
+/* Marks m's body values (its subs' too) in mine. */
+static void mark_mine(const tpl_matcher *m, unsigned char *mine)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    mark_mine(&m->subs[i], mine);
+  for (size_t k = 0; m->ids && k < m->n; k++)
+    mine[m->ids[k]] = 1;
+}
+
+/* Whether a value of m (its subs too) runs over the kept body. */
+static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    if (unstreamed(&m->subs[i], streamed))
+      return 1;
+  for (size_t k = 0; m->ids && k < m->n; k++)
+    if (!streamed[m->ids[k]])
+      return 1;
+  return 0;
+}
+
+int eval_plan(engine *g, const templates *ts, const plan *p)
+{
+  size_t nids = g->m->nwords + g->m->nregexes;
+  int any = 0;
+  g->tpl = ts;
+  g->plan = p;
+  if (!(g->clusters = calloc(p->nclusters + 1, sizeof *g->clusters)))
+    return -1;
+  for (size_t i = 0; i < p->nclusters; i++) {
+    const cluster *c = &p->c[i];
+    eval_cluster *e = &g->clusters[i];
+    int stops = 1;
+    if (!(e->mine = calloc(nids + 1, 1)))
+      return -1;
+    for (size_t k = 0; k < c->nmembers; k++) {
+      const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
+      e->keep_body |= needs_body(q);
+      for (size_t j = 0; j < q->nmatchers; j++) {
+        e->keep_body |= unstreamed(&q->matchers[j], g->streamed);
+        mark_mine(&q->matchers[j], e->mine);
+        stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
+      }
+      stops &= !q->nextractors;
+    }
+    e->can_stop = stops && !e->keep_body;
+    any |= e->keep_body;
+  }
+  return any;
+}
+
+void eval_matchers_free(matchers *out)
+{
+  free(out->words);
+  free(out->word_nocase);
+  free(out->regexes);
+}

@@ -1,0 +1,229 @@
+/* scan's response evaluation: the matchers and extractors run over each
+ * response, as its body arrives (a body observer, rc_response_observe) and
+ * once its transfer is over, and the verdicts they give.
+ *   eval-verdict.c  which matchers hit one response
+ *   eval-match.c    the command line's matchers, the body observer that
+ *                   runs them all, and where each one runs
+ *   eval-vs.c       the streaming engine (Vectorscan), the only file that
+ *                   knows whether this build has it
+ *   eval-extract.c  extractors: what regexes find in a body, as it streams
+ *   eval-set.c      -t: the templates' words and regexes of the body as
+ *                   one set of matchers, and what each cluster needs
+ *   eval-tpl.c      -t: the verdicts of a template's request
+ * The words and regexes of the body of all templates become one set of
+ * matchers (eval_matchers), so the engine runs them as each body streams;
+ * the rest (header parts, status, size, extractors) is looked at when the
+ * transfer ends. This layer reads responses (respchain) and never drives
+ * a transfer: it links without libcurl. */
+#ifndef SCAN_EVAL_H
+#define SCAN_EVAL_H
+
+#include "plan.h"
+
+/* What the command line's --word and --regex look at. */
+typedef enum part {
+  PART_BODY,   /* the final body, decoded */
+  PART_HEADER, /* the final response's header lines, one by one */
+  PART_ALL     /* those header lines, and the body */
+} part;
+
+/* The matchers and extractors of a scan: the command line's, or with -t
+ * the templates' words and regexes of the body (eval_matchers). The
+ * matchers have one id space: the words (0 .. nwords-1), then the
+ * regexes (nwords ..). */
+typedef struct matchers {
+  /* --status codes are a set. */
+  unsigned char status_set[STATUS_MAX + 1];
+  size_t nstatuses;
+  const char **words;
+  unsigned char *word_nocase; /* per word: --iword, any ASCII case */
+  size_t nwords;
+  regex *regexes;
+  size_t nregexes;
+  regex *extracts; /* --extract, in order */
+  size_t nextracts;
+  part part;
+  int stop_on_match; /* end a transfer once its verdict is known */
+} matchers;
+
+/* ---- Verdicts (eval-verdict.c) ------------------------------------------ */
+
+/* Which matchers hit one response. */
+typedef struct verdict {
+  int status;              /* the final status is one of --status */
+  int status_missed;       /* --status given and the final status is not in it */
+  unsigned char *words;    /* per --word: it occurs */
+  unsigned char *regexes;  /* per --regex: it matches */
+  size_t *word_at;         /* per --word hit: NO_OFFSET or its body offset */
+  size_t *regex_at;        /* per --regex hit: the same */
+  size_t nwords, nregexes; /* hits */
+} verdict;
+
+int verdict_init(verdict *v, const matchers *m);
+void verdict_free(verdict *v);
+/* No hits. */
+void verdict_clear(verdict *v, const matchers *m);
+/* Matcher id hit, its first match ending at offset; a matcher that hit
+ * already keeps its first hit. Returns 1 when the hit is its first. */
+int verdict_hit(verdict *v, const matchers *m, size_t id, size_t offset);
+/* Whether matcher id has hit. */
+int verdict_has(const verdict *v, const matchers *m, size_t id);
+
+/* ---- The engine and the body observer (eval-match.c) -------------------- */
+
+#define TITLE_HEAD (16 * 1024) /* bytes of the body the title is looked for in */
+
+/* -t: what the evaluation of one cluster's response needs (eval_plan). */
+typedef struct eval_cluster {
+  /* Per matcher id: a member's body value. The others are marked as hit
+   * before each body (tpl_premark), so that the engine streams the
+   * cluster's own (its narrowed databases, eval-vs.c). */
+  unsigned char *mine;
+  int keep_body; /* a member needs the body kept */
+  /* Its verdicts are known once every body value has hit (no size of the
+   * body, no extractor, nothing over the kept body): tpl_settled. */
+  int can_stop;
+} eval_cluster;
+
+/* How the matchers of the body run: on the stream (the engine of
+ * eval-vs.c, when this build has one), or over the body kept whole once
+ * the transfer ends. */
+typedef struct engine {
+  const matchers *m;        /* the matchers, not owned */
+  unsigned char *streamed;  /* per matcher id: on the stream */
+  size_t nstreamed, nwhole; /* body matchers on the stream, and over the body kept */
+  int keep_body;            /* some matcher, or none's output, needs the body kept */
+  struct vs_engine *vs;     /* the streaming engine's own; NULL: none */
+  /* The extractors that the engine prefilters (per extractor; NULL: none),
+   * and their widest matches (UINT_MAX: unbounded). */
+  unsigned char *ex_filtered;
+  unsigned *ex_width;
+  /* -t: the templates, their plan and what each cluster needs; NULL: the
+   * matchers of the command line. */
+  const templates *tpl;
+  const plan *plan;
+  eval_cluster *clusters;
+} engine;
+
+/* Decides where each matcher of m runs, and whether bodies are kept.
+ * Returns 0, or -1 when out of memory. */
+int engine_build(engine *g, const matchers *m);
+void engine_free(engine *g);
+
+/* One response as the evaluation reads it: what the body observer found
+ * in the body of hop number hop (a count: 0 before any body), the final
+ * one unless a later hop came. */
+typedef struct reading {
+  const engine *g;
+  rc_response *resp; /* not owned */
+  size_t hop;
+  verdict v;                /* the hits so far, head and streamed body */
+  char *head;               /* the body's first TITLE_HEAD bytes, for the title */
+  size_t head_len;          /* bytes in head */
+  struct vs_stream *vs;     /* the streaming engine's state; NULL: none yet */
+  struct extract_state *ex; /* the extractors' state; NULL: none yet */
+  size_t cluster;           /* -t: the cluster whose request this is */
+} reading;
+
+/* A reading of resp's responses by g. 0, or -1 when out of memory. */
+int reading_init(reading *r, const engine *g, rc_response *resp);
+void reading_free(reading *r);
+/* The body observer (rc_response_observe) of a reading's response. */
+rc_code observe(void *ud, const char *data, size_t len);
+/* Before a transfer: nothing observed yet. */
+void observed_reset(reading *r);
+/* The response's verdict, once its transfer is over; returns whether it
+ * matched. */
+int matches(reading *r);
+/* Whether the final response says its body is HTML. */
+int is_html(rc_response *r);
+
+/* ---- Extractors (eval-extract.c) ---------------------------------------- */
+
+#define EXTRACT_MAX    100   /* values kept per extractor and target */
+#define EXTRACT_VALUE  1024  /* bytes of a value kept, at most */
+#define EXTRACT_WINDOW 65536 /* bytes of the body kept for a match in progress */
+
+/* A hop's body begins: no values, nothing seen. Returns 0, or -1 when out
+ * of memory. */
+int extract_begin(reading *r);
+/* A slice of the body. Returns 0, or -1 when out of memory. */
+int extract_feed(reading *r, const char *data, size_t len);
+/* The body's end: the matches that were waiting for more bytes end. */
+void extract_end(reading *r);
+/* The values of extractor i found in the final body: *n of them, each
+ * value[k] of len[k] bytes, in order of first appearance. */
+void extract_values(const reading *r, size_t i, size_t *n, const char *const **value,
+                    const size_t **len);
+void extract_free(reading *r);
+
+/* ---- The streaming engine (eval-vs.c) ----------------------------------- */
+
+/* The engine this build has, as --help, --version and the summary name it. */
+const char *engine_name(void);
+/* The paragraph of --help about it. */
+void engine_usage(FILE *out);
+/* Compiles the body matchers the engine takes, marking them in
+ * g->streamed. Returns 0 (also when there is no engine), or -1 when out
+ * of memory. */
+int vs_build(engine *g);
+void vs_free(engine *g);
+/* A hop's body begins (its head matched into the reading's verdict):
+ * opens the reading's stream for the streamed matchers without a hit.
+ * Returns 0, or -1 when out of memory. */
+int vs_begin(reading *r);
+/* A slice of the body, through the stream; 0, or -1 on failure. */
+int vs_feed(reading *r, const char *data, size_t len);
+/* Closes the reading's stream, if open; eod: first reporting the matches
+ * the body's end decides ($), the body being whole. */
+void vs_close(reading *r, int eod);
+/* Frees what the reading's stream kept (after vs_close). */
+void vs_stream_free(reading *r);
+/* The extractors' prefilter: a stream of the extractors Vectorscan takes,
+ * which tells in which slices a match of each ends, so that PCRE2 runs
+ * there only (eval-extract.c). vs_extract_build marks them in
+ * g->ex_filtered; 0, or -1 when out of memory. */
+int vs_extract_build(engine *g);
+/* Opens the reading's extractor stream for a hop's body; 0, or -1. */
+int vs_extract_begin(reading *r);
+/* A slice through it: due[i] set for each extractor a match of which ends
+ * in it. Returns 0, or -1 on failure. */
+int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due);
+
+/* ---- Templates: the set of matchers (eval-set.c) ------------------------ */
+
+/* The matchers of the templates ts: base's settings, with the body words
+ * and regexes of every template as the words and regexes (each distinct
+ * one once; their ids in the templates' matchers' ids), so that the
+ * engine runs them all over each body as it streams, and PCRE2 over the
+ * kept body for those it cannot. 0 or -1. */
+int eval_matchers(templates *ts, const matchers *base, matchers *out);
+/* Frees what eval_matchers made (not what it shares with the templates). */
+void eval_matchers_free(matchers *out);
+/* Once engine_build has decided which of those run on the stream: what
+ * each cluster of p needs, into g->clusters (a regex extractor of the
+ * body, or a matcher that runs over the kept body, keeps its bodies).
+ * Returns whether any cluster keeps bodies, or -1 when out of memory. */
+int eval_plan(engine *g, const templates *ts, const plan *p);
+
+/* ---- Templates: verdicts (eval-tpl.c) ----------------------------------- */
+
+/* Before a body, the matchers of other clusters than the reading's count
+ * as hit, so that only its own run. */
+void tpl_premark(reading *r);
+/* Whether the reading's verdicts are all known before its body ends, so
+ * that its transfer stops ("stopped": true). */
+int tpl_settled(const reading *r);
+
+/* The values a template request's extractors found. */
+typedef struct tpl_values {
+  char *v[EXTRACT_MAX];
+  size_t n;
+  int nomem; /* one was not kept: out of memory */
+} tpl_values;
+/* Template request q over the reading's response: hit[i] per matcher of
+ * q, its extractors' values added to x. Returns whether q matched. */
+int eval_request(const reading *r, const tpl_request *q, unsigned char *hit, tpl_values *x);
+void tpl_values_free(tpl_values *x);
+
+#endif

@@ -1,0 +1,172 @@
+/* scan's template lines: for each member of a cluster whose verdicts
+ * matched the cluster's response, the JSON lines that nuclei writes; and
+ * the reports on the templates loaded and skipped. */
+#include "out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What one template line tells of its target besides the template. */
+typedef struct hit_at {
+  const reading *r;
+  const char *target, *url;
+  int stopped; /* its transfer ended early */
+} hit_at;
+
+/* One line: template t matched the target, by matcher name (NULL: none
+ * named), with the values x. */
+static void json_match(output *o, const hit_at *h, const tpl *t, const char *name,
+                       const tpl_values *x)
+{
+  line *l = &o->line;
+  const cluster *c = &h->r->g->plan->c[h->r->cluster];
+  rc_response *resp = h->r->resp;
+  l->len = 0;
+  l->nomem = 0;
+  puts_line(l, "{\"template-id\":");
+  json_string(l, t->id);
+  puts_line(l, ",\"info\":{\"name\":");
+  json_string(l, t->name ? t->name : t->id);
+  puts_line(l, ",\"severity\":");
+  json_string(l, t->severity ? t->severity : "unknown");
+  puts_line(l, ",\"tags\":[");
+  for (size_t i = 0; i < t->ntags; i++) {
+    if (i)
+      puts_line(l, ",");
+    json_string(l, t->tags[i]);
+  }
+  puts_line(l, "]},\"type\":\"http\",\"host\":");
+  json_string(l, h->target);
+  puts_line(l, ",\"matched-at\":");
+  json_string(l, h->url);
+  if (name) {
+    puts_line(l, ",\"matcher-name\":");
+    json_string(l, name);
+  }
+  if (x->n) {
+    puts_line(l, ",\"extracted-results\":[");
+    for (size_t i = 0; i < x->n; i++) {
+      if (i)
+        puts_line(l, ",");
+      json_string(l, x->v[i]);
+    }
+    puts_line(l, "]");
+  }
+  puts_line(l, ",\"timestamp\":");
+  json_timestamp(l);
+  printf_line(l,
+              ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
+              "\"truncated\":%s,\"stopped\":%s}\n",
+              rc_status(resp), c->nmembers, (unsigned long long)rc_body_length(resp),
+              rc_truncated(resp) ? "true" : "false", h->stopped ? "true" : "false");
+  write_line(o);
+}
+
+/* Template request q over the response: its lines. Returns how many were
+ * written. */
+static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q)
+{
+  tpl_values x = {{0}, 0, 0};
+  size_t named = 0, lines = 0;
+  unsigned char *hit = calloc(q->nmatchers + 1, 1);
+  if (!hit) {
+    o->write_error = ENOMEM;
+    return 0;
+  }
+  int matched = eval_request(h->r, q, hit, &x);
+  for (size_t i = 0; i < q->nmatchers; i++)
+    named += hit[i] && q->matchers[i].name;
+  if (matched && !q->cond_and && named) { /* each named matcher that hit */
+    for (size_t i = 0; i < q->nmatchers; i++)
+      if (hit[i] && q->matchers[i].name && ++lines)
+        json_match(o, h, t, q->matchers[i].name, &x);
+  } else if (matched) {
+    json_match(o, h, t, NULL, &x);
+    lines = 1;
+  }
+  if (x.nomem)
+    o->write_error = ENOMEM;
+  tpl_values_free(&x);
+  free(hit);
+  return lines;
+}
+
+int out_window(output *o, const templates *ts, size_t nslots)
+{
+  o->window = nslots + 2;
+  o->last = calloc(ts->n * o->window + 1, sizeof *o->last);
+  return o->last ? 0 : -1;
+}
+
+void out_free(output *o)
+{
+  free(o->line.p);
+  free(o->last);
+}
+
+size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
+                     unsigned long seq)
+{
+  const templates *ts = r->g->tpl;
+  const cluster *c = &r->g->plan->c[r->cluster];
+  size_t lines = 0;
+  rc_code rc = rc_result(r->resp, a->cc);
+  /* As nuclei: a request that failed has no verdicts (nor one
+   * interrupted); a body cut at --max-body is matched as far as kept, one
+   * stopped once its verdicts were known as far as it came. */
+  if (a->how != ENDED || rc_hop_count(r->resp) == 0 ||
+      (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
+    return 0;
+  hit_at h = {r, target, a->url, rc == RC_STOPPED};
+  for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
+    const tpl *t = &ts->t[c->members[i].tpl];
+    const tpl_request *q = &t->reqs[c->members[i].req];
+    unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
+    if (q->stop_first && *last == seq + 1)
+      continue; /* this target matched it already */
+    size_t n = judge(o, &h, t, q);
+    if (n)
+      *last = seq + 1;
+    lines += n;
+  }
+  o->matches += lines;
+  return lines;
+}
+
+/* ---- Reports ------------------------------------------------------------ */
+
+/* A skip's reason without its detail: what the counts group by. */
+static size_t reason_kind(const char *reason) { return strcspn(reason, ":"); }
+
+/* The skips' counts by reason kind, each line prefixed. */
+static void skip_counts(FILE *out, const templates *ts, const char *prefix)
+{
+  for (size_t i = 0; i < ts->nskips; i++) {
+    const char *r = ts->skips[i].reason;
+    size_t k = reason_kind(r), n = 0, j = 0;
+    while (j < i && (reason_kind(ts->skips[j].reason) != k || strncmp(ts->skips[j].reason, r, k)))
+      j++;
+    if (j < i)
+      continue; /* counted with its first */
+    for (j = i; j < ts->nskips; j++)
+      n += reason_kind(ts->skips[j].reason) == k && !strncmp(ts->skips[j].reason, r, k);
+    fprintf(out, "%sskipped %zu: %.*s\n", prefix, n, (int)k, r);
+  }
+}
+
+void out_validation(const templates *ts, const plan *p)
+{
+  for (size_t i = 0; i < ts->nskips; i++)
+    printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
+  printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);
+  skip_counts(stdout, ts, "");
+}
+
+void out_summary(const templates *ts, const plan *p, unsigned long requests, unsigned long matches)
+{
+  fprintf(stderr,
+          "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
+          ts->n, ts->nskips, p->nclusters, requests, matches);
+  skip_counts(stderr, ts, "scan: templates: ");
+}

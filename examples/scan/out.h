@@ -1,0 +1,77 @@
+/* scan's output: one JSON line per target (out-json.c) or, with -t, per
+ * template, target and match, as nuclei writes them (out-tpl.c), each
+ * built whole in memory and written with one write(2) as soon as its
+ * target ends; and the reports on the templates (--validate, the
+ * summary). */
+#ifndef SCAN_OUT_H
+#define SCAN_OUT_H
+
+#include "eval.h"
+
+/* Where the lines go. */
+typedef struct output {
+  int fd;          /* the JSON lines' file descriptor */
+  line line;       /* the line being built; its memory is reused */
+  int write_error; /* errno of a failed write of a result; 0: none */
+  /* -t: the lines written, and stop-at-first-match's memory: per
+   * template, window entries: entry seq % window is seq + 1 once target
+   * seq reported it. A target's jobs are consecutive and at most nslots
+   * run at once, so the targets in flight fit the window; where they do
+   * not (targets that are no URLs take numbers too), an entry overwritten
+   * lets a line through twice, never drops one. */
+  unsigned long matches;
+  unsigned long *last;
+  size_t window;
+} output;
+
+/* How a target's last transfer ended, for its report. */
+typedef enum ending {
+  ENDED,       /* curl finished it */
+  NOT_STARTED, /* curl refused to start it */
+  INTERRUPTED  /* the scan stopped while it ran or waited for a retry */
+} ending;
+
+/* What the loop knows of a target's last transfer, for its line. */
+typedef struct attempt {
+  const char *url;    /* the request's URL */
+  const char *method; /* the method sent */
+  CURL *easy;         /* its handle: the final URL, a proxy's CONNECT status */
+  const char *errbuf; /* curl's detailed message for a failure; "": none */
+  long attempts;      /* transfers made for the target */
+  double took;        /* seconds since its transfer was handed to curl */
+  CURLcode cc;
+  ending how;
+} attempt;
+
+/* ---- JSON (out-json.c) -------------------------------------------------- */
+
+/* n bytes at s as a JSON string, always valid UTF-8. */
+void json_bytes(line *l, const char *s, size_t n);
+/* s as a JSON string; null for NULL. */
+void json_string(line *l, const char *s);
+/* The wall-clock time as RFC 3339, UTC. */
+void json_timestamp(line *l);
+/* Writes the line built in o->line, whole; a failure sets write_error. */
+void write_line(output *o);
+/* The error field of the target's line: NULL, or what went wrong (in
+ * buf, or static). */
+const char *out_error(const reading *r, const attempt *a, char *buf, size_t cap);
+/* The target's line, from its reading and its last attempt. */
+void out_target(output *o, const reading *r, const attempt *a, int matched);
+
+/* ---- Templates (out-tpl.c) ---------------------------------------------- */
+
+/* Room for stop-at-first-match over nslots jobs in flight. 0 or -1. */
+int out_window(output *o, const templates *ts, size_t nslots);
+void out_free(output *o);
+/* The verdicts of every member of the reading's cluster over its
+ * response, target number seq, written as nuclei's JSON lines; returns
+ * how many. None for a transfer that failed or was interrupted. */
+size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
+                     unsigned long seq);
+/* --validate: each skip and its reason, then the counts, on stdout. */
+void out_validation(const templates *ts, const plan *p);
+/* The summary's lines for templates, on stderr. */
+void out_summary(const templates *ts, const plan *p, unsigned long requests, unsigned long matches);
+
+#endif

@@ -1,0 +1,111 @@
+/* scan's templates (-t): the subset of nuclei's template format that scan
+ * reads, as a model. tpl-load.c reads one file with libyaml, tpl-dir.c the
+ * files and directories of the -t paths, tpl-raw.c raw requests and the
+ * DSL matchers of the subset. A template with anything else is skipped,
+ * with its reason. Nothing here makes a request or looks at a response:
+ * this layer links with libyaml and PCRE2 alone. (Expressions, nuclei's
+ * DSL, will be a layer of their own below this one: expr.h.) */
+#ifndef SCAN_TPL_H
+#define SCAN_TPL_H
+
+#include "base.h"
+
+/* What a matcher or an extractor looks at. */
+typedef enum tpl_part {
+  TP_BODY,   /* the final body (the default) */
+  TP_HEADER, /* the final response's header block, status line included */
+  TP_ALL,    /* the header block, then the body */
+  TP_NAMED   /* one header's values (part: a header name, '_' as '-') */
+} tpl_part;
+
+/* TM_DSL: DSL expressions, each contains(...) or status_code == N, as
+ * matchers of one value each (subs), under the matcher's condition. */
+typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mtype;
+
+typedef struct tpl_matcher {
+  tpl_mtype type;
+  tpl_part part;
+  char *header;             /* TP_NAMED: the header's name */
+  char *name;               /* NULL: unnamed */
+  int cond_and;             /* condition: and (default or) */
+  int negative;             /* the verdict inverted */
+  int nocase;               /* case-insensitive (words) */
+  char **words;             /* TM_WORD; lower-cased when nocase */
+  regex *regexes;           /* TM_REGEX */
+  long *numbers;            /* TM_STATUS, TM_SIZE */
+  struct tpl_matcher *subs; /* TM_DSL */
+  size_t n;                 /* words, regexes, numbers or subs */
+  /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
+   * matcher id in the evaluation's set (eval_matchers fills it; freed
+   * with the template), whose verdict holds it. NULL: none. */
+  size_t *ids;
+} tpl_matcher;
+
+typedef struct tpl_extractor {
+  int kval;       /* kval (header values by name), else regex */
+  tpl_part part;  /* regex: what it looks at */
+  char *header;   /* TP_NAMED */
+  char *name;     /* NULL: unnamed */
+  long group;     /* regex: the group reported (0: the whole match) */
+  regex *regexes; /* regex */
+  char **keys;    /* kval: header names, '_' as '-' */
+  size_t n;
+} tpl_extractor;
+
+/* One entry of http: (or requests:). */
+typedef struct tpl_request {
+  char *method;
+  char **paths; /* with their {{variables}} */
+  size_t npaths;
+  char **headers; /* "Name: value" */
+  size_t nheaders;
+  char *body;      /* NULL: none */
+  int redirects;   /* follow them */
+  long max_redirs; /* when followed (default 10) */
+  int cond_and;    /* matchers-condition: and */
+  int stop_first;  /* stop-at-first-match */
+  tpl_matcher *matchers;
+  size_t nmatchers;
+  tpl_extractor *extractors;
+  size_t nextractors;
+} tpl_request;
+
+typedef struct tpl {
+  char *file, *id, *name, *severity;
+  char **tags;
+  size_t ntags;
+  tpl_request *reqs;
+  size_t nreqs;
+} tpl;
+
+/* A template that was not loaded, and why. */
+typedef struct tpl_skip {
+  char *file;
+  char *reason;
+} tpl_skip;
+
+/* The templates loaded, and those skipped. */
+typedef struct templates {
+  tpl *t;
+  size_t n;
+  tpl_skip *skips;
+  size_t nskips;
+} templates;
+
+/* A raw request (one, of text) into q's method, path, headers and body:
+ * NULL, or why scan cannot run it (tpl-raw.c). */
+const char *tpl_raw(const char *text, tpl_request *q);
+/* A DSL expression as a matcher of one value: 0, or -1 when it is not
+ * of the subset (tpl-raw.c). */
+int tpl_dsl(const char *expr, tpl_matcher *m);
+
+/* Reads one template file into ts: loaded, or skipped with its reason.
+ * Returns 0, or -1 when it cannot be read or out of memory. */
+int tpl_load_file(templates *ts, const char *path);
+/* Loads every -t path (files, or directories of *.yaml / *.yml, in name
+ * order) into ts. Returns 0, or -1 on a failure to read or out of memory
+ * (with a message). A template scan cannot run is a skip, not a failure. */
+int tpl_load(templates *ts, const char *const *paths, size_t npaths);
+void tpl_free(templates *ts);
+
+#endif

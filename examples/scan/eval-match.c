@@ -45,30 +45,36 @@ static size_t find_word(rc_view hay, const char *needle, size_t nlen)
   return NO_OFFSET;
 }
 
-/* Runs the --word and --regex matchers that have no hit yet, and that
- * run is not NULL for (run[id]: id is matched here), over text: a header
+/* Runs the reading's --word and --regex matchers that have no hit yet,
+ * and that skip is not set for (skip NULL: none is), over text: a header
  * line, or the body kept whole. */
-static void match_text(const matchers *m, rc_view text, int body, const unsigned char *skip,
-                       verdict *v)
+static void match_text(reading *r, rc_view text, int body, const unsigned char *skip)
 {
-  for (size_t i = 0; i < m->nwords; i++) {
-    if (v->words[i] || (skip && skip[i]))
+  const matchers *m = r->g->m;
+  verdict *v = &r->v;
+  for (size_t k = 0; k < r->nids; k++) {
+    size_t id = reading_id(r, k);
+    if (verdict_has(v, m, id) || (skip && skip[id]))
       continue;
-    size_t at =
-        (m->word_nocase[i] ? find_word_nocase : find_word)(text, m->words[i], strlen(m->words[i]));
-    if (at != NO_OFFSET)
-      verdict_hit(v, m, i, body ? at : NO_OFFSET);
-  }
-  for (size_t i = 0; i < m->nregexes; i++) {
-    if (v->regexes[i] || (skip && skip[m->nwords + i]) || !regex_hit(&m->regexes[i], text))
-      continue;
-    verdict_hit(v, m, m->nwords + i, body ? regex_first_end(&m->regexes[i], text) : NO_OFFSET);
+    size_t at = NO_OFFSET;
+    int hit;
+    if (id < m->nwords) {
+      const char *w = m->words[id];
+      at = (m->word_nocase[id] ? find_word_nocase : find_word)(text, w, strlen(w));
+      hit = at != NO_OFFSET;
+    } else {
+      const regex *re = &m->regexes[id - m->nwords];
+      hit = regex_hit(re, text);
+      at = hit && body ? regex_first_end(re, text) : NO_OFFSET;
+    }
+    if (hit)
+      verdict_hit(v, m, id, body ? at : NO_OFFSET);
   }
 }
 
 /* Runs them over each line of a header block, without its line break (CR
  * LF or LF); the blank line that ends the block is not a line. */
-static void match_lines(const matchers *m, rc_view block, verdict *v)
+static void match_lines(reading *r, rc_view block)
 {
   const char *p = block.ptr, *end = block.ptr + block.len;
   while (p < end) {
@@ -77,7 +83,7 @@ static void match_lines(const matchers *m, rc_view block, verdict *v)
     if (one.len && one.ptr[one.len - 1] == '\r')
       one.len--;
     if (one.len)
-      match_text(m, one, 0, NULL, v);
+      match_text(r, one, 0, NULL);
     p = nl ? nl + 1 : end;
   }
 }
@@ -85,17 +91,19 @@ static void match_lines(const matchers *m, rc_view block, verdict *v)
 /* What the final response's head decides, once it is complete: the status
  * matcher, then (when the status does not rule the target out, which
  * makes the text not looked at) the header lines under --part header and
- * all. Clears v first. */
-static void match_head(const matchers *m, rc_response *resp, verdict *v)
+ * all. Clears the verdict first. */
+static void match_head(reading *r)
 {
-  verdict_clear(v, m);
-  int status = rc_status(resp);
+  const matchers *m = r->g->m;
+  verdict *v = &r->v;
+  verdict_clear(v, m, r->ids, r->nids);
+  int status = rc_status(r->resp);
   v->status = m->nstatuses && status >= 0 && status <= STATUS_MAX && m->status_set[status];
   v->status_missed = m->nstatuses && !v->status;
   rc_hop_info last;
   if (!v->status_missed && (m->nwords || m->nregexes) && m->part != PART_BODY &&
-      rc_hop(resp, -1, &last) == RC_OK)
-    match_lines(m, last.raw, v);
+      rc_hop(r->resp, -1, &last) == RC_OK)
+    match_lines(r, last.raw);
 }
 
 /* The matching rule (see usage): every kind of matcher given needs a hit,
@@ -138,7 +146,7 @@ void engine_free(engine *g)
   vs_free(g);
   free(g->streamed);
   for (size_t i = 0; g->clusters && i < g->plan->nclusters; i++)
-    free(g->clusters[i].mine);
+    free(g->clusters[i].ids);
   free(g->clusters);
 }
 
@@ -160,9 +168,13 @@ void reading_free(reading *r)
   free(r->head);
 }
 
-/* Before a transfer: nothing observed yet. */
+/* Before a transfer: nothing observed yet; the matchers its response is
+ * matched by are its cluster's, or all. */
 void observed_reset(reading *r)
 {
+  const engine *g = r->g;
+  r->ids = g->clusters ? g->clusters[r->cluster].ids : NULL;
+  r->nids = g->clusters ? g->clusters[r->cluster].nids : g->m->nwords + g->m->nregexes;
   vs_close(r, 0);
   (void)extract_begin(r); /* no values; body_begin tells a failure */
   r->hop = 0;
@@ -178,9 +190,7 @@ static int body_begin(reading *r, size_t hops)
 {
   observed_reset(r);
   r->hop = hops;
-  match_head(r->g->m, r->resp, &r->v);
-  if (r->g->tpl)
-    tpl_premark(r);
+  match_head(r);
   if (extract_begin(r) != 0 || vs_begin(r) != 0) {
     vs_close(r, 0);
     return -1;
@@ -238,21 +248,21 @@ int matches(reading *r)
      * empty): an empty stream, for what matches an empty body ("^$"). */
     observed_reset(r);
     if (hops > 0 && body_begin(r, hops) != 0)
-      match_head(m, r->resp, v); /* no stream: the head alone */
+      match_head(r); /* no stream: the head alone */
   }
   vs_close(r, 1);
   extract_end(r);
   if (hops == 0) {
-    verdict_clear(v, m); /* no response arrived */
+    verdict_clear(v, m, r->ids, r->nids); /* no response arrived */
     return 0;
   }
   if (v->status_missed) {
-    verdict_clear(v, m);
+    verdict_clear(v, m, r->ids, r->nids);
     v->status_missed = 1;
     return 0;
   }
   if (m->part != PART_HEADER && r->g->nwhole)
-    match_text(m, rc_body(r->resp), 1, r->g->streamed, v);
+    match_text(r, rc_body(r->resp), 1, r->g->streamed);
   return verdict_matched(m, v);
 }
 

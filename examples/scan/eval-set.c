@@ -101,13 +101,32 @@ static int needs_body(const tpl_request *q)
   return 0;
 }
 
-/* Marks m's body values (its subs' too) in mine. */
-static void mark_mine(const tpl_matcher *m, unsigned char *mine)
+/* Adds the ids of m's body values (its subs' too) to cluster e's, each
+ * once (seen[id]: added already). 0, or -1 when out of memory. */
+static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, size_t *cap)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    mark_mine(&m->subs[i], mine);
-  for (size_t k = 0; m->ids && k < m->n; k++)
-    mine[m->ids[k]] = 1;
+    if (add_ids(&m->subs[i], seen, e, cap) != 0)
+      return -1;
+  for (size_t k = 0; m->ids && k < m->n; k++) {
+    if (seen[m->ids[k]])
+      continue;
+    if (e->nids == *cap) {
+      size_t *g = realloc(e->ids, (*cap = *cap ? 2 * *cap : 8) * sizeof *g);
+      if (!g)
+        return -1;
+      e->ids = g;
+    }
+    seen[m->ids[k]] = 1;
+    e->ids[e->nids++] = m->ids[k];
+  }
+  return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
 }
 
 /* Whether a value of m (its subs too) runs over the kept body. */
@@ -128,27 +147,38 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
   int any = 0;
   g->tpl = ts;
   g->plan = p;
-  if (!(g->clusters = calloc(p->nclusters + 1, sizeof *g->clusters)))
+  unsigned char *seen = calloc(nids + 1, 1);
+  if (!seen || !(g->clusters = calloc(p->nclusters + 1, sizeof *g->clusters))) {
+    free(seen);
     return -1;
-  for (size_t i = 0; i < p->nclusters; i++) {
+  }
+  for (size_t i = 0; i < p->nclusters && any >= 0; i++) {
     const cluster *c = &p->c[i];
     eval_cluster *e = &g->clusters[i];
+    size_t cap = 0;
     int stops = 1;
-    if (!(e->mine = calloc(nids + 1, 1)))
-      return -1;
-    for (size_t k = 0; k < c->nmembers; k++) {
+    for (size_t k = 0; k < c->nmembers && any >= 0; k++) {
       const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
       e->keep_body |= needs_body(q);
       for (size_t j = 0; j < q->nmatchers; j++) {
         e->keep_body |= unstreamed(&q->matchers[j], g->streamed);
-        mark_mine(&q->matchers[j], e->mine);
+        if (add_ids(&q->matchers[j], seen, e, &cap) != 0)
+          any = -1;
         stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
       }
       stops &= !q->nextractors;
     }
+    if (!e->ids && !(e->ids = malloc(sizeof *e->ids))) /* none, yet not all */
+      any = -1;
+    if (e->nids)
+      qsort(e->ids, e->nids, sizeof *e->ids, by_id);
+    for (size_t k = 0; k < e->nids; k++)
+      seen[e->ids[k]] = 0;
     e->can_stop = stops && !e->keep_body;
-    any |= e->keep_body;
+    if (any >= 0)
+      any |= e->keep_body;
   }
+  free(seen);
   return any;
 }
 

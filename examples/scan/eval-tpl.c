@@ -174,18 +174,7 @@ int eval_request(const reading *r, const tpl_request *q, unsigned char *hit, tpl
   return !q->nmatchers ? x->n > 0 : q->cond_and ? hits == q->nmatchers : hits > 0;
 }
 
-void tpl_premark(reading *r)
-{
-  const matchers *m = r->g->m;
-  const unsigned char *mine = r->g->clusters[r->cluster].mine;
-  for (size_t id = 0; mine && id < m->nwords + m->nregexes; id++)
-    if (!mine[id])
-      verdict_hit(&r->v, m, id, NO_OFFSET);
-}
-
 int tpl_settled(const reading *r)
 {
-  const matchers *m = r->g->m;
-  return r->g->clusters[r->cluster].can_stop && r->v.nwords == m->nwords &&
-         r->v.nregexes == m->nregexes;
+  return r->g->clusters[r->cluster].can_stop && r->v.nwords + r->v.nregexes == r->nids;
 }

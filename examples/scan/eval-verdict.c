@@ -1,5 +1,6 @@
 /* scan's verdicts: which matchers hit one response, and where in the
- * body each first match ends. */
+ * body each first match ends; and which matchers a response is matched
+ * by. */
 #include "eval.h"
 
 #include <stdlib.h>
@@ -22,12 +23,20 @@ void verdict_free(verdict *v)
   free(v->regex_at);
 }
 
-void verdict_clear(verdict *v, const matchers *m)
+void verdict_clear(verdict *v, const matchers *m, const size_t *ids, size_t n)
 {
   v->status = v->status_missed = 0;
   v->nwords = v->nregexes = 0;
-  memset(v->words, 0, m->nwords);
-  memset(v->regexes, 0, m->nregexes);
+  if (!ids) {
+    memset(v->words, 0, m->nwords);
+    memset(v->regexes, 0, m->nregexes);
+  }
+  for (size_t k = 0; ids && k < n; k++) {
+    if (ids[k] < m->nwords)
+      v->words[ids[k]] = 0;
+    else
+      v->regexes[ids[k] - m->nwords] = 0;
+  }
 }
 
 int verdict_hit(verdict *v, const matchers *m, size_t id, size_t offset)
@@ -50,4 +59,21 @@ int verdict_hit(verdict *v, const matchers *m, size_t id, size_t offset)
 int verdict_has(const verdict *v, const matchers *m, size_t id)
 {
   return id < m->nwords ? v->words[id] : v->regexes[id - m->nwords];
+}
+
+int reading_takes(const reading *r, size_t id)
+{
+  size_t lo = 0, hi = r->nids;
+  if (!r->ids)
+    return id < r->nids;
+  while (lo < hi) { /* ids ascend */
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->ids[mid] == id)
+      return 1;
+    if (r->ids[mid] < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return 0;
 }

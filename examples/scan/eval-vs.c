@@ -37,8 +37,9 @@ struct vs_engine {
   hs_scratch_t *scratch;
   char **exprs;     /* per matcher id: its Vectorscan expression, or NULL */
   unsigned *width;  /* per matcher id: its widest match, UINT_MAX if unbounded */
-  struct narrowed { /* a database of the matchers left[id] */
-    unsigned char *left;
+  struct narrowed { /* a database of the matchers left[0 .. nleft-1] */
+    size_t *left;   /* ascending */
+    size_t nleft;
     hs_database_t *db; /* NULL: it did not compile */
   } narrow[NARROW_DBS];
   size_t nnarrow;
@@ -216,22 +217,32 @@ int vs_build(engine *g)
   return status;
 }
 
-/* The narrowed database of the streamed matchers left[id] (those without
- * a hit): one compiled before, or compiled now while there is room for
- * it; NULL when there is none, or it did not compile. */
-static hs_database_t *engine_narrowed(struct vs_engine *e, const matchers *o,
-                                      const unsigned char *left)
+/* The narrowed database of the streamed matchers left[0 .. nleft-1]
+ * (those without a hit, ascending): one compiled before, or compiled now
+ * while there is room for it; NULL when there is none, or it did not
+ * compile. Finding it costs the length of left, whatever the number of
+ * matchers. */
+static hs_database_t *engine_narrowed(struct vs_engine *e, const matchers *o, const size_t *left,
+                                      size_t nleft)
 {
-  size_t n = o->nwords + o->nregexes;
   size_t i = 0;
-  while (i < e->nnarrow && memcmp(e->narrow[i].left, left, n) != 0)
+  while (i < e->nnarrow && (e->narrow[i].nleft != nleft ||
+                            memcmp(e->narrow[i].left, left, nleft * sizeof *left) != 0))
     i++;
   if (i == e->nnarrow) {
-    if (i == NARROW_DBS || !(e->narrow[i].left = malloc(n + 1)))
+    size_t n = o->nwords + o->nregexes;
+    unsigned char *take = i < NARROW_DBS ? calloc(n + 1, 1) : NULL;
+    if (!take || !(e->narrow[i].left = malloc((nleft + 1) * sizeof *left))) {
+      free(take);
       return NULL;
-    memcpy(e->narrow[i].left, left, n);
+    }
+    memcpy(e->narrow[i].left, left, nleft * sizeof *left);
+    e->narrow[i].nleft = nleft;
+    for (size_t k = 0; k < nleft; k++)
+      take[left[k]] = 1;
     int bad;
-    e->narrow[i].db = engine_db(e, n, left, &bad);
+    e->narrow[i].db = engine_db(e, n, take, &bad);
+    free(take);
     /* The scratch grows to fit it: it serves every database. */
     if (e->narrow[i].db && hs_alloc_scratch(e->narrow[i].db, &e->scratch) != HS_SUCCESS) {
       hs_free_database(e->narrow[i].db);
@@ -280,19 +291,26 @@ static int on_stream_match(unsigned int id, unsigned long long from, unsigned lo
   (void)flags;
   reading *r = ctx;
   struct vs_stream *st = r->vs;
-  if (verdict_hit(&r->v, r->g->m, id, st->stream_base + (size_t)to)) {
+  /* The database of all streamed matchers serves a cluster whose own
+   * could not be had: the others' matches are not its. */
+  if (reading_takes(r, id) && verdict_hit(&r->v, r->g->m, id, st->stream_base + (size_t)to)) {
     st->undecided--;
     st->narrow_due = 1;
   }
   return st->undecided == 0;
 }
 
-/* Which streamed matchers have no hit yet: left[id]. */
-static void undecided_set(const reading *r, unsigned char *left)
+/* The reading's streamed matchers that have no hit yet, ascending, into
+ * left; returns how many. */
+static size_t undecided_list(const reading *r, size_t *left)
 {
-  const matchers *o = r->g->m;
-  for (size_t id = 0; id < o->nwords + o->nregexes; id++)
-    left[id] = r->g->streamed[id] && !verdict_has(&r->v, o, id);
+  size_t n = 0;
+  for (size_t k = 0; k < r->nids; k++) {
+    size_t id = reading_id(r, k);
+    if (r->g->streamed[id] && !verdict_has(&r->v, r->g->m, id))
+      left[n++] = id;
+  }
+  return n;
 }
 
 /* Opens the reading's stream at body offset base on the database of the
@@ -309,11 +327,10 @@ static int stream_open(reading *r, int narrowing, size_t base, const char *repla
   const matchers *o = r->g->m;
   hs_database_t *db = NULL;
   if (st->undecided < r->g->nstreamed) {
-    unsigned char *left = malloc(o->nwords + o->nregexes + 1);
+    size_t *left = malloc((r->nids + 1) * sizeof *left);
     if (!left)
       return -1;
-    undecided_set(r, left);
-    db = engine_narrowed(e, o, left);
+    db = engine_narrowed(e, o, left, undecided_list(r, left));
     free(left);
   }
   if (!db && narrowing)
@@ -340,11 +357,11 @@ static int stream_open(reading *r, int narrowing, size_t base, const char *repla
  * SIZE_MAX when one of those left is too wide to narrow for. */
 static size_t replay_width(const reading *r)
 {
-  const matchers *o = r->g->m;
   const unsigned *width = r->g->vs->width;
   size_t replay = 0;
-  for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
-    if (!r->g->streamed[id] || verdict_has(&r->v, o, id))
+  for (size_t k = 0; k < r->nids; k++) {
+    size_t id = reading_id(r, k);
+    if (!r->g->streamed[id] || verdict_has(&r->v, r->g->m, id))
       continue;
     if (width[id] > NARROW_WIDTH)
       return SIZE_MAX;
@@ -395,15 +412,16 @@ static int stream_narrow(reading *r, const char *data, size_t len)
 
 int vs_begin(reading *r)
 {
-  const matchers *o = r->g->m;
   if (!r->g->vs || !r->g->vs->db)
     return 0;
   if (!r->vs && !(r->vs = calloc(1, sizeof *r->vs)))
     return -1;
   struct vs_stream *st = r->vs;
   st->undecided = 0;
-  for (size_t id = 0; id < o->nwords + o->nregexes; id++)
-    st->undecided += r->g->streamed[id] && !verdict_has(&r->v, o, id);
+  for (size_t k = 0; k < r->nids; k++) {
+    size_t id = reading_id(r, k);
+    st->undecided += r->g->streamed[id] && !verdict_has(&r->v, r->g->m, id);
+  }
   st->stream_base = st->body_seen = st->tail_len = 0;
   st->narrow_due = 0;
   /* A target that its status rules out is not looked at. */

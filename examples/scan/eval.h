@@ -11,7 +11,8 @@
  *                   one set of matchers, and what each cluster needs
  *   eval-tpl.c      -t: the verdicts of a template's request
  * The words and regexes of the body of all templates become one set of
- * matchers (eval_matchers), so the engine runs them as each body streams;
+ * matchers (eval_matchers), so the engine runs them as each body streams,
+ * each response by those of its cluster alone (eval_plan lists them once);
  * the rest (header parts, status, size, extractors) is looked at when the
  * transfer ends. This layer reads responses (respchain) and never drives
  * a transfer: it links without libcurl. */
@@ -61,8 +62,9 @@ typedef struct verdict {
 
 int verdict_init(verdict *v, const matchers *m);
 void verdict_free(verdict *v);
-/* No hits. */
-void verdict_clear(verdict *v, const matchers *m);
+/* No hits of the matchers ids[0 .. n-1] (ids NULL: of all of them, n
+ * being their count); the others keep what they had. */
+void verdict_clear(verdict *v, const matchers *m, const size_t *ids, size_t n);
 /* Matcher id hit, its first match ending at offset; a matcher that hit
  * already keeps its first hit. Returns 1 when the hit is its first. */
 int verdict_hit(verdict *v, const matchers *m, size_t id, size_t offset);
@@ -75,10 +77,12 @@ int verdict_has(const verdict *v, const matchers *m, size_t id);
 
 /* -t: what the evaluation of one cluster's response needs (eval_plan). */
 typedef struct eval_cluster {
-  /* Per matcher id: a member's body value. The others are marked as hit
-   * before each body (tpl_premark), so that the engine streams the
-   * cluster's own (its narrowed databases, eval-vs.c). */
-  unsigned char *mine;
+  /* The ids of its members' body values, ascending: all that its
+   * response is matched by (the engine streams them alone, on a database
+   * narrowed to them, eval-vs.c), so that the work per response is sized
+   * to the cluster, not to all the templates loaded. */
+  size_t *ids;
+  size_t nids;
   int keep_body; /* a member needs the body kept */
   /* Its verdicts are known once every body value has hit (no size of the
    * body, no extractor, nothing over the kept body): tpl_settled. */
@@ -123,7 +127,17 @@ typedef struct reading {
   struct vs_stream *vs;     /* the streaming engine's state; NULL: none yet */
   struct extract_state *ex; /* the extractors' state; NULL: none yet */
   size_t cluster;           /* -t: the cluster whose request this is */
+  /* The matcher ids it is matched by: its cluster's (ids), or all of
+   * them (ids NULL, nids their count); set by observed_reset. A verdict
+   * entry of any other id is stale, never read. */
+  const size_t *ids;
+  size_t nids;
 } reading;
+
+/* The k-th of the ids a reading is matched by. */
+static inline size_t reading_id(const reading *r, size_t k) { return r->ids ? r->ids[k] : k; }
+/* Whether the reading is matched by id. */
+int reading_takes(const reading *r, size_t id);
 
 /* A reading of resp's responses by g. 0, or -1 when out of memory. */
 int reading_init(reading *r, const engine *g, rc_response *resp);
@@ -208,9 +222,6 @@ int eval_plan(engine *g, const templates *ts, const plan *p);
 
 /* ---- Templates: verdicts (eval-tpl.c) ----------------------------------- */
 
-/* Before a body, the matchers of other clusters than the reading's count
- * as hit, so that only its own run. */
-void tpl_premark(reading *r);
 /* Whether the reading's verdicts are all known before its body ends, so
  * that its transfer stops ("stopped": true). */
 int tpl_settled(const reading *r);

@@ -44,6 +44,8 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
     c->nheaders = r->nheaders;
     c->redirects = r->redirects;
     c->max_redirs = r->redirects ? r->max_redirs : 0;
+    c->nobody = !strcmp(c->method, "HEAD");
+    c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
   }
   cluster *c = &p->c[i];
   tpl_member *g = realloc(c->members, (c->nmembers + 1) * sizeof *g);

@@ -151,9 +151,9 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
     ok = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(job->body)) ==
              CURLE_OK &&
          curl_easy_setopt(e, CURLOPT_POSTFIELDS, job->body) == CURLE_OK;
-  if (ok && !strcmp(c->method, "HEAD"))
+  if (ok && c->nobody)
     ok = curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
-  else if (ok && strcmp(c->method, c->body ? "POST" : "GET") != 0)
+  else if (ok && c->custom)
     ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method) == CURLE_OK;
   return ok ? 0 : -1;
 }

@@ -42,6 +42,9 @@ typedef struct cluster {
   size_t nheaders;
   int redirects;
   long max_redirs;
+  /* How curl is told the method, decided once: HEAD is CURLOPT_NOBODY, a
+   * method other than GET (POST with a body) CURLOPT_CUSTOMREQUEST. */
+  int nobody, custom;
   tpl_member *members;
   size_t nmembers;
 } cluster;

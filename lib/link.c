@@ -20,10 +20,10 @@
 #define NONE      SIZE_MAX
 
 typedef struct slot {
-  _Atomic uintptr_t gen;       /* the live link's generation; 0: none */
-  _Atomic(void *) obj;  /* what it names while gen is not 0 */
-  uintptr_t last_gen;          /* the generation handed out last: under the lock */
-  size_t next_free;            /* in the free list: under the lock */
+  _Atomic uintptr_t gen; /* the live link's generation; 0: none */
+  _Atomic(void *) obj;   /* what it names while gen is not 0 */
+  uintptr_t last_gen;    /* the generation handed out last: under the lock */
+  size_t next_free;      /* in the free list: under the lock */
 } slot;
 
 /* Segments are made as needed and never freed nor moved, so a resolver

@@ -106,7 +106,8 @@ extern "C" {
   X(RC_E_SPILL,        14, "spill file failed: no space, no directory, I/O") \
   X(RC_STOPPED,        15, "stopped by the body observer: its answer is known") \
   X(RC_E_OBSERVER,     16, "the body observer failed")                       \
-  X(RC_E_NO_RESPONSE,  17, "nothing received: no transfer filled the response")
+  X(RC_E_NO_RESPONSE,  17, "nothing received: no transfer filled the response") \
+  X(RC_E_KEPT_BACK,    18, "kept back by rc_multi_add, never added: the loop ended first")
 /* clang-format on */
 
 typedef enum rc_code {
@@ -237,8 +238,11 @@ RC_API rc_code rc_pool_new(const rc_pool_config *cfg, rc_pool **out);
 /* Drops the caller's reference. Responses created on the pool keep it alive;
  * the pool and its idle buffers are freed once the last of them is freed.
  * NULL is a no-op, and so is rc_pool_default(): the default pool lives
- * until exit, whatever is freed. */
-RC_API void rc_pool_free(rc_pool *pool);
+ * until exit, whatever is freed. Returns RC_OK, or RC_E_KEPT_BACK when
+ * transfers of the pool that rc_multi_add kept back are still waiting to
+ * be added: freed once its loops ended, that says a loop ended before
+ * them (their responses' rc_result says so too). */
+RC_API rc_code rc_pool_free(rc_pool *pool);
 
 /* The process-wide pool with default settings, created on first use and
  * kept until exit (rc_pool_free does not end it). Never NULL (aborts if it
@@ -348,16 +352,16 @@ RC_API void rc_pool_config_get(rc_pool *pool, rc_pool_config *cfg);
  * detached before curl_easy_cleanup, or attached again before its next
  * transfer. respchain-multi(3) shows the whole lifecycle.
  *
- * The curl_multi_perform loop:
+ * The curl_multi_perform loop, in curl's own shape with three calls
+ * swapped (rc_multi_add, rc_multi_perform, rc_multi_poll):
  *
  *     ... rc_attach, then rc_multi_add for each transfer ...
  *     do {
- *       curl_multi_perform(multi, &running);
+ *       rc_multi_perform(pool, multi, &running);
  *       ... curl_multi_info_read: read results, rc_response_reset ...
- *       rc_pool_stats_get(pool, &st);
- *       if (running || st.deferred)
+ *       if (running)
  *         rc_multi_poll(pool, multi, NULL, 0, 1000, NULL);
- *     } while (running || st.deferred);
+ *     } while (running);
  *
  * An event loop on curl_multi_socket_action (libuv, libevent, epoll):
  * register a wake callback once on the loop's thread (rc_pool_on_wake: it
@@ -404,6 +408,14 @@ RC_API rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud);
  * Returns curl_multi_poll's result; CURLM_BAD_HANDLE for a NULL pool. */
 RC_API CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fds[],
                                unsigned int extra_nfds, int timeout_ms, int *numfds);
+
+/* rc_pool_resume, then curl_multi_perform(multi, running), with *running
+ * counting also the transfers of pool that rc_multi_add keeps back for
+ * multi (not yet in curl's count): a loop that goes on while it is not 0
+ * ends only when every transfer added with rc_multi_add has run. running
+ * may be NULL. Returns curl_multi_perform's result; CURLM_BAD_HANDLE for a
+ * NULL pool or multi. */
+RC_API CURLMcode rc_multi_perform(rc_pool *pool, CURLM *multi, int *running);
 
 /* ------------------------------------------------------------------------
  * Response: captures one transfer at a time; reusable.
@@ -614,12 +626,15 @@ RC_API const char *rc_accept_encoding(void);
  * rc_pool_resume (and rc_multi_poll) on the calling thread; that thread's
  * wake callback says when. From 8.14 on (streams held, see the budget
  * above), and without a budget, this is curl_multi_add_handle. A kept-back
- * transfer is not in curl's running count (rc_pool_stats.deferred counts
- * them): a loop goes on, and polls, while either is not 0; to take one
- * back, reset, free or detach its response (curl_multi_remove_handle
- * knows nothing of it). Returns curl_multi_add_handle's result, CURLM_OK
- * when kept back, CURLM_BAD_HANDLE for a NULL multi, CURLM_BAD_EASY_HANDLE
- * for a NULL or unattached resp, CURLM_ADDED_ALREADY for one kept back. */
+ * transfer is not in curl's running count: rc_multi_perform's count has
+ * it (rc_pool_stats.deferred counts them all); one that is never added
+ * (a loop that ended on curl_multi_perform's count) is reported:
+ * rc_result says RC_E_KEPT_BACK, and so does rc_pool_free while it is
+ * kept. To take one back, reset, free or detach its response
+ * (curl_multi_remove_handle knows nothing of it). Returns
+ * curl_multi_add_handle's result, CURLM_OK when kept back,
+ * CURLM_BAD_HANDLE for a NULL multi, CURLM_BAD_EASY_HANDLE for a NULL or
+ * unattached resp, CURLM_ADDED_ALREADY for one kept back. */
 RC_API CURLMcode rc_multi_add(rc_response *resp, CURLM *multi);
 
 /* The outcome of the transfer, given curl's result for it: the first limit
@@ -628,8 +643,11 @@ RC_API CURLMcode rc_multi_add(rc_response *resp, CURLM *multi);
  * CURLE_OK, else RC_OK. What was read before a limit was hit is kept.
  * A response that received nothing at all (no header line, no body byte:
  * new, reset, or its transfer never ran) is RC_E_NO_RESPONSE with
- * CURLE_OK, RC_E_TRANSFER otherwise; never RC_OK. (Set up by hand without
- * rc_header_cb, an empty body is such a response.)
+ * CURLE_OK, RC_E_TRANSFER otherwise; never RC_OK. (Set up by hand
+ * without rc_header_cb, an empty body is such a response.) One whose
+ * transfer rc_multi_add kept back and that was never added (a loop ended
+ * on curl's own running count) is RC_E_KEPT_BACK, before any other
+ * outcome.
  * Corrupt compressed data is RC_E_DECODE whatever curlcode says; a
  * compressed body that ends before its stream does is RC_E_DECODE only
  * with CURLE_OK (with a curl failure, such as CURLE_PARTIAL_FILE, the

@@ -448,6 +448,16 @@ int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve)
   return keep;
 }
 
+size_t rc__budget_deferred_for(rc__budget *b, const CURLM *multi)
+{
+  size_t n = 0;
+  pthread_mutex_lock(&b->lock);
+  for (const rc__waiter *w = b->dhead; w; w = w->defer_next)
+    n += w->defer_multi == multi;
+  pthread_mutex_unlock(&b->lock);
+  return n;
+}
+
 rc__waiter *rc__budget_next_admitted(rc__budget *b, pthread_t thread, CURLM **multi)
 {
   pthread_mutex_lock(&b->lock);

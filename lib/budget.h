@@ -180,6 +180,9 @@ void rc__budget_resumed_here(void);
  * it may be added now (its reserve set aside, when the budget is on). */
 int rc__budget_defer(rc__budget *b, rc__waiter *w, CURLM *multi, size_t reserve);
 
+/* How many transfers are kept back for multi now. */
+size_t rc__budget_deferred_for(rc__budget *b, const CURLM *multi);
+
 /* The oldest transfer kept back by thread that is admitted now (dequeued,
  * its reserve set aside), with its multi in *multi; NULL when none is. */
 rc__waiter *rc__budget_next_admitted(rc__budget *b, pthread_t thread, CURLM **multi);

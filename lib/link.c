@@ -1,8 +1,6 @@
-/* Handle links: the process-wide table of slots, tokens that name a slot
- * and its generation, and the two callbacks rc_attach sets. See link.h. */
+/* Links: the process-wide table of slots, and tokens that name a slot and
+ * its generation. See link.h. */
 #include "link.h"
-#include "curl_compat.h"
-#include "response.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,10 +20,10 @@
 #define NONE      SIZE_MAX
 
 typedef struct slot {
-  _Atomic uintptr_t gen;       /* the live link's generation; 0: none */
-  _Atomic(rc_response *) resp; /* whom it names while gen is not 0 */
-  uintptr_t last_gen;          /* the generation handed out last: under the lock */
-  size_t next_free;            /* in the free list: under the lock */
+  _Atomic uintptr_t gen; /* the live link's generation; 0: none */
+  _Atomic(void *) obj;   /* what it names while gen is not 0 */
+  uintptr_t last_gen;    /* the generation handed out last: under the lock */
+  size_t next_free;      /* in the free list: under the lock */
 } slot;
 
 /* Segments are made as needed and never freed nor moved, so a resolver
@@ -65,7 +63,7 @@ static size_t take(void)
   return used++;
 }
 
-rc_code rc__link_new(rc_response *resp, void **token)
+rc_code rc__link_new(void *obj, void **token)
 {
   pthread_mutex_lock(&lock);
   size_t idx = take();
@@ -75,7 +73,7 @@ rc_code rc__link_new(rc_response *resp, void **token)
   }
   slot *s = slot_at(idx);
   uintptr_t gen = ++s->last_gen;
-  atomic_store_explicit(&s->resp, resp, memory_order_relaxed);
+  atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
   atomic_store_explicit(&s->gen, gen, memory_order_release);
   alive++;
   pthread_mutex_unlock(&lock);
@@ -83,13 +81,13 @@ rc_code rc__link_new(rc_response *resp, void **token)
   return RC_OK;
 }
 
-rc_response *rc__link_resolve(void *token)
+void *rc__link_resolve(void *token)
 {
   uintptr_t t = (uintptr_t)token;
   slot *s = t ? slot_at(t & IDX_MASK) : NULL;
   if (!s || atomic_load_explicit(&s->gen, memory_order_acquire) != t >> IDX_BITS)
     return NULL;
-  return atomic_load_explicit(&s->resp, memory_order_relaxed);
+  return atomic_load_explicit(&s->obj, memory_order_relaxed);
 }
 
 void rc__link_drop(void *token)
@@ -124,31 +122,4 @@ void rc__links_set_max(size_t max)
   pthread_mutex_lock(&lock);
   max_alive = max;
   pthread_mutex_unlock(&lock);
-}
-
-size_t rc__link_write_cb(char *ptr, size_t size, size_t nmemb, void *token)
-{
-  rc_response *resp = rc__link_resolve(token);
-  return resp ? rc_write_cb(ptr, size, nmemb, resp) : CURL_WRITEFUNC_ERROR;
-}
-
-/* Whether the header line curl delivers now is its transfer's first: curl
- * counts a transfer's header bytes from 0 at its start (every
- * curl_easy_perform, every curl_multi_add_handle) and adds each line only
- * after its header callback returned. Redirects, 1xx and auth rounds of one
- * transfer count on. */
-static int first_header_line(CURL *easy)
-{
-  long bytes = -1;
-  return easy && curl_easy_getinfo(easy, CURLINFO_HEADER_SIZE, &bytes) == CURLE_OK && bytes == 0;
-}
-
-size_t rc__link_header_cb(char *ptr, size_t size, size_t nitems, void *token)
-{
-  rc_response *resp = rc__link_resolve(token);
-  if (!resp)
-    return CURL_WRITEFUNC_ERROR;
-  if (rc__response_holds_data(resp) && first_header_line(resp->waiter.easy))
-    rc__response_clear(resp); /* a new transfer without rc_response_reset */
-  return rc_header_cb(ptr, size, nitems, resp);
 }

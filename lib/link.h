@@ -1,11 +1,14 @@
-/* Handle links: what rc_attach gives an easy handle as WRITEDATA,
- * HEADERDATA and PREREQDATA instead of the response itself, so that a
- * handle that outlives its response (freed first, curl_easy_cleanup after
- * or never, the handle used again) or that the response left (attached to
- * another handle, detached) finds it gone, never freed memory.
+/* Links: tokens that name an object until the link is dropped, and name
+ * nothing after, so that a holder that outlives the object finds it gone,
+ * never freed memory. rc_attach gives an easy handle a link to its
+ * response as WRITEDATA, HEADERDATA and PREREQDATA instead of the response
+ * itself (transfer.c): a handle that outlives its response (freed first,
+ * curl_easy_cleanup after or never, the handle used again) or that the
+ * response left (attached to another handle, detached) finds it gone.
+ * This table knows nothing of what it names.
  *
  * A link is a token: a slot of a process-wide table and a generation. The
- * slot names the response while the link lives; dropping the link (the
+ * slot names the object while the link lives; dropping the link (the
  * response freed, detached or attached again) empties the slot, and a
  * slot taken again gets a new generation, so no token handed out before
  * ever resolves again. The table is never freed (a handle may hold a token
@@ -19,12 +22,12 @@
 #include <stddef.h>
 #include "respchain.h"
 
-/* A link of resp's: *token is what the handle carries. RC_OK, or
+/* A link to obj (not NULL): *token is what the holder carries. RC_OK, or
  * RC_E_NOMEM (the table cannot grow). */
-rc_code rc__link_new(rc_response *resp, void **token);
+rc_code rc__link_new(void *obj, void **token);
 
-/* The response token names; NULL once its link was dropped (or for NULL). */
-rc_response *rc__link_resolve(void *token);
+/* The object token names; NULL once its link was dropped (or for NULL). */
+void *rc__link_resolve(void *token);
 
 /* Drops the link of token (NULL: a no-op): it resolves no more. */
 void rc__link_drop(void *token);
@@ -33,13 +36,5 @@ void rc__link_drop(void *token);
  * rc__link_new says RC_E_NOMEM, as when malloc fails). */
 size_t rc__links_alive(void);
 void rc__links_set_max(size_t max);
-
-/* The callbacks rc_attach sets: rc_write_cb and rc_header_cb on the
- * response a token names, failing the transfer (CURL_WRITEFUNC_ERROR) when
- * it is gone. The header callback also begins a new transfer's hops in a
- * response that still holds the previous transfer's: at the transfer's
- * first header line it resets the response. */
-size_t rc__link_write_cb(char *ptr, size_t size, size_t nmemb, void *token);
-size_t rc__link_header_cb(char *ptr, size_t size, size_t nitems, void *token);
 
 #endif

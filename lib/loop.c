@@ -170,3 +170,16 @@ CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fd
   rc_pool_resume(pool);
   return mc;
 }
+
+CURLMcode rc_multi_perform(rc_pool *pool, CURLM *multi, int *running)
+{
+  if (!pool || !multi)
+    return CURLM_BAD_HANDLE;
+  rc_pool_resume(pool);
+  int n = 0;
+  CURLMcode mc = curl_multi_perform(multi, &n);
+  n += (int)rc__budget_deferred_for(rc__pool_budget(pool), multi);
+  if (running)
+    *running = n;
+  return mc;
+}

@@ -281,10 +281,15 @@ void rc__pool_unref(rc_pool *p)
     pool_destroy(p);
 }
 
-void rc_pool_free(rc_pool *p)
+rc_code rc_pool_free(rc_pool *p)
 {
-  if (p && !p->is_default)
-    rc__pool_unref(p);
+  if (!p)
+    return RC_OK;
+  rc_pool_stats st;
+  rc__budget_stats(&p->budget, &st);
+  if (!p->is_default)
+    rc__pool_unref(p); /* st.deferred's responses keep it */
+  return st.deferred ? RC_E_KEPT_BACK : RC_OK;
 }
 
 static rc_pool default_pool;

@@ -203,6 +203,8 @@ rc_code rc_result(const rc_response *resp, CURLcode curlcode)
 {
   if (!resp)
     return RC_E_INVAL;
+  if (resp->waiter.defer_multi)
+    return RC_E_KEPT_BACK; /* its transfer never ran */
   if (resp->error != RC_OK)
     return resp->error;
   if (!rc__response_holds_data(resp))

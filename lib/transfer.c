@@ -362,6 +362,38 @@ static int set_all(CURL *easy, const options *o)
          curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, o->decoding) == CURLE_OK;
 }
 
+/* The callbacks rc_attach sets: rc_write_cb and rc_header_cb on the
+ * response a handle's link names, failing the transfer when it is gone. */
+static size_t link_write_cb(char *ptr, size_t size, size_t nmemb, void *token)
+{
+  rc_response *resp = rc__link_resolve(token);
+  return resp ? rc_write_cb(ptr, size, nmemb, resp) : CURL_WRITEFUNC_ERROR;
+}
+
+/* Whether the header line curl delivers now is its transfer's first: curl
+ * counts a transfer's header bytes from 0 at its start (every
+ * curl_easy_perform, every curl_multi_add_handle) and adds each line only
+ * after its header callback returned. Redirects, 1xx and auth rounds of one
+ * transfer count on. */
+static int first_header_line(CURL *easy)
+{
+  long bytes = -1;
+  return easy && curl_easy_getinfo(easy, CURLINFO_HEADER_SIZE, &bytes) == CURLE_OK && bytes == 0;
+}
+
+/* The header callback also begins a new transfer's hops in a response
+ * that still holds the previous transfer's: at the transfer's first header
+ * line it resets the response. */
+static size_t link_header_cb(char *ptr, size_t size, size_t nitems, void *token)
+{
+  rc_response *resp = rc__link_resolve(token);
+  if (!resp)
+    return CURL_WRITEFUNC_ERROR;
+  if (rc__response_holds_data(resp) && first_header_line(resp->waiter.easy))
+    rc__response_clear(resp); /* a new transfer without rc_response_reset */
+  return rc_header_cb(ptr, size, nitems, resp);
+}
+
 /* The handle gets a new link to the response; the link given before (to
  * another handle, or this one) is dropped, so that a handle the response
  * left finds it gone. A response still holding another handle's transfer
@@ -377,7 +409,7 @@ rc_code rc_attach(rc_response *resp, CURL *easy)
     return RC_E_NOMEM;
   rc__link_drop(resp->link);
   resp->link = link;
-  options o = {rc__link_write_cb, rc__link_header_cb, link, rc__decoder_accept(), 0L};
+  options o = {link_write_cb, link_header_cb, link, rc__decoder_accept(), 0L};
   if (!set_all(easy, &o))
     return RC_E_INVAL;
   resp->decode = 1;

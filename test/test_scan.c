@@ -2656,6 +2656,62 @@ START_TEST(extract_outgrown)
 }
 END_TEST
 
+/* The offset, from about `from` on, of three words of the first n pattern
+ * bytes (24, no NUL) first seen there; seen nowhere else when once. */
+static size_t words_first_at(size_t from, size_t n, int once)
+{
+  for (size_t at = from; at + 24 <= n; at += 8) {
+    const char *w = (const char *)pattern + at;
+    if (!memchr(w, '\0', 24) && first_end(pattern, n, w, 24) == (long)(at + 24) &&
+        (!once || first_end(pattern + at + 1, n - at - 1, w, 24) < 0))
+      return at;
+  }
+  ck_abort_msg("no such words after %zu", from);
+  return 0;
+}
+
+/* The same for extractors that the prefilter lets PCRE2 skip, where the
+ * build has Vectorscan (PCRE2 alone runs them in the other): "^(.*?)" then
+ * three words of the body first seen past 100000 bytes, so that no match
+ * ends before and PCRE2 never searches the start, which leaves the window
+ * unsearched; the prefilter sees the match end, PCRE2 cannot find it, and
+ * the extractor is listed. The same with three words seen once, within
+ * the window, is found. */
+START_TEST(extract_outgrown_skipped)
+{
+  const size_t n = 3 * MiB;
+  size_t far = words_first_at(100000, n, 0), near = words_first_at(8000, n, 1);
+  ck_assert_uint_lt(near, 60000);
+  char res[2][128] = {"(?s)^(.*?)", "(?s)^(.*?)"};
+  re_literal((const char *)pattern + far, 24, res[0] + strlen(res[0]));
+  re_literal((const char *)pattern + near, 24, res[1] + strlen(res[1]));
+
+  char err_path[256], url[256];
+  temp_path(err_path, sizeof err_path, "err");
+  ts_url(srv, "/bytes?n=3M", url, sizeof url);
+  const char *args[] = {"-u", url, "--extract", res[0], "--extract", res[1], NULL};
+  ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), 1);
+  static record want;
+  extract_ref(res[0], pattern, n, &want, 0);
+  extract_ref(res[1], pattern, n, &want, 1);
+  ck_assert_uint_eq(want.nvalues[0], 1);
+  ck_assert_msg(listed_incomplete(&recs[0], res[0]) && !same_values(&recs[0], res[0], &want, 0),
+                "%s: not listed, or with its value", res[0]);
+  ck_assert_msg(!listed_incomplete(&recs[0], res[1]), "%s listed", res[1]);
+  check_extract(&recs[0], res[1], &want, 1, "3M");
+  free(recs);
+  char *err = slurp(err_path);
+  ck_assert_msg(strstr(err, scan_streams() ? "extractors: 2 on the stream (PCRE2), 2 of them"
+                                           : "extractors: 2 on the stream (PCRE2), 0 of them"),
+                "%s", err);
+  ck_assert_msg(strstr(err, "; 1 targets with extracts_incomplete\n"), "%s", err);
+  free(err);
+  unlink(err_path);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("scan");
@@ -2700,6 +2756,7 @@ int main(void)
   tcase_add_test(tc, broken_pipe);
   tcase_add_test(tc, demo);
   tcase_add_test(tc, extract_outgrown);
+  tcase_add_test(tc, extract_outgrown_skipped);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

@@ -16,8 +16,10 @@
  * a value may be missing (extract_incomplete): a match in progress lost
  * its start (it might still have failed), or, for one that PCRE2 skips
  * (below), the prefilter saw a match end that PCRE2 cannot find in the
- * window, its start having left unsearched. A long match that ends in a
- * slice where PCRE2 finds another is not told apart.
+ * window, its start having left unsearched. The prefilter does not say
+ * where a match starts: a long match that ends in a slice where PCRE2
+ * finds another is not told apart, and the end of a match that overlaps
+ * one found (as in "^(.*?)X" with X seen again) is taken for a miss.
  *
  * Where the build has Vectorscan, a stream of the extractors it takes
  * (scan-vs.c) says in which slices a match of each ends; PCRE2 runs over

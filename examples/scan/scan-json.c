@@ -472,6 +472,21 @@ static void json_extracts(line *l, const options *o, const slot *sl)
   puts_line(l, "}");
 }
 
+/* The extractors that may have missed a value, a match in progress having
+ * outgrown the window: ["REGEX", ...]; [] for none. */
+static void json_extracts_incomplete(line *l, const options *o, const slot *sl)
+{
+  int first = 1;
+  puts_line(l, "[");
+  for (size_t i = 0; i < o->nextracts; i++)
+    if (extract_incomplete(sl, i)) {
+      puts_line(l, first ? "" : ",");
+      json_string(l, o->extracts[i].text);
+      first = 0;
+    }
+  puts_line(l, "]");
+}
+
 /* Writes the line built in s->line with as few write(2) calls as the
  * kernel allows (one, for a file or a pipe with room); a failure stops
  * the scan (EPIPE: the reader went away). */
@@ -546,6 +561,8 @@ static void json_record(line *l, const scan *s, slot *sl, CURLcode cc, ending ho
   json_matches(l, o, &sl->v, rc_status(r));
   puts_line(l, ",\"extracts\":");
   json_extracts(l, o, sl);
+  puts_line(l, ",\"extracts_incomplete\":");
+  json_extracts_incomplete(l, o, sl);
   printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");
   json_string(l, err);
   printf_line(l, ",\"attempts\":%ld,\"time\":", sl->attempts);
@@ -566,6 +583,11 @@ void report(scan *s, slot *sl, CURLcode cc, ending how)
   s->matched += matched != 0;
   s->errors += error_text(sl, how, cc, buf, sizeof buf) != NULL;
   s->interrupted += how == INTERRUPTED;
+  for (size_t i = 0; i < s->opt->nextracts; i++)
+    if (extract_incomplete(sl, i)) {
+      s->incomplete++;
+      break;
+    }
   s->body_bytes += rc_body_length(sl->resp); /* counted whether or not the body was kept */
   s->wire_bytes += (uint64_t)wire;
   if (s->tpl || (!matched && s->opt->matched_only))

@@ -461,8 +461,10 @@ static void summary(scan *s)
   for (size_t i = 0; g->ex_filtered && i < s->opt->nextracts; i++)
     filtered += g->ex_filtered[i];
   if (s->opt->nextracts)
-    fprintf(stderr, "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s)\n",
-            s->opt->nextracts, filtered, engine_name());
+    fprintf(stderr,
+            "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s); "
+            "%lu targets with extracts_incomplete\n",
+            s->opt->nextracts, filtered, engine_name(), s->incomplete);
   if (s->tpl)
     tpl_summary(s->tpl, s->done);
   struct rusage ru;

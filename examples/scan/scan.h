@@ -227,6 +227,9 @@ void extract_end(struct scan *s, struct slot *sl);
  * value[k] of len[k] bytes, in order of first appearance. */
 void extract_values(const struct slot *sl, size_t i, size_t *n, const char *const **value,
                     const size_t **len);
+/* Whether extractor i may have missed a value in the final body: a match
+ * in progress outgrew EXTRACT_WINDOW and was dropped. */
+int extract_incomplete(const struct slot *sl, size_t i);
 void extract_slot_free(struct slot *sl);
 
 /* ---- The streaming engine (scan-vs.c) ----------------------------------- */
@@ -331,6 +334,7 @@ typedef struct scan {
   double next_start; /* --rate: earliest next request */
   int write_error;   /* errno of a failed write of a result; 0: none */
   unsigned long done, matched, errors, retried, interrupted;
+  unsigned long incomplete; /* targets with an extractor that may have missed a value */
   uint64_t body_bytes, wire_bytes;
   struct timespec start;
   double last_progress;

@@ -245,6 +245,8 @@ typedef struct record {
   char extract_value[MAX_EXTRACTS][MAX_VALUES][VALUE_MAX];
   size_t extract_len[MAX_EXTRACTS][MAX_VALUES];
   size_t nextracts, nvalues[MAX_EXTRACTS];
+  char incomplete[MAX_EXTRACTS][128]; /* extracts_incomplete */
+  size_t nincomplete;
   size_t body_bytes;
   int truncated, stopped, spilled, matched, failed;
   double time_ms;
@@ -274,6 +276,7 @@ static const char *const FIELDS[] = {"timestamp",
                                      "matched",
                                      "matches",
                                      "extracts",
+                                     "extracts_incomplete",
                                      "failed",
                                      "error",
                                      "attempts",
@@ -496,6 +499,20 @@ static const char *parse_extracts(const char *p, record *r)
   return p + 1;
 }
 
+/* extracts_incomplete at p: an array of the regexes, as given. */
+static const char *parse_incomplete(const char *p, record *r)
+{
+  if (*p++ != '[')
+    return NULL;
+  for (p = skip_ws(p); *p != ']';) {
+    size_t e = r->nincomplete++;
+    if (e == MAX_EXTRACTS || !(p = json_str(p, r->incomplete[e], sizeof r->incomplete[e])) ||
+        !(p = after_item(p, ']')))
+      return NULL;
+  }
+  return p + 1;
+}
+
 /* Fills field k of r from a scalar; -1 if the value has the wrong type. */
 static int set_field(record *r, size_t k, const scalar *v, const char *str)
 {
@@ -525,11 +542,11 @@ static int set_field(record *r, size_t k, const scalar *v, const char *str)
   case 17: return set_str(r->encoding, sizeof r->encoding, NULL, v, str);
   case 18: r->spilled = v->boolean; return boolean ? 0 : -1;
   case 19: r->matched = v->boolean; return boolean ? 0 : -1;
-  case 22: r->failed = v->boolean; return boolean ? 0 : -1;
-  case 23: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
-  case 24: r->attempts = (long)v->num; return num ? 0 : -1;
-  case 25: return set_str(r->time, sizeof r->time, NULL, v, str);
-  case 26: r->time_ms = v->num; return num ? 0 : -1;
+  case 23: r->failed = v->boolean; return boolean ? 0 : -1;
+  case 24: return set_str(r->error, sizeof r->error, &r->error_null, v, str);
+  case 25: r->attempts = (long)v->num; return num ? 0 : -1;
+  case 26: return set_str(r->time, sizeof r->time, NULL, v, str);
+  case 27: r->time_ms = v->num; return num ? 0 : -1;
   default: return -1;
   }
 }
@@ -558,6 +575,8 @@ static int parse_record(const char *line, record *r)
       p = parse_matches(p, r);
     else if (!strcmp(key, "extracts"))
       p = parse_extracts(p, r);
+    else if (!strcmp(key, "extracts_incomplete"))
+      p = parse_incomplete(p, r);
     else {
       scalar v;
       if (!(p = json_scalar(p, &v, str, sizeof str)) || set_field(r, k, &v, str) != 0)
@@ -2548,6 +2567,151 @@ START_TEST(demo)
 }
 END_TEST
 
+/* Whether r lists extractor re in extracts_incomplete. */
+static int listed_incomplete(const record *r, const char *re)
+{
+  for (size_t i = 0; i < r->nincomplete; i++)
+    if (!strcmp(r->incomplete[i], re))
+      return 1;
+  return 0;
+}
+
+/* Whether r's values for re are exactly those want holds at e. */
+static int same_values(const record *r, const char *re, const record *want, size_t e)
+{
+  size_t i = 0;
+  while (i < r->nextracts && strcmp(r->extract_key[i], re) != 0)
+    i++;
+  size_t n = i < r->nextracts ? r->nvalues[i] : 0;
+  if (n != want->nvalues[e])
+    return 0;
+  for (size_t k = 0; k < n && k < MAX_VALUES; k++)
+    if (r->extract_len[i][k] != want->extract_len[e][k] ||
+        memcmp(r->extract_value[i][k], want->extract_value[e][k], want->extract_len[e][k]))
+      return 0;
+  return 1;
+}
+
+/* A match longer than the 64 KiB window is not found, and never silently:
+ * over real transfers of pattern bytes (written 1000 bytes at a time, and
+ * whole), each extractor has exactly the values PCRE2 finds over the
+ * whole body, or it is listed in extracts_incomplete and its values are
+ * not those; the summary counts the targets. Matches of 100000 bytes
+ * (longer than the window and a slice of at most 16 KiB together) and
+ * the whole body of 300000 are listed, whether PCRE2 alone runs the
+ * extractor (the lookbehind) or the prefilter too, where Vectorscan takes
+ * it; matches of 60000 bytes, and all of a body of 60000, are found. */
+START_TEST(extract_outgrown)
+{
+  static const char *const res[] = {"(?s)^(.{50000}.{50000})", "(?s)(?<=m)(.{50000}.{50000})",
+                                    "(?s)(.+)",                 "(?s)(.{60000})",
+                                    "(\\d{3})\\d{4}\\n",        "\\bl[a-z]+"};
+  static const struct {
+    const char *path;
+    size_t n;
+    int incomplete[6]; /* per extractor: listed */
+  } cases[] = {
+      {"/bytes?n=300000&write=1000", 300000, {1, 1, 1, 0, 0, 0}},
+      {"/bytes?n=300000", 300000, {1, 1, 1, 0, 0, 0}},
+      {"/bytes?n=60000&write=1000", 60000, {0, 0, 0, 0, 0, 0}},
+  };
+  const size_t count = sizeof res / sizeof *res;
+  char err_path[256], url[256];
+  temp_path(err_path, sizeof err_path, "err");
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    ts_url(srv, cases[c].path, url, sizeof url);
+    const char *args[2 + 2 * 6 + 1] = {"-u", url};
+    for (size_t i = 0; i < count; i++) {
+      args[2 + 2 * i] = "--extract";
+      args[3 + 2 * i] = res[i];
+    }
+    ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+    record *recs;
+    ck_assert_uint_eq(read_records(&recs), 1);
+    const record *r = &recs[0];
+    ck_assert_msg(r->error_null && r->body_bytes == cases[c].n, "%s: %s", cases[c].path, r->error);
+    static record want;
+    size_t listed = 0;
+    for (size_t i = 0; i < count; i++) {
+      extract_ref(res[i], pattern, cases[c].n, &want, i);
+      int is_listed = listed_incomplete(r, res[i]);
+      listed += (size_t)is_listed;
+      ck_assert_msg(is_listed == cases[c].incomplete[i], "%s: %s %s in extracts_incomplete",
+                    cases[c].path, res[i], is_listed ? "is" : "is not");
+      if (is_listed) /* the values it has are not all there are */
+        ck_assert_msg(want.nvalues[i] > 0 && !same_values(r, res[i], &want, i),
+                      "%s: %s listed, with every value", cases[c].path, res[i]);
+      else
+        check_extract(r, res[i], &want, i, cases[c].path);
+    }
+    ck_assert_uint_eq(r->nincomplete, listed);
+    free(recs);
+    char *err = slurp(err_path);
+    char line[64];
+    snprintf(line, sizeof line, "; %d targets with extracts_incomplete\n", listed ? 1 : 0);
+    ck_assert_msg(strstr(err, line), "%s: %s", cases[c].path, err);
+    free(err);
+  }
+  unlink(err_path);
+}
+END_TEST
+
+/* The offset, from about `from` on, of three words of the first n pattern
+ * bytes (24, no NUL) first seen there; seen nowhere else when once. */
+static size_t words_first_at(size_t from, size_t n, int once)
+{
+  for (size_t at = from; at + 24 <= n; at += 8) {
+    const char *w = (const char *)pattern + at;
+    if (!memchr(w, '\0', 24) && first_end(pattern, n, w, 24) == (long)(at + 24) &&
+        (!once || first_end(pattern + at + 1, n - at - 1, w, 24) < 0))
+      return at;
+  }
+  ck_abort_msg("no such words after %zu", from);
+  return 0;
+}
+
+/* The same for extractors that the prefilter lets PCRE2 skip, where the
+ * build has Vectorscan (PCRE2 alone runs them in the other): "^(.*?)" then
+ * three words of the body first seen past 100000 bytes, so that no match
+ * ends before and PCRE2 never searches the start, which leaves the window
+ * unsearched; the prefilter sees the match end, PCRE2 cannot find it, and
+ * the extractor is listed. The same with three words seen once, within
+ * the window, is found. */
+START_TEST(extract_outgrown_skipped)
+{
+  const size_t n = 3 * MiB;
+  size_t far = words_first_at(100000, n, 0), near = words_first_at(8000, n, 1);
+  ck_assert_uint_lt(near, 60000);
+  char res[2][128] = {"(?s)^(.*?)", "(?s)^(.*?)"};
+  re_literal((const char *)pattern + far, 24, res[0] + strlen(res[0]));
+  re_literal((const char *)pattern + near, 24, res[1] + strlen(res[1]));
+
+  char err_path[256], url[256];
+  temp_path(err_path, sizeof err_path, "err");
+  ts_url(srv, "/bytes?n=3M", url, sizeof url);
+  const char *args[] = {"-u", url, "--extract", res[0], "--extract", res[1], NULL};
+  ck_assert_int_eq(run_example("scan", args, NULL, err_path), 0);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), 1);
+  static record want;
+  extract_ref(res[0], pattern, n, &want, 0);
+  extract_ref(res[1], pattern, n, &want, 1);
+  ck_assert_uint_eq(want.nvalues[0], 1);
+  ck_assert_msg(listed_incomplete(&recs[0], res[0]) && !same_values(&recs[0], res[0], &want, 0),
+                "%s: not listed, or with its value", res[0]);
+  ck_assert_msg(!listed_incomplete(&recs[0], res[1]), "%s listed", res[1]);
+  check_extract(&recs[0], res[1], &want, 1, "3M");
+  free(recs);
+  char *err = slurp(err_path);
+  ck_assert_msg(strstr(err, scan_streams() ? "extractors: 2 on the stream (PCRE2), 2 of them"
+                                           : "extractors: 2 on the stream (PCRE2), 0 of them"),
+                "%s", err);
+  ck_assert_msg(strstr(err, "; 1 targets with extracts_incomplete\n"), "%s", err);
+  free(err);
+  unlink(err_path);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("scan");
@@ -2591,6 +2755,8 @@ int main(void)
   tcase_add_test(tc, interrupted);
   tcase_add_test(tc, broken_pipe);
   tcase_add_test(tc, demo);
+  tcase_add_test(tc, extract_outgrown);
+  tcase_add_test(tc, extract_outgrown_skipped);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

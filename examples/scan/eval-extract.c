@@ -11,8 +11,15 @@
  * a window of the body that holds what a match in progress needs, its
  * start on, and the bytes before it a lookbehind or \b may look at. A
  * partial match waits for the next slice; the body's end settles it. A
- * match longer than EXTRACT_WINDOW is not found: its start leaves the
- * window, and the search goes on after it.
+ * match longer than EXTRACT_WINDOW may not be found: its start leaves the
+ * window, and the search goes on after it. The extractor then says that
+ * a value may be missing (extract_incomplete): a match in progress lost
+ * its start (it might still have failed), or, for one that PCRE2 skips
+ * (below), the prefilter saw a match end that PCRE2 cannot find in the
+ * window, its start having left unsearched. The prefilter does not say
+ * where a match starts: a long match that ends in a slice where PCRE2
+ * finds another is not told apart, and the end of a match that overlaps
+ * one found (as in "^(.*?)X" with X seen again) is taken for a miss.
  *
  * Where the build has Vectorscan, a stream of the extractors it takes
  * (eval-vs.c) says in which slices a match of each ends; PCRE2 runs over
@@ -31,6 +38,8 @@ typedef struct found {
   size_t n;
   size_t next; /* the body offset where its next search starts */
   int pending; /* a partial match waits for more bytes */
+  int outgrew; /* a match in progress outgrew the window: a value may be missing */
+  int skipped; /* bytes before next left the window unsearched (prefiltered) */
 } found;
 
 struct extract_state {
@@ -64,7 +73,7 @@ int extract_begin(reading *r)
   for (size_t i = 0; i < o->nextracts; i++) {
     values_clear(&st->found[i]);
     st->found[i].next = 0;
-    st->found[i].pending = 0;
+    st->found[i].pending = st->found[i].outgrew = st->found[i].skipped = 0;
   }
   return vs_extract_begin(r);
 }
@@ -87,10 +96,11 @@ static int add_value(found *f, const char *p, size_t len)
 }
 
 /* Runs extractor re over the window from f->next on, as far as the
- * window decides (final: the body ends with it). Returns 0, or -1 when
- * out of memory. */
+ * window decides (final: the body ends with it). Returns the matches
+ * found (new values or not), or -1 when out of memory. */
 static int run_one(struct extract_state *st, const regex *re, found *f, int final)
 {
+  int hits = 0;
   rc_view text = {st->win ? st->win : "", st->len};
   uint32_t flags = (final ? 0 : PCRE2_PARTIAL_HARD) | (st->base > 0 ? PCRE2_NOTBOL : 0);
   f->pending = 0;
@@ -101,24 +111,26 @@ static int run_one(struct extract_state *st, const regex *re, found *f, int fina
       if (st->base + b[0] > f->next)
         f->next = st->base + b[0]; /* again from there, with more bytes */
       f->pending = 1;
-      return 0;
+      return hits;
     }
     if (rc < 0) {
       f->next = st->base + st->len + (final ? 1 : 0); /* none starts before the end */
-      return 0;
+      return hits;
     }
+    hits += hits < INT_MAX;
     int group = b[2] != PCRE2_UNSET;
     if ((group || re->groups == 0) &&
         add_value(f, text.ptr + (group ? b[2] : b[0]), group ? b[3] - b[2] : b[1] - b[0]) != 0)
       return -1;
     f->next = st->base + (b[1] > b[0] ? b[1] : b[0] + 1);
   }
-  return 0;
+  return hits;
 }
 
 /* Drops the window's bytes that no extractor needs any more; past
  * EXTRACT_WINDOW, the oldest, and the matches in progress that started
- * there. */
+ * there (they outgrew it), or the bytes a skipped extractor has not
+ * searched. */
 static void window_trim(struct extract_state *st, const matchers *o)
 {
   size_t seen = st->base + st->len, keep = seen;
@@ -132,9 +144,15 @@ static void window_trim(struct extract_state *st, const matchers *o)
   if (seen - keep > EXTRACT_WINDOW) {
     keep = seen - EXTRACT_WINDOW;
     for (size_t i = 0; i < o->nextracts; i++) {
+      found *f = &st->found[i];
       size_t back = o->extracts[i].lookbehind + 1;
-      if (st->found[i].next < keep + back)
-        st->found[i].next = keep + back;
+      if (f->next < keep + back) {
+        f->next = keep + back;
+        if (f->n < EXTRACT_MAX) {
+          f->outgrew |= f->pending;
+          f->skipped |= !f->pending;
+        }
+      }
     }
   }
   if (keep > st->base) {
@@ -175,8 +193,13 @@ int extract_feed(reading *r, const char *data, size_t len)
         f->next = seen + 1 - g->ex_width[i];
       continue;
     }
-    if (run_one(st, &o->extracts[i], f, 0) != 0)
+    int hits = run_one(st, &o->extracts[i], f, 0);
+    if (hits < 0)
       return -1;
+    /* A match the prefilter saw end here, that PCRE2 finds neither whole
+     * nor in progress, started in bytes that left unsearched. */
+    if (f->skipped && st->due[i] && !hits && !f->pending && f->n < EXTRACT_MAX)
+      f->outgrew = 1;
   }
   window_trim(st, o);
   return 0;
@@ -187,7 +210,7 @@ void extract_end(reading *r)
   const matchers *o = r->g->m;
   struct extract_state *st = r->ex;
   for (size_t i = 0; st && i < o->nextracts; i++)
-    if (run_one(st, &o->extracts[i], &st->found[i], 1) != 0)
+    if (run_one(st, &o->extracts[i], &st->found[i], 1) < 0)
       break; /* out of memory: the values so far */
 }
 
@@ -200,6 +223,8 @@ void extract_values(const reading *r, size_t i, size_t *n, const char *const **v
   *value = f ? (const char *const *)f->value : NULL;
   *len = f ? f->len : &none;
 }
+
+int extract_incomplete(const reading *r, size_t i) { return r->ex && r->ex->found[i].outgrew; }
 
 void extract_free(reading *r)
 {

@@ -169,6 +169,9 @@ void extract_end(reading *r);
  * value[k] of len[k] bytes, in order of first appearance. */
 void extract_values(const reading *r, size_t i, size_t *n, const char *const **value,
                     const size_t **len);
+/* Whether extractor i may have missed a value in the final body: a match
+ * in progress outgrew EXTRACT_WINDOW and was dropped. */
+int extract_incomplete(const reading *r, size_t i);
 void extract_free(reading *r);
 
 /* ---- The streaming engine (eval-vs.c) ----------------------------------- */

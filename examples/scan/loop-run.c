@@ -238,6 +238,11 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
   s->matched += matched != 0;
   s->errors += out_error(&sl->rd, &a, buf, sizeof buf) != NULL;
   s->interrupted += how == INTERRUPTED;
+  for (size_t i = 0; i < s->m->nextracts; i++)
+    if (extract_incomplete(&sl->rd, i)) {
+      s->incomplete++;
+      break;
+    }
   s->body_bytes += rc_body_length(sl->resp); /* counted whether or not the body was kept */
   s->wire_bytes += (uint64_t)wire;
   if (s->tpl || (!matched && s->opt->matched_only))
@@ -479,8 +484,10 @@ static void summary(scan *s)
   for (size_t i = 0; g->ex_filtered && i < s->m->nextracts; i++)
     filtered += g->ex_filtered[i];
   if (s->m->nextracts)
-    fprintf(stderr, "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s)\n",
-            s->m->nextracts, filtered, engine_name());
+    fprintf(stderr,
+            "scan: extractors: %zu on the stream (PCRE2), %zu of them prefiltered (%s); "
+            "%lu targets with extracts_incomplete\n",
+            s->m->nextracts, filtered, engine_name(), s->incomplete);
   if (s->tpl)
     out_summary(s->tpl, s->plan, s->done, s->out.matches);
   struct rusage ru;

@@ -89,6 +89,7 @@ typedef struct scan {
   size_t ready;      /* slots READY */
   double next_start; /* --rate: earliest next request */
   unsigned long done, matched, errors, retried, interrupted;
+  unsigned long incomplete; /* targets with an extractor that may have missed a value */
   uint64_t body_bytes, wire_bytes;
   struct timespec start;
   double last_progress;

@@ -129,7 +129,9 @@ static void usage(FILE *out)
         "                          values in order, at most 100 per extractor,\n"
         "                          each cut at 1 KiB, in \"extracts\": {REGEX:\n"
         "                          [values]}. The body is not kept for them; a\n"
-        "                          match longer than 64 KiB is not found.\n"
+        "                          match longer than 64 KiB may be missed, and\n"
+        "                          the extractor is then listed in\n"
+        "                          \"extracts_incomplete\".\n"
         "\n",
         out);
   engine_usage(out);
@@ -145,8 +147,8 @@ static void usage(FILE *out)
         "  one), connect_status_code (that reply's; null: none), http_version,\n"
         "  hops, body_bytes, truncated, stopped, encoding, spilled, matched,\n"
         "  matches (the matchers that hit, with the body offset where each first\n"
-        "  match ends), extracts, failed, error, attempts, time (e.g.\n"
-        "  \"12.3ms\"), time_ms.\n"
+        "  match ends), extracts, extracts_incomplete, failed, error, attempts,\n"
+        "  time (e.g. \"12.3ms\"), time_ms.\n"
         "Every line is valid UTF-8: a byte of a URL or message that is not part\n"
         "of valid UTF-8 is written as \\u00XX, the code point of the byte's value.\n"
         "A progress line (on a terminal) and a summary go to stderr.\n"

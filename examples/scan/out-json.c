@@ -410,6 +410,21 @@ static void json_extracts(line *l, const matchers *o, const reading *r)
   puts_line(l, "}");
 }
 
+/* The extractors that may have missed a value, a match in progress having
+ * outgrown the window: ["REGEX", ...]; [] for none. */
+static void json_extracts_incomplete(line *l, const matchers *o, const reading *r)
+{
+  int first = 1;
+  puts_line(l, "[");
+  for (size_t i = 0; i < o->nextracts; i++)
+    if (extract_incomplete(r, i)) {
+      puts_line(l, first ? "" : ",");
+      json_string(l, o->extracts[i].text);
+      first = 0;
+    }
+  puts_line(l, "]");
+}
+
 /* Writes the line built in o->line with as few write(2) calls as the
  * kernel allows (one, for a file or a pipe with room); a failure stops
  * the scan (EPIPE: the reader went away). */
@@ -481,6 +496,8 @@ static void json_record(line *l, const reading *rd, const attempt *a, int matche
   json_matches(l, rd->g->m, &rd->v, rc_status(r));
   puts_line(l, ",\"extracts\":");
   json_extracts(l, rd->g->m, rd);
+  puts_line(l, ",\"extracts_incomplete\":");
+  json_extracts_incomplete(l, rd->g->m, rd);
   printf_line(l, ",\"failed\":%s,\"error\":", err ? "true" : "false");
   json_string(l, err);
   printf_line(l, ",\"attempts\":%ld,\"time\":", a->attempts);

@@ -1,0 +1,154 @@
+/* The DSL's compression through zlib: gzip, zlib and deflate (raw) make
+ * streams that zlib, Go and any other reader decode (the bytes are zlib's,
+ * not Go's); gzip_decode, zlib_decode and inflate read them back, at most
+ * their optional limit or else the DSL's 10 MB, and never more than
+ * env.max_len: output past the limit is left out, as the DSL's reader
+ * stops there; concatenated gzip members are read on. gzip_mtime gives
+ * the member's modification time. */
+#include "expr-int.h"
+
+#include <string.h>
+#include <zlib.h>
+
+#define S(v) (v).u.str.ptr, (v).u.str.len
+
+#define DEFAULT_LIMIT (10 * 1024 * 1024) /* the DSL's DefaultMaxDecompressionSize */
+#define GZIP_BITS (16 + MAX_WBITS)
+
+static expr_code compress_as(expr_ctx *c, const expr_value *a, int bits, expr_value *out)
+{
+  expr_value s;
+  expr_code rc = expr__str(c, a, &s);
+  if (rc != EXPR_OK)
+    return rc;
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, bits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return expr__fail(c, EXPR_E_NOMEM, "out of memory");
+  uLong bound = deflateBound(&z, (uLong)s.u.str.len) + 32;
+  char *p = bound <= c->max_len ? expr__alloc(c, bound) : NULL;
+  if (!p) {
+    deflateEnd(&z);
+    return bound > c->max_len ? expr__fail(c, EXPR_E_LIMIT, "compressed value too large")
+                              : c->err->code;
+  }
+  z.next_in = (Bytef *)(uintptr_t)s.u.str.ptr;
+  z.avail_in = (uInt)s.u.str.len;
+  z.next_out = (Bytef *)p;
+  z.avail_out = (uInt)bound;
+  int r = deflate(&z, Z_FINISH);
+  size_t len = bound - z.avail_out;
+  deflateEnd(&z);
+  if (r != Z_STREAM_END)
+    return expr__fail(c, EXPR_E_VALUE, "compression failed");
+  *out = expr_str(p, len);
+  return EXPR_OK;
+}
+
+static expr_code fn_gzip(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return compress_as(c, a, GZIP_BITS, out);
+}
+static expr_code fn_zlib(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return compress_as(c, a, MAX_WBITS, out);
+}
+static expr_code fn_deflate(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return compress_as(c, a, -MAX_WBITS, out);
+}
+
+/* The limit argument, as the DSL reads it (an unreadable one is the
+ * default), within max_len. */
+static size_t read_limit(expr_ctx *c, const expr_value *a, size_t n)
+{
+  long long v;
+  size_t limit = DEFAULT_LIMIT;
+  if (n > 1 && expr__to_int(&a[1], &v))
+    limit = v < 0 ? 0 : (unsigned long long)v > SIZE_MAX ? SIZE_MAX : (size_t)v;
+  return limit < c->max_len ? limit : c->max_len;
+}
+
+static expr_code decompress_as(expr_ctx *c, const expr_value *a, size_t n, int bits,
+                               expr_value *out)
+{
+  expr_value s;
+  expr_code rc = expr__str(c, &a[0], &s);
+  if (rc != EXPR_OK)
+    return rc;
+  size_t limit = read_limit(c, a, n);
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, bits) != Z_OK)
+    return expr__fail(c, EXPR_E_NOMEM, "out of memory");
+  z.next_in = (Bytef *)(uintptr_t)s.u.str.ptr;
+  z.avail_in = (uInt)(s.u.str.len > UINT32_MAX ? UINT32_MAX : s.u.str.len);
+  sbuf b;
+  sb_init(&b, c);
+  unsigned char chunk[16384];
+  int r = Z_OK;
+  while (b.rc == EXPR_OK && b.len < limit) {
+    size_t want = limit - b.len < sizeof chunk ? limit - b.len : sizeof chunk;
+    z.next_out = chunk;
+    z.avail_out = (uInt)want;
+    r = inflate(&z, Z_NO_FLUSH);
+    sb_add(&b, chunk, want - z.avail_out);
+    if (r == Z_STREAM_END && bits == GZIP_BITS && z.avail_in >= 2 && z.next_in[0] == 0x1f &&
+        z.next_in[1] == 0x8b) {
+      inflateReset(&z); /* the next member */
+      continue;
+    }
+    if (r != Z_OK)
+      break;
+  }
+  inflateEnd(&z);
+  if (b.rc == EXPR_OK && b.len < limit && r != Z_STREAM_END) {
+    sbuf drop = b;
+    sb_done(&drop, out);
+    return expr__fail(c, EXPR_E_VALUE, "not a %s stream",
+                      bits == GZIP_BITS ? "gzip" : bits > 0 ? "zlib" : "deflate");
+  }
+  return sb_done(&b, out);
+}
+
+static expr_code fn_gzip_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  return decompress_as(c, a, n, GZIP_BITS, out);
+}
+static expr_code fn_zlib_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  return decompress_as(c, a, n, MAX_WBITS, out);
+}
+static expr_code fn_inflate(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  return decompress_as(c, a, n, -MAX_WBITS, out);
+}
+
+static expr_code fn_gzip_mtime(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  expr_value s;
+  expr_code rc = expr__str(c, a, &s);
+  if (rc != EXPR_OK)
+    return rc;
+  const unsigned char *p = (const unsigned char *)s.u.str.ptr;
+  if (s.u.str.len < 10 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8)
+    return expr__fail(c, EXPR_E_VALUE, "gzip_mtime: not a gzip header");
+  uint32_t t = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+  *out = expr_num((double)t);
+  return EXPR_OK;
+}
+
+const expr_fn expr__fn_zlib[] = {
+    {"gzip", 1, 1, fn_gzip},
+    {"gzip_decode", 1, 2, fn_gzip_decode},
+    {"gzip_mtime", 1, 1, fn_gzip_mtime},
+    {"zlib", 1, 1, fn_zlib},
+    {"zlib_decode", 1, 2, fn_zlib_decode},
+    {"deflate", 1, 1, fn_deflate},
+    {"inflate", 1, 2, fn_inflate},
+    {NULL, 0, 0, NULL},
+};

@@ -409,6 +409,7 @@ START_TEST(fn_strings)
   STR("padding('7', '0', 3, 'prefix')", "007");
   STR("padding('ab', 'xy', 5, 'suffix')", "abxyx");
   STR("padding('abcd', '0', 3, 'prefix')", "abcd");
+  TRUE("print_debug(1 + 2, 'Hello')");
 }
 END_TEST
 
@@ -477,6 +478,12 @@ START_TEST(fn_hashes)
   STR("mmh3(nul_body)", "1871496870");
   TRUE("mmh3(1234) == mmh3('1234')");
   TRUE("mmh3(1000000) == mmh3('1e+06')"); /* the value as Go's %v prints it */
+  /* as the openssl command line makes it (enc -aes-128-cbc -K ... -iv ...) */
+  STR("hex_encode(aes_cbc('respchain', '0123456789abcdef', 'fedcba9876543210'))",
+      "58888a62212031955d23bbc080871787");
+  NUM("len(aes_cbc(repeat('x', 16), repeat('k', 32), repeat('i', 16)))", 32);
+  ERR("aes_cbc('x', 'short key', 'fedcba9876543210')", EXPR_E_VALUE, 1);
+  ERR("aes_cbc('x', '0123456789abcdef', 'short iv')", EXPR_E_VALUE, 1);
 }
 END_TEST
 

@@ -106,7 +106,7 @@ static expr_code regex_op(expr_ctx *c, const node *n, const expr_value *a, const
   if (owned)
     expr__re_free(re);
   if (m < 0)
-    return c->err ? c->err->code : EXPR_E_REGEX;
+    return c->err->code;
   *out = expr_bool(n->op == OP_REQ ? m : !m);
   return EXPR_OK;
 }
@@ -266,7 +266,7 @@ static expr_code call(expr_ctx *c, const node *n, expr_value *out)
   }
   expr_value *args = NULL;
   if (n->nkids && !(args = expr__alloc_list(c, n->nkids)))
-    return c->err ? c->err->code : EXPR_E_NOMEM;
+    return c->err->code;
   for (size_t i = 0; i < n->nkids; i++) {
     expr_code rc = eval(c, n->kids[i], &args[i]);
     if (rc != EXPR_OK)
@@ -293,7 +293,7 @@ static expr_code eval(expr_ctx *c, const node *n, expr_value *out)
   }
   expr_value *items = expr__alloc_list(c, n->nkids);
   if (!items)
-    return c->err ? c->err->code : EXPR_E_NOMEM;
+    return c->err->code;
   for (size_t i = 0; i < n->nkids; i++) {
     expr_code rc = eval(c, n->kids[i], &items[i]);
     if (rc != EXPR_OK)

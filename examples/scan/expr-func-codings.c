@@ -35,8 +35,11 @@ static void b64_encode(sbuf *b, const unsigned char *p, size_t n, size_t line)
     sb_addc(b, '\n');
 }
 
-static expr_code encode64(expr_ctx *c, const expr_value *a, size_t line, expr_value *out)
+/* base64 (mode 0) and base64_py (mode 76: lines of that many). */
+static expr_code fn_base64(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  size_t line = (size_t)expr__mode(c);
+  (void)n;
   expr_value s;
   expr_code rc = expr__str(c, a, &s);
   if (rc != EXPR_OK)
@@ -47,17 +50,6 @@ static expr_code encode64(expr_ctx *c, const expr_value *a, size_t line, expr_va
   return sb_done(&b, out);
 }
 
-static expr_code fn_base64(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return encode64(c, a, 0, out);
-}
-
-static expr_code fn_base64_py(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return encode64(c, a, 76, out);
-}
 
 static int b64_value(unsigned char ch)
 {
@@ -340,15 +332,15 @@ static expr_code fn_xor(expr_ctx *c, const expr_value *a, size_t n, expr_value *
 }
 
 const expr_fn expr__fn_codings[] = {
-    {"base64", 1, 1, fn_base64},
-    {"base64_py", 1, 1, fn_base64_py},
-    {"base64_decode", 1, 1, fn_base64_decode},
-    {"url_encode", 1, 2, fn_url_encode},
-    {"url_decode", 1, 1, fn_url_decode},
-    {"hex_encode", 1, 2, fn_hex_encode},
-    {"hex_decode", 1, 1, fn_hex_decode},
-    {"html_escape", 1, 2, fn_html_escape},
-    {"html_unescape", 1, 1, fn_html_unescape},
-    {"xor", 2, -1, fn_xor},
-    {NULL, 0, 0, NULL},
+    {"base64", 1, 1, fn_base64, 0},
+    {"base64_py", 1, 1, fn_base64, 76},
+    {"base64_decode", 1, 1, fn_base64_decode, 0},
+    {"url_encode", 1, 2, fn_url_encode, 0},
+    {"url_decode", 1, 1, fn_url_decode, 0},
+    {"hex_encode", 1, 2, fn_hex_encode, 0},
+    {"hex_decode", 1, 1, fn_hex_decode, 0},
+    {"html_escape", 1, 2, fn_html_escape, 0},
+    {"html_unescape", 1, 1, fn_html_unescape, 0},
+    {"xor", 2, -1, fn_xor, 0},
+    {NULL, 0, 0, NULL, 0},
 };

@@ -1,8 +1,10 @@
 /* The DSL's hashes, in lower-case hex: md5, sha1, sha256, sha512 and
  * hmac(algorithm, data, key) with sha1, sha256 or sha512 (also written
- * sha-1, ...), through OpenSSL's libcrypto; and mmh3, murmur3's 32-bit hash
+ * sha-1, ...), through OpenSSL's libcrypto; mmh3, murmur3's 32-bit hash
  * with seed 0 of the value as Go's %v prints it, given as a signed decimal
- * (what favicon hashes compare: mmh3(base64_py(body))). */
+ * (what favicon hashes compare: mmh3(base64_py(body))); and its one
+ * deterministic cipher, aes_cbc(plaintext, key, iv): AES-128, -192 or -256
+ * by the key's length, a 16-byte IV, PKCS#7 padding, the raw bytes. */
 #include "expr-int.h"
 
 #include <openssl/evp.h>
@@ -23,39 +25,24 @@ static expr_code hex_out(expr_ctx *c, const unsigned char *md, unsigned n, expr_
   return EXPR_OK;
 }
 
-static expr_code digest(expr_ctx *c, const EVP_MD *md, const expr_value *a, expr_value *out)
+/* md5, sha1, sha256, sha512: the mode is the index in digests[]. */
+static const EVP_MD *(*const digests[])(void) = {EVP_md5, EVP_sha1, EVP_sha256, EVP_sha512};
+
+static expr_code fn_digest(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  (void)n;
+  const EVP_MD *md = digests[expr__mode(c)]();
   expr_value s;
   expr_code rc = expr__str(c, a, &s);
   if (rc != EXPR_OK)
     return rc;
   unsigned char h[EVP_MAX_MD_SIZE];
-  unsigned n = 0;
-  if (!EVP_Digest(s.u.str.ptr, s.u.str.len, h, &n, md, NULL))
+  unsigned len = 0;
+  if (!EVP_Digest(s.u.str.ptr, s.u.str.len, h, &len, md, NULL))
     return expr__fail(c, EXPR_E_NOMEM, "the hash failed");
-  return hex_out(c, h, n, out);
+  return hex_out(c, h, len, out);
 }
 
-static expr_code fn_md5(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return digest(c, EVP_md5(), a, out);
-}
-static expr_code fn_sha1(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return digest(c, EVP_sha1(), a, out);
-}
-static expr_code fn_sha256(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return digest(c, EVP_sha256(), a, out);
-}
-static expr_code fn_sha512(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return digest(c, EVP_sha512(), a, out);
-}
 
 static expr_code fn_hmac(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
@@ -75,6 +62,37 @@ static expr_code fn_hmac(expr_ctx *c, const expr_value *a, size_t n, expr_value 
             a[1].u.str.len, h, &len))
     return expr__fail(c, EXPR_E_NOMEM, "the hmac failed");
   return hex_out(c, h, len, out);
+}
+
+static expr_code fn_aes_cbc(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  for (int i = 0; i < 3; i++)
+    if (a[i].type != EXPR_STR)
+      return expr__fail(c, EXPR_E_VALUE, "aes_cbc: the arguments are strings");
+  size_t klen = a[1].u.str.len;
+  const EVP_CIPHER *ci = klen == 16 ? EVP_aes_128_cbc()
+                         : klen == 24 ? EVP_aes_192_cbc()
+                         : klen == 32 ? EVP_aes_256_cbc()
+                                      : NULL;
+  if (!ci || a[2].u.str.len != 16)
+    return expr__fail(c, EXPR_E_VALUE, "aes_cbc: a key of 16, 24 or 32 bytes and an IV of 16");
+  size_t len = a[0].u.str.len;
+  if (len > c->max_len - 16 || len > INT32_MAX - 16)
+    return expr__fail(c, EXPR_E_LIMIT, "aes_cbc: the value would pass %zu bytes", c->max_len);
+  char *p = expr__alloc(c, len / 16 * 16 + 16);
+  EVP_CIPHER_CTX *x = p ? EVP_CIPHER_CTX_new() : NULL;
+  int k1 = 0, k2 = 0;
+  int ok = x && EVP_EncryptInit_ex(x, ci, NULL, (const unsigned char *)a[1].u.str.ptr,
+                                   (const unsigned char *)a[2].u.str.ptr) &&
+           EVP_EncryptUpdate(x, (unsigned char *)p, &k1, (const unsigned char *)a[0].u.str.ptr,
+                             (int)len) &&
+           EVP_EncryptFinal_ex(x, (unsigned char *)p + k1, &k2);
+  EVP_CIPHER_CTX_free(x);
+  if (!ok)
+    return p ? expr__fail(c, EXPR_E_NOMEM, "aes_cbc failed") : c->err->code;
+  *out = expr_str(p, (size_t)(k1 + k2));
+  return EXPR_OK;
 }
 
 static uint32_t rotl(uint32_t x, int r) { return x << r | x >> (32 - r); }
@@ -117,16 +135,12 @@ static expr_code fn_mmh3(expr_ctx *c, const expr_value *a, size_t n, expr_value 
   long v = h >= 0x80000000u ? (long)h - 0x100000000L : (long)h;
   char buf[16];
   int len = snprintf(buf, sizeof buf, "%ld", v);
-  char *p = expr__alloc(c, (size_t)len);
-  if (!p)
-    return c->err->code;
-  memcpy(p, buf, (size_t)len);
-  *out = expr_str(p, (size_t)len);
-  return EXPR_OK;
+  return expr__copy(c, buf, (size_t)len, out);
 }
 
 const expr_fn expr__fn_hashes[] = {
-    {"md5", 1, 1, fn_md5},       {"sha1", 1, 1, fn_sha1}, {"sha256", 1, 1, fn_sha256},
-    {"sha512", 1, 1, fn_sha512}, {"hmac", 3, 3, fn_hmac}, {"mmh3", 1, 1, fn_mmh3},
-    {NULL, 0, 0, NULL},
+    {"md5", 1, 1, fn_digest, 0},    {"sha1", 1, 1, fn_digest, 1}, {"sha256", 1, 1, fn_digest, 2},
+    {"sha512", 1, 1, fn_digest, 3}, {"hmac", 3, 3, fn_hmac, 0},   {"mmh3", 1, 1, fn_mmh3, 0},
+    {"aes_cbc", 3, 3, fn_aes_cbc, 0},
+    {NULL, 0, 0, NULL, 0},
 };

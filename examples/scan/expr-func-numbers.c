@@ -68,12 +68,7 @@ static expr_code fn_dec_to_hex(expr_ctx *c, const expr_value *a, size_t n, expr_
   while (u >>= 4);
   if (v < 0)
     buf[--k] = '-';
-  char *p = expr__alloc(c, sizeof buf - k);
-  if (!p)
-    return c->err->code;
-  memcpy(p, buf + k, sizeof buf - k);
-  *out = expr_str(p, sizeof buf - k);
-  return EXPR_OK;
+  return expr__copy(c, buf + k, sizeof buf - k, out);
 }
 
 static int digit_of(char ch)
@@ -114,9 +109,12 @@ static int parse_base(const char *s, size_t n, int base, long long *out)
   return 1;
 }
 
-static expr_code to_dec(expr_ctx *c, const expr_value *a, const char *prefix, int base,
-                        expr_value *out)
+/* hex_to_dec, oct_to_dec, bin_to_dec: the mode is the base. */
+static expr_code fn_to_dec(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  (void)n;
+  int base = expr__mode(c);
+  const char *prefix = base == 16 ? "0x" : base == 8 ? "0o" : "0b";
   expr_value s;
   long long v;
   expr_code rc = expr__str(c, a, &s);
@@ -130,25 +128,10 @@ static expr_code to_dec(expr_ctx *c, const expr_value *a, const char *prefix, in
   return EXPR_OK;
 }
 
-static expr_code fn_hex_to_dec(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return to_dec(c, a, "0x", 16, out);
-}
-static expr_code fn_oct_to_dec(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return to_dec(c, a, "0o", 8, out);
-}
-static expr_code fn_bin_to_dec(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return to_dec(c, a, "0b", 2, out);
-}
 
 const expr_fn expr__fn_numbers[] = {
-    {"to_number", 1, 1, fn_to_number},   {"to_bool", 1, 1, fn_to_bool},
-    {"dec_to_hex", 1, 1, fn_dec_to_hex}, {"hex_to_dec", 1, 1, fn_hex_to_dec},
-    {"oct_to_dec", 1, 1, fn_oct_to_dec}, {"bin_to_dec", 1, 1, fn_bin_to_dec},
-    {NULL, 0, 0, NULL},
+    {"to_number", 1, 1, fn_to_number, 0},   {"to_bool", 1, 1, fn_to_bool, 0},
+    {"dec_to_hex", 1, 1, fn_dec_to_hex, 0}, {"hex_to_dec", 1, 1, fn_to_dec, 16},
+    {"oct_to_dec", 1, 1, fn_to_dec, 8},  {"bin_to_dec", 1, 1, fn_to_dec, 2},
+    {NULL, 0, 0, NULL, 0},
 };

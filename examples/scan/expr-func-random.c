@@ -17,6 +17,7 @@
 
 static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 static const char digits[] = "1234567890";
+static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ1234567890";
 
 typedef struct rng {
   expr_ctx *c;
@@ -90,7 +91,6 @@ static expr_code fn_rand_base(expr_ctx *c, const expr_value *a, size_t n, expr_v
       return rc;
   }
   if (n != 2 || blank(&set)) {
-    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ1234567890";
     set = expr_str(alnum, sizeof alnum - 1);
   }
   return rand_seq(c, S(set), len, out);
@@ -103,10 +103,13 @@ static expr_code fn_rand_char(expr_ctx *c, const expr_value *a, size_t n, expr_v
   return fn_rand_base(c, args, 2, out);
 }
 
-/* base without the bytes of the optional second argument. */
-static expr_code rand_text(expr_ctx *c, const expr_value *a, size_t n, const char *base,
-                           expr_value *out)
+/* rand_text_*: the characters of sets[mode] without the bytes of the
+ * optional second argument. */
+static const char *const sets[] = {letters, alnum, digits};
+
+static expr_code fn_rand_text(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  const char *base = sets[expr__mode(c)];
   long long len;
   expr_value bad = expr_str("", 0);
   if (!expr__to_int(&a[0], &len))
@@ -124,18 +127,6 @@ static expr_code rand_text(expr_ctx *c, const expr_value *a, size_t n, const cha
   return rand_seq(c, set, k, len, out);
 }
 
-static expr_code fn_rand_alpha(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return rand_text(c, a, n, letters, out);
-}
-static expr_code fn_rand_alnum(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return rand_text(c, a, n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ1234567890", out);
-}
-static expr_code fn_rand_numeric(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return rand_text(c, a, n, digits, out);
-}
 
 static expr_code fn_rand_int(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
@@ -173,13 +164,7 @@ static expr_code rand_in(expr_ctx *c, const expr_value *cidr, expr_value *out)
   }
   char text[INET6_ADDRSTRLEN];
   inet_ntop(v6 ? AF_INET6 : AF_INET, addr, text, sizeof text);
-  size_t len = strlen(text);
-  char *p = expr__alloc(c, len);
-  if (!p)
-    return c->err->code;
-  memcpy(p, text, len);
-  *out = expr_str(p, len);
-  return EXPR_OK;
+  return expr__copy(c, text, strlen(text), out);
 }
 
 static expr_code fn_rand_ip(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -191,12 +176,12 @@ static expr_code fn_rand_ip(expr_ctx *c, const expr_value *a, size_t n, expr_val
 }
 
 const expr_fn expr__fn_random[] = {
-    {"rand_base", 1, 3, fn_rand_base},
-    {"rand_char", 0, 1, fn_rand_char},
-    {"rand_text_alpha", 1, 2, fn_rand_alpha},
-    {"rand_text_alphanumeric", 1, 2, fn_rand_alnum},
-    {"rand_text_numeric", 1, 2, fn_rand_numeric},
-    {"rand_int", 0, 2, fn_rand_int},
-    {"rand_ip", 1, -1, fn_rand_ip},
-    {NULL, 0, 0, NULL},
+    {"rand_base", 1, 3, fn_rand_base, 0},
+    {"rand_char", 0, 1, fn_rand_char, 0},
+    {"rand_text_alpha", 1, 2, fn_rand_text, 0},
+    {"rand_text_alphanumeric", 1, 2, fn_rand_text, 1},
+    {"rand_text_numeric", 1, 2, fn_rand_text, 2},
+    {"rand_int", 0, 2, fn_rand_int, 0},
+    {"rand_ip", 1, -1, fn_rand_ip, 0},
+    {NULL, 0, 0, NULL, 0},
 };

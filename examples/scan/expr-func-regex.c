@@ -90,13 +90,12 @@ int expr__re_match(expr_ctx *c, void *re, const char *s, size_t n)
   return r;
 }
 
-/* regex_all (any 0) and regex_any (any 1): pattern first, then inputs;
+/* regex_all (mode 0) and regex_any (mode 1): pattern first, then inputs;
  * regex is regex_any with one input. */
-static expr_code over_inputs(expr_ctx *c, const expr_value *a, size_t n, int any,
-                             expr_value *out)
+static expr_code fn_regex(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   void *re;
-  int owned, result = !any;
+  int owned, any = expr__mode(c), result = !any;
   expr_code rc = expr__re_get(c, &a[0], c->call->kids[0]->re, &re, &owned);
   for (size_t i = 1; rc == EXPR_OK && i < n && result != any; i++) {
     expr_value s;
@@ -115,15 +114,6 @@ static expr_code over_inputs(expr_ctx *c, const expr_value *a, size_t n, int any
   return rc;
 }
 
-static expr_code fn_regex(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return over_inputs(c, a, n, 1, out);
-}
-
-static expr_code fn_regex_all(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return over_inputs(c, a, n, 0, out);
-}
 
 static int name_byte(char ch)
 {
@@ -208,9 +198,9 @@ static expr_code fn_replace_regex(expr_ctx *c, const expr_value *a, size_t n, ex
 }
 
 const expr_fn expr__fn_regex[] = {
-    {"regex", 2, 2, fn_regex},
-    {"regex_all", 2, -1, fn_regex_all},
-    {"regex_any", 2, -1, fn_regex},
-    {"replace_regex", 3, 3, fn_replace_regex},
-    {NULL, 0, 0, NULL},
+    {"regex", 2, 2, fn_regex, 1},
+    {"regex_all", 2, -1, fn_regex, 0},
+    {"regex_any", 2, -1, fn_regex, 1},
+    {"replace_regex", 3, 3, fn_replace_regex, 0},
+    {NULL, 0, 0, NULL, 0},
 };

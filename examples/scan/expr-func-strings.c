@@ -64,16 +64,11 @@ static expr_code map_case(expr_ctx *c, const expr_value *a, int up, expr_value *
   return EXPR_OK;
 }
 
-static expr_code fn_lower(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+/* to_lower (mode 0), to_upper (1). */
+static expr_code fn_case(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   (void)n;
-  return map_case(c, a, 0, out);
-}
-
-static expr_code fn_upper(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return map_case(c, a, 1, out);
+  return map_case(c, a, expr__mode(c), out);
 }
 
 /* Upper case at each word's start, lower case after (cases.Title). */
@@ -274,10 +269,13 @@ static int in_set(const expr_value *set, char ch)
   return set->u.str.len && memchr(set->u.str.ptr, ch, set->u.str.len) != NULL;
 }
 
-/* trim, trim_left, trim_right (cutset), trim_space. */
-static expr_code trim(expr_ctx *c, const expr_value *a, size_t n, int left, int right,
-                      expr_value *out)
+enum { LEFT = 1, RIGHT = 2 };
+
+/* trim, trim_left, trim_right (cutset), trim_space: the mode says which
+ * ends. */
+static expr_code fn_trim(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  int left = expr__mode(c) & LEFT, right = expr__mode(c) & RIGHT;
   expr_value s[2];
   expr_code rc = strs(c, a, n, s);
   if (rc != EXPR_OK)
@@ -292,18 +290,6 @@ static expr_code trim(expr_ctx *c, const expr_value *a, size_t n, int left, int 
   return EXPR_OK;
 }
 
-static expr_code fn_trim(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return trim(c, a, n, 1, 1, out);
-}
-static expr_code fn_trim_left(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return trim(c, a, n, 1, 0, out);
-}
-static expr_code fn_trim_right(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return trim(c, a, n, 0, 1, out);
-}
 
 static int has_prefix(const expr_value *s, const expr_value *p)
 {
@@ -339,8 +325,12 @@ static expr_code fn_trim_suffix(expr_ctx *c, const expr_value *a, size_t n, expr
   return rc;
 }
 
-/* ---- Tests of the first argument against each of the others. */
+/* ---- Tests of the first argument against each of the others. The mode
+ * of the functions that are such tests: the test, then ANY (true when one
+ * passes, else when all do) and LINES (each line of the first argument,
+ * split at \n, is tested). */
 enum test { T_CONTAINS, T_PREFIX, T_SUFFIX, T_EQUALS };
+enum { ANY = 4, LINES = 8 };
 
 static int test_one(enum test t, const expr_value *s, const expr_value *x)
 {
@@ -383,29 +373,10 @@ static expr_code test_args(expr_ctx *c, const expr_value *a, size_t n, enum test
   return EXPR_OK;
 }
 
-static expr_code fn_contains(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+static expr_code fn_test(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
-  return test_args(c, a, n, T_CONTAINS, 1, 0, out);
-}
-static expr_code fn_contains_all(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return test_args(c, a, n, T_CONTAINS, 0, 0, out);
-}
-static expr_code fn_starts_with(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return test_args(c, a, n, T_PREFIX, 1, 0, out);
-}
-static expr_code fn_ends_with(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return test_args(c, a, n, T_SUFFIX, 1, 0, out);
-}
-static expr_code fn_line_starts(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return test_args(c, a, n, T_PREFIX, 1, 1, out);
-}
-static expr_code fn_line_ends(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return test_args(c, a, n, T_SUFFIX, 1, 1, out);
+  int m = expr__mode(c);
+  return test_args(c, a, n, (enum test)(m & 3), !!(m & ANY), !!(m & LINES), out);
 }
 
 static expr_code fn_equals_any(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -651,6 +622,15 @@ static expr_code fn_padding(expr_ctx *c, const expr_value *a, size_t n, expr_val
   return EXPR_OK;
 }
 
+/* print_debug(values...): true. The DSL logs its arguments; the engine
+ * writes nothing. */
+static expr_code fn_print_debug(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)c, (void)a, (void)n;
+  *out = expr_bool(1);
+  return EXPR_OK;
+}
+
 static expr_code fn_to_string(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   (void)n;
@@ -658,37 +638,38 @@ static expr_code fn_to_string(expr_ctx *c, const expr_value *a, size_t n, expr_v
 }
 
 const expr_fn expr__fn_strings[] = {
-    {"len", 1, 1, fn_len},
-    {"to_lower", 1, 1, fn_lower},
-    {"to_upper", 1, 1, fn_upper},
-    {"to_title", 1, 2, fn_title},
-    {"to_string", 1, 1, fn_to_string},
-    {"reverse", 1, 1, fn_reverse},
-    {"sort", 1, -1, fn_sort},
-    {"uniq", 1, -1, fn_uniq},
-    {"repeat", 2, 2, fn_repeat},
-    {"replace", 3, 3, fn_replace},
-    {"trim", 2, 2, fn_trim},
-    {"trim_left", 2, 2, fn_trim_left},
-    {"trim_right", 2, 2, fn_trim_right},
-    {"trim_space", 1, 1, fn_trim},
-    {"trim_prefix", 2, 2, fn_trim_prefix},
-    {"trim_suffix", 2, 2, fn_trim_suffix},
-    {"contains", 2, 2, fn_contains},
-    {"contains_all", 1, -1, fn_contains_all},
-    {"contains_any", 1, -1, fn_contains},
-    {"starts_with", 2, -1, fn_starts_with},
-    {"ends_with", 2, -1, fn_ends_with},
-    {"line_starts_with", 2, -1, fn_line_starts},
-    {"line_ends_with", 2, -1, fn_line_ends},
-    {"equals_any", 2, -1, fn_equals_any},
-    {"concat", 0, -1, fn_concat},
-    {"join", 2, -1, fn_join},
-    {"split", 2, 3, fn_split},
-    {"index", 2, 2, fn_index},
-    {"substr", 2, 3, fn_substr},
-    {"remove_bad_chars", 2, 2, fn_remove_bad},
-    {"count", 2, 2, fn_count},
-    {"padding", 4, 4, fn_padding},
-    {NULL, 0, 0, NULL},
+    {"len", 1, 1, fn_len, 0},
+    {"to_lower", 1, 1, fn_case, 0},
+    {"to_upper", 1, 1, fn_case, 1},
+    {"to_title", 1, 2, fn_title, 0},
+    {"to_string", 1, 1, fn_to_string, 0},
+    {"reverse", 1, 1, fn_reverse, 0},
+    {"sort", 1, -1, fn_sort, 0},
+    {"uniq", 1, -1, fn_uniq, 0},
+    {"repeat", 2, 2, fn_repeat, 0},
+    {"replace", 3, 3, fn_replace, 0},
+    {"trim", 2, 2, fn_trim, LEFT | RIGHT},
+    {"trim_left", 2, 2, fn_trim, LEFT},
+    {"trim_right", 2, 2, fn_trim, RIGHT},
+    {"trim_space", 1, 1, fn_trim, LEFT | RIGHT},
+    {"trim_prefix", 2, 2, fn_trim_prefix, 0},
+    {"trim_suffix", 2, 2, fn_trim_suffix, 0},
+    {"contains", 2, 2, fn_test, T_CONTAINS | ANY},
+    {"contains_all", 1, -1, fn_test, T_CONTAINS},
+    {"contains_any", 1, -1, fn_test, T_CONTAINS | ANY},
+    {"starts_with", 2, -1, fn_test, T_PREFIX | ANY},
+    {"ends_with", 2, -1, fn_test, T_SUFFIX | ANY},
+    {"line_starts_with", 2, -1, fn_test, T_PREFIX | ANY | LINES},
+    {"line_ends_with", 2, -1, fn_test, T_SUFFIX | ANY | LINES},
+    {"equals_any", 2, -1, fn_equals_any, 0},
+    {"concat", 0, -1, fn_concat, 0},
+    {"join", 2, -1, fn_join, 0},
+    {"split", 2, 3, fn_split, 0},
+    {"index", 2, 2, fn_index, 0},
+    {"substr", 2, 3, fn_substr, 0},
+    {"remove_bad_chars", 2, 2, fn_remove_bad, 0},
+    {"count", 2, 2, fn_count, 0},
+    {"padding", 4, 4, fn_padding, 0},
+    {"print_debug", 1, -1, fn_print_debug, 0},
+    {NULL, 0, 0, NULL, 0},
 };

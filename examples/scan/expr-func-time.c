@@ -400,7 +400,7 @@ static expr_code fn_wait_for(expr_ctx *c, const expr_value *a, size_t n, expr_va
 }
 
 const expr_fn expr__fn_time[] = {
-    {"date_time", 1, 2, fn_date_time},       {"unix_time", 0, 1, fn_unix_time},
-    {"to_unix_time", 1, 2, fn_to_unix_time}, {"wait_for", 1, 1, fn_wait_for},
-    {NULL, 0, 0, NULL},
+    {"date_time", 1, 2, fn_date_time, 0},       {"unix_time", 0, 1, fn_unix_time, 0},
+    {"to_unix_time", 1, 2, fn_to_unix_time, 0}, {"wait_for", 1, 1, fn_wait_for, 0},
+    {NULL, 0, 0, NULL, 0},
 };

@@ -237,6 +237,6 @@ static expr_code fn_compare_versions(expr_ctx *c, const expr_value *a, size_t n,
 }
 
 const expr_fn expr__fn_versions[] = {
-    {"compare_versions", 2, -1, fn_compare_versions},
-    {NULL, 0, 0, NULL},
+    {"compare_versions", 2, -1, fn_compare_versions, 0},
+    {NULL, 0, 0, NULL, 0},
 };

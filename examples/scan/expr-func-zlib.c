@@ -15,8 +15,11 @@
 #define DEFAULT_LIMIT (10 * 1024 * 1024) /* the DSL's DefaultMaxDecompressionSize */
 #define GZIP_BITS (16 + MAX_WBITS)
 
-static expr_code compress_as(expr_ctx *c, const expr_value *a, int bits, expr_value *out)
+/* gzip, zlib, deflate: the mode is zlib's window bits for the format. */
+static expr_code fn_compress(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  (void)n;
+  int bits = expr__mode(c);
   expr_value s;
   expr_code rc = expr__str(c, a, &s);
   if (rc != EXPR_OK)
@@ -45,21 +48,6 @@ static expr_code compress_as(expr_ctx *c, const expr_value *a, int bits, expr_va
   return EXPR_OK;
 }
 
-static expr_code fn_gzip(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return compress_as(c, a, GZIP_BITS, out);
-}
-static expr_code fn_zlib(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return compress_as(c, a, MAX_WBITS, out);
-}
-static expr_code fn_deflate(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  return compress_as(c, a, -MAX_WBITS, out);
-}
 
 /* The limit argument, as the DSL reads it (an unreadable one is the
  * default), within max_len. */
@@ -72,9 +60,10 @@ static size_t read_limit(expr_ctx *c, const expr_value *a, size_t n)
   return limit < c->max_len ? limit : c->max_len;
 }
 
-static expr_code decompress_as(expr_ctx *c, const expr_value *a, size_t n, int bits,
-                               expr_value *out)
+/* gzip_decode, zlib_decode, inflate: the mode as for fn_compress. */
+static expr_code fn_decompress(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
+  int bits = expr__mode(c);
   expr_value s;
   expr_code rc = expr__str(c, &a[0], &s);
   if (rc != EXPR_OK)
@@ -114,18 +103,6 @@ static expr_code decompress_as(expr_ctx *c, const expr_value *a, size_t n, int b
   return sb_done(&b, out);
 }
 
-static expr_code fn_gzip_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return decompress_as(c, a, n, GZIP_BITS, out);
-}
-static expr_code fn_zlib_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return decompress_as(c, a, n, MAX_WBITS, out);
-}
-static expr_code fn_inflate(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  return decompress_as(c, a, n, -MAX_WBITS, out);
-}
 
 static expr_code fn_gzip_mtime(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
@@ -143,12 +120,12 @@ static expr_code fn_gzip_mtime(expr_ctx *c, const expr_value *a, size_t n, expr_
 }
 
 const expr_fn expr__fn_zlib[] = {
-    {"gzip", 1, 1, fn_gzip},
-    {"gzip_decode", 1, 2, fn_gzip_decode},
-    {"gzip_mtime", 1, 1, fn_gzip_mtime},
-    {"zlib", 1, 1, fn_zlib},
-    {"zlib_decode", 1, 2, fn_zlib_decode},
-    {"deflate", 1, 1, fn_deflate},
-    {"inflate", 1, 2, fn_inflate},
-    {NULL, 0, 0, NULL},
+    {"gzip", 1, 1, fn_compress, GZIP_BITS},
+    {"gzip_decode", 1, 2, fn_decompress, GZIP_BITS},
+    {"gzip_mtime", 1, 1, fn_gzip_mtime, 0},
+    {"zlib", 1, 1, fn_compress, MAX_WBITS},
+    {"zlib_decode", 1, 2, fn_decompress, MAX_WBITS},
+    {"deflate", 1, 1, fn_compress, -MAX_WBITS},
+    {"inflate", 1, 2, fn_decompress, -MAX_WBITS},
+    {NULL, 0, 0, NULL, 0},
 };

@@ -64,6 +64,7 @@ typedef struct expr_fn {
   const char *name;
   int min, max; /* argument counts; max -1: any */
   expr_fnimpl fn;
+  int mode;     /* what fn does, for one fn serving several names */
 } expr_fn;
 
 typedef struct node node;
@@ -112,6 +113,9 @@ typedef struct expr_ctx {
   const node *call;    /* the call being made */
 } expr_ctx;
 
+/* The mode of the function being called (expr_fn.mode). */
+static inline int expr__mode(const expr_ctx *c) { return c->call->fn->mode; }
+
 expr_code expr__fail(expr_ctx *c, expr_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Fills err (when not NULL). */
@@ -121,6 +125,8 @@ void expr__error(expr_error *err, expr_code code, size_t col, const char *fmt, .
 /* n bytes from the arena (n <= max_len), or NULL with the error set. */
 char *expr__alloc(expr_ctx *c, size_t n);
 expr_value *expr__alloc_list(expr_ctx *c, size_t n);
+/* A copy of p[0..n) in the arena, as *out. */
+expr_code expr__copy(expr_ctx *c, const char *p, size_t n, expr_value *out);
 
 /* A growing string that becomes an arena value (capped at max_len). */
 typedef struct sbuf {

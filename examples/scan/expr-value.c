@@ -110,6 +110,17 @@ char *expr__alloc(expr_ctx *c, size_t n)
   return p;
 }
 
+expr_code expr__copy(expr_ctx *c, const char *p, size_t n, expr_value *out)
+{
+  char *q = expr__alloc(c, n);
+  if (!q)
+    return c->err->code;
+  if (n)
+    memcpy(q, p, n);
+  *out = expr_str(q, n);
+  return EXPR_OK;
+}
+
 expr_value *expr__alloc_list(expr_ctx *c, size_t n)
 {
   if (n > c->max_len / sizeof(expr_value))
@@ -283,12 +294,7 @@ static expr_code scalar_str(expr_ctx *c, const expr_value *v, int gstyle, expr_v
   case EXPR_NUM: break;
   }
   n = expr__fmt_num(v->u.num, gstyle, buf);
-  char *p = expr__alloc(c, n);
-  if (!p)
-    return c->err ? c->err->code : EXPR_E_NOMEM;
-  memcpy(p, buf, n);
-  *out = expr_str(p, n);
-  return EXPR_OK;
+  return expr__copy(c, buf, n, out);
 }
 
 expr_code expr__str(expr_ctx *c, const expr_value *v, expr_value *out)

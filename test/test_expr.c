@@ -595,6 +595,32 @@ START_TEST(fn_regex)
 }
 END_TEST
 
+START_TEST(fn_json)
+{
+  STR("json_minify('{  \"name\":  \"John Doe\",   \"foo\":  \"bar\"     }')",
+      "{\"foo\":\"bar\",\"name\":\"John Doe\"}"); /* DSL */
+  STR("json_prettify('{\"foo\":\"bar\",\"name\":\"John Doe\"}')",
+      "{\n    \"foo\": \"bar\",\n    \"name\": \"John Doe\"\n}"); /* DSL */
+  /* keys sorted, the last of equal ones kept, numbers as float64 prints */
+  STR("json_minify('{\"b\": [1, 2.50, 1e2, 1E-7, 1e21, -0, true, null], \"a\": 1, \"a\": 0}')",
+      "{\"a\":0,\"b\":[1,2.5,100,1e-7,1e+21,-0,true,null]}");
+  /* strings decoded and written HTML-safe; \\ in the expression is one \ */
+  STR("json_minify('{\"z\": \"<&>\\\\n\", \"y\": \"\\\\u00e9\\\\ud83d\\\\ude00\"}')",
+      "{\"y\":\"\xc3\xa9\xf0\x9f\x98\x80\",\"z\":\"\\u003c\\u0026\\u003e\\n\"}");
+  STR("json_minify('{\"k\": {\"y\": 1, \"x\": [{}, []]}}')", "{\"k\":{\"x\":[{},[]],\"y\":1}}");
+  STR("json_prettify('[]')", "[]");
+  STR("json_prettify(' {\"a\":[1,{}], \"b\" : 2.50} ')",
+      "{\n    \"a\": [\n        1,\n        {}\n    ],\n    \"b\": 2.50\n} ");
+  STR("json_prettify('\"just a string\"')", "\"just a string\"");
+  ERR("json_minify('[1, 2]')", EXPR_E_VALUE, 1);
+  ERR("json_minify('{\"a\": 01}')", EXPR_E_VALUE, 1);
+  ERR("json_prettify('{\"a\":}')", EXPR_E_VALUE, 1);
+  ERR("json_prettify('[1,]')", EXPR_E_VALUE, 1);
+  ERR("json_prettify('{} x')", EXPR_E_VALUE, 1);
+  ERR("json_prettify(repeat('[', 300) + repeat(']', 300))", EXPR_E_LIMIT, 1);
+}
+END_TEST
+
 START_TEST(fn_zlib)
 {
   /* DSL: streams made by Go's writers, read back */
@@ -935,6 +961,7 @@ static Suite *suite(void)
   tcase_add_test(t, fn_versions);
   tcase_add_test(t, fn_regex);
   tcase_add_test(t, fn_zlib);
+  tcase_add_test(t, fn_json);
   tcase_add_test(t, fn_random);
   tcase_add_test(t, fn_random_values);
   suite_add_tcase(s, t);

@@ -96,7 +96,7 @@ struct expr {
 const expr_fn *expr__fn_find(const char *name, size_t len);
 extern const expr_fn expr__fn_strings[], expr__fn_codings[], expr__fn_hashes[],
     expr__fn_numbers[], expr__fn_time[], expr__fn_versions[], expr__fn_regex[],
-    expr__fn_zlib[], expr__fn_random[];
+    expr__fn_zlib[], expr__fn_random[], expr__fn_json[];
 
 /* Atoms and variables, found once the tree is built (expr-walk.c). */
 expr_code expr__walk(expr *e, expr_error *err);

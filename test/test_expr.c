@@ -612,6 +612,19 @@ START_TEST(fn_json)
   STR("json_prettify(' {\"a\":[1,{}], \"b\" : 2.50} ')",
       "{\n    \"a\": [\n        1,\n        {}\n    ],\n    \"b\": 2.50\n} ");
   STR("json_prettify('\"just a string\"')", "\"just a string\"");
+  /* DSL */
+  STR("generate_jwt('{\"name\":\"John Doe\",\"foo\":\"bar\"}', 'HS256', 'hello-world')",
+      "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJmb28iOiJiYXIiLCJuYW1lIjoiSm9obiBEb2UifQ."
+      "EsrL8lIcYJR_Ns-JuhF3VCllCP7xwbpMCCfHin_WT6U");
+  /* Python's hmac and base64 over the same header and claims */
+  STR("generate_jwt('{\"a\": 1}', 'hs512', 'k')",
+      "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9.eyJhIjoxfQ.-n3PwVqpG1R1RM-MY6sjfZvyEUiBqEm9I8bHrn-"
+      "E8juR-CTbah1vcBY08ahuc-Bri_fILL8eYBI4sX6q9JMAzg");
+  STR("generate_jwt('{\"a\": 1}', 'none')", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJhIjoxfQ.");
+  STR("generate_jwt('{\"a\": 1}', '')", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJhIjoxfQ.");
+  ERR("generate_jwt('{}', 'RS256', 'key')", EXPR_E_VALUE, 1);
+  ERR("generate_jwt('{}', 'HS256', 'key', 60)", EXPR_E_VALUE, 1);
+  ERR("generate_jwt('[1]', 'HS256', 'key')", EXPR_E_VALUE, 1);
   ERR("json_minify('[1, 2]')", EXPR_E_VALUE, 1);
   ERR("json_minify('{\"a\": 01}')", EXPR_E_VALUE, 1);
   ERR("json_prettify('{\"a\":}')", EXPR_E_VALUE, 1);
@@ -639,6 +652,15 @@ START_TEST(fn_zlib)
   STR("gzip_decode(gzip('one') + gzip('two'))", "onetwo"); /* members read on */
   TRUE("starts_with(gzip('x'), hex_decode('1f8b08'))");
   TRUE("starts_with(zlib('x'), hex_decode('78'))");
+  /* zip: Go's layout (deflated, a data descriptor, no times); the CRC of
+   * "abcd" is the one in the DSL's archive */
+  TRUE("starts_with(zip('aaa.txt', 'abcd'), hex_decode('504b0304140008000800000000000000000000000000"
+       "0000000007000000') + 'aaa.txt')");
+  TRUE("contains(zip('aaa.txt', 'abcd'), hex_decode('504b070811cd82ed'))");
+  /* two entries, a central directory of 2 x (46 + 1) bytes */
+  TRUE("contains(zip('a', 'x', 'b', 'y'), hex_decode('504b050600000000020002005e000000'))");
+  ERR("zip('a', 'b', 'c')", EXPR_E_VALUE, 1);
+  ERR("zip('a', 1)", EXPR_E_VALUE, 1);
   ERR("inflate('garbage!')", EXPR_E_VALUE, 1);
   ERR("gzip_decode(substr(gzip(body), 0, 20))", EXPR_E_VALUE, 1);
 }

@@ -429,9 +429,8 @@ static void minify(sbuf *b, expr_ctx *c, const jval *v)
   }
 }
 
-static expr_code fn_json_minify(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+expr_code expr__json_minify(expr_ctx *c, const expr_value *a, expr_value *out)
 {
-  (void)n;
   jval v;
   const char *rest;
   expr_code rc = parse_doc(c, a, &v, &rest);
@@ -443,6 +442,12 @@ static expr_code fn_json_minify(expr_ctx *c, const expr_value *a, size_t n, expr
   sb_init(&b, c);
   minify(&b, c, &v);
   return sb_done(&b, out);
+}
+
+static expr_code fn_json_minify(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return expr__json_minify(c, a, out);
 }
 
 const expr_fn expr__fn_json[] = {

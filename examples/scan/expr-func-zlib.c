@@ -4,7 +4,10 @@
  * their optional limit or else the DSL's 10 MB, and never more than
  * env.max_len: output past the limit is left out, as the DSL's reader
  * stops there; concatenated gzip members are read on. gzip_mtime gives
- * the member's modification time. */
+ * the member's modification time. zip(name, content, ...) makes a ZIP
+ * archive of those files, laid out as Go's archive/zip writes them
+ * (deflated, each followed by a data descriptor, no times), the deflated
+ * bytes being zlib's. */
 #include "expr-int.h"
 
 #include <string.h>
@@ -15,11 +18,9 @@
 #define DEFAULT_LIMIT (10 * 1024 * 1024) /* the DSL's DefaultMaxDecompressionSize */
 #define GZIP_BITS (16 + MAX_WBITS)
 
-/* gzip, zlib, deflate: the mode is zlib's window bits for the format. */
-static expr_code fn_compress(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+/* a compressed in the format of zlib's window bits. */
+static expr_code compress_bits(expr_ctx *c, const expr_value *a, int bits, expr_value *out)
 {
-  (void)n;
-  int bits = expr__mode(c);
   expr_value s;
   expr_code rc = expr__str(c, a, &s);
   if (rc != EXPR_OK)
@@ -48,6 +49,13 @@ static expr_code fn_compress(expr_ctx *c, const expr_value *a, size_t n, expr_va
   return EXPR_OK;
 }
 
+
+/* gzip, zlib, deflate: the mode is zlib's window bits for the format. */
+static expr_code fn_compress(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return compress_bits(c, a, expr__mode(c), out);
+}
 
 /* The limit argument, as the DSL reads it (an unreadable one is the
  * default), within max_len. */
@@ -119,6 +127,96 @@ static expr_code fn_gzip_mtime(expr_ctx *c, const expr_value *a, size_t n, expr_
   return EXPR_OK;
 }
 
+static void le(sbuf *b, uint32_t v, int bytes)
+{
+  for (int i = 0; i < bytes; i++, v >>= 8)
+    sb_addc(b, (char)(v & 0xff));
+}
+
+/* A ZIP header's signature and the fields after it: versions, flags (a
+ * data descriptor follows), method 8 (deflate), time and date 0. */
+static void zip_head(sbuf *b, uint32_t sig, int central)
+{
+  le(b, sig, 4);
+  if (central)
+    le(b, 20, 2); /* made by */
+  le(b, 20, 2);   /* needed */
+  le(b, 8, 2);
+  le(b, 8, 2);
+  le(b, 0, 4);
+}
+
+typedef struct zip_entry {
+  uint32_t crc, csize, usize, offset;
+} zip_entry;
+
+/* The local header, data and descriptor of the file name, content. */
+static void zip_file(sbuf *b, const expr_value *name, const expr_value *content,
+                     const expr_value *data, zip_entry *z)
+{
+  z->offset = (uint32_t)b->len;
+  z->crc = (uint32_t)crc32(0, (const Bytef *)content->u.str.ptr, (uInt)content->u.str.len);
+  z->csize = (uint32_t)data->u.str.len;
+  z->usize = (uint32_t)content->u.str.len;
+  zip_head(b, 0x04034b50, 0);
+  le(b, 0, 4); /* crc and sizes: in the descriptor */
+  le(b, 0, 4);
+  le(b, 0, 4);
+  le(b, (uint32_t)name->u.str.len, 2);
+  le(b, 0, 2);
+  sb_add(b, S(*name));
+  sb_add(b, S(*data));
+  le(b, 0x08074b50, 4);
+  le(b, z->crc, 4);
+  le(b, z->csize, 4);
+  le(b, z->usize, 4);
+}
+
+static void zip_central(sbuf *b, const expr_value *name, const zip_entry *z)
+{
+  zip_head(b, 0x02014b50, 1);
+  le(b, z->crc, 4);
+  le(b, z->csize, 4);
+  le(b, z->usize, 4);
+  le(b, (uint32_t)name->u.str.len, 2);
+  le(b, 0, 4); /* extra, comment */
+  le(b, 0, 4); /* disk, internal attributes */
+  le(b, 0, 4); /* external attributes */
+  le(b, z->offset, 4);
+  sb_add(b, S(*name));
+}
+
+static expr_code fn_zip(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  if (n % 2)
+    return expr__fail(c, EXPR_E_VALUE, "zip: pairs of name and content");
+  for (size_t i = 0; i < n; i++)
+    if (a[i].type != EXPR_STR || a[i].u.str.len > 0xffff)
+      return expr__fail(c, EXPR_E_VALUE, "zip: names and contents are strings (of 64 KiB)");
+  zip_entry *e = (zip_entry *)(void *)expr__alloc(c, n / 2 * sizeof *e);
+  if (!e)
+    return c->err->code;
+  sbuf b;
+  sb_init(&b, c);
+  for (size_t i = 0; i < n && b.rc == EXPR_OK; i += 2) {
+    expr_value data;
+    if ((b.rc = compress_bits(c, &a[i + 1], -MAX_WBITS, &data)) == EXPR_OK)
+      zip_file(&b, &a[i], &a[i + 1], &data, &e[i / 2]);
+  }
+  uint32_t cd = (uint32_t)b.len;
+  for (size_t i = 0; i < n && b.rc == EXPR_OK; i += 2)
+    zip_central(&b, &a[i], &e[i / 2]);
+  uint32_t cd_len = (uint32_t)b.len - cd;
+  le(&b, 0x06054b50, 4);
+  le(&b, 0, 4);
+  le(&b, (uint32_t)n / 2, 2);
+  le(&b, (uint32_t)n / 2, 2);
+  le(&b, cd_len, 4);
+  le(&b, cd, 4);
+  le(&b, 0, 2);
+  return sb_done(&b, out);
+}
+
 const expr_fn expr__fn_zlib[] = {
     {"gzip", 1, 1, fn_compress, GZIP_BITS},
     {"gzip_decode", 1, 2, fn_decompress, GZIP_BITS},
@@ -127,5 +225,6 @@ const expr_fn expr__fn_zlib[] = {
     {"zlib_decode", 1, 2, fn_decompress, MAX_WBITS},
     {"deflate", 1, 1, fn_compress, -MAX_WBITS},
     {"inflate", 1, 2, fn_decompress, -MAX_WBITS},
+    {"zip", 2, -1, fn_zip, 0},
     {NULL, 0, 0, NULL, 0},
 };

@@ -96,7 +96,7 @@ struct expr {
 const expr_fn *expr__fn_find(const char *name, size_t len);
 extern const expr_fn expr__fn_strings[], expr__fn_codings[], expr__fn_hashes[],
     expr__fn_numbers[], expr__fn_time[], expr__fn_versions[], expr__fn_regex[],
-    expr__fn_zlib[], expr__fn_random[], expr__fn_json[];
+    expr__fn_zlib[], expr__fn_random[], expr__fn_json[], expr__fn_jwt[];
 
 /* Atoms and variables, found once the tree is built (expr-walk.c). */
 expr_code expr__walk(expr *e, expr_error *err);
@@ -168,6 +168,9 @@ int expr__equal(const expr_value *a, const expr_value *b);
 int expr__is(const expr_value *v, const char *s);
 /* Args 0..n as strings, into out[] (each converted with expr__str). */
 expr_code expr__strs(expr_ctx *c, const expr_value *args, size_t n, expr_value *out);
+
+/* A JSON object's text as Go marshals it again (expr-func-json.c). */
+expr_code expr__json_minify(expr_ctx *c, const expr_value *a, expr_value *out);
 
 /* ---- Regexes (expr-func-regex.c): PCRE2, bytes, no UTF. */
 void *expr__re_compile(const char *p, size_t n, char *msg, size_t cap, size_t *at);

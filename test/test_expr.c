@@ -934,6 +934,31 @@ START_TEST(streamed)
 }
 END_TEST
 
+/* What {{...}} writes into a request. */
+START_TEST(text)
+{
+  expr_arena a;
+  expr_arena_init(&a, 0);
+  expr_value t, items[2] = {expr_str("a", 1), expr_str("b", 1)}, list = {.type = EXPR_LIST};
+  list.u.list.items = items;
+  list.u.list.n = 2;
+  const struct {
+    expr_value v;
+    const char *want;
+  } cases[] = {{expr_num(1e6), "1000000"}, {expr_num(-2.5), "-2.5"}, {expr_num(0.000001), "0.000001"},
+               {expr_nil(), ""},           {expr_bool(1), "true"},  {expr_str("x\0y", 3), "x"},
+               {list, "[a b]"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ck_assert_int_eq(expr_text(&cases[i].v, &a, &t, NULL), EXPR_OK);
+    size_t want = cases[i].v.type == EXPR_STR ? 3 : strlen(cases[i].want);
+    ck_assert_msg(t.type == EXPR_STR && t.u.str.len == want &&
+                      memcmp(t.u.str.ptr, cases[i].want, strlen(cases[i].want)) == 0,
+                  "case %zu", i);
+  }
+  expr_arena_free(&a);
+}
+END_TEST
+
 /* One compiled expression, several evaluations: the same result, and
  * every arena holds only its own. */
 START_TEST(reuse)
@@ -996,6 +1021,7 @@ static Suite *suite(void)
   tcase_add_test(t, walker);
   tcase_add_test(t, streamed);
   tcase_add_test(t, reuse);
+  tcase_add_test(t, text);
   suite_add_tcase(s, t);
   return s;
 }

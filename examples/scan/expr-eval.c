@@ -312,6 +312,14 @@ void expr_env_init(expr_env *env)
   env->max_wait_ms = EXPR_MAX_WAIT_MS;
 }
 
+expr_code expr_text(const expr_value *v, expr_arena *a, expr_value *out, expr_error *err)
+{
+  expr_error local;
+  expr_ctx c = {.a = a, .err = err ? err : &local, .col = 1, .max_len = EXPR_MAX_LEN};
+  memset(c.err, 0, sizeof *c.err);
+  return expr__str(&c, v, out);
+}
+
 expr_code expr_eval(const expr *e, const expr_env *env, expr_arena *a, expr_value *out,
                     expr_error *err)
 {

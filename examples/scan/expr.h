@@ -138,6 +138,11 @@ void expr_free(expr *e);
 expr_code expr_eval(const expr *e, const expr_env *env, expr_arena *a, expr_value *out,
                     expr_error *err);
 
+/* v as text, as nuclei writes the result of {{...}} into a request (the
+ * DSL's toString): numbers in full (1e6 is 1000000), nil as "", bools as
+ * true/false, lists as [a b]. A string is itself; other text is made in a. */
+expr_code expr_text(const expr_value *v, expr_arena *a, expr_value *out, expr_error *err);
+
 /* The variables e reads, each once, in order of first appearance. */
 size_t expr_var_count(const expr *e);
 const char *expr_var_name(const expr *e, size_t i, size_t *len);

@@ -3,13 +3,17 @@
  * has, the errors with their columns, the caps on hostile values, and what
  * the walker reports (variables, atoms, uses). Values marked "DSL" are the
  * results the DSL library documents for that call; the others were
- * computed here with Python's hashlib, hmac, base64 and zlib, or follow
- * from the definition. No network. Dates are read in UTC (TZ is set). */
+ * computed here with Python's hashlib, hmac, base64 and zlib or the openssl
+ * command line, or follow from the definition. No network. Dates are read in UTC (TZ is set). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
 
 #include "expr.h"
 
@@ -33,6 +37,7 @@ static int lookup(void *ud, const char *name, size_t len, expr_value *out)
   VAR("yes", expr_bool(1));
   VAR("content-type", expr_str("bracketed", 9));
   VAR("big", expr_num(1e6));
+  VAR("md5", expr_str("x", 1));
   return 0;
 #undef VAR
 }
@@ -287,6 +292,8 @@ START_TEST(compile_errors)
   ERR("nosuch(1)", EXPR_E_FUNC, 1);
   ERR("status_code == 1 && nope(body)", EXPR_E_FUNC, 21);
   ERR("contains(body)", EXPR_E_ARGS, 1);
+  ERR("md5 == 1", EXPR_E_SYNTAX, 1); /* a function's name is no variable's */
+  STR("[md5]", "x"); /* but in brackets it is */
   ERR("  md5()", EXPR_E_ARGS, 3);
   ERR("md5(1, 2)", EXPR_E_ARGS, 1);
   ERR("replace('a', 'b')", EXPR_E_ARGS, 1);
@@ -666,6 +673,55 @@ START_TEST(fn_zlib)
 }
 END_TEST
 
+/* aes_gcm and rsa_encrypt draw random bytes: what they make is decrypted
+ * here with libcrypto. */
+START_TEST(fn_ciphers)
+{
+  expr_arena a;
+  expr_arena_init(&a, 0);
+  expr_value v, w;
+  ck_assert_int_eq(run("aes_gcm('0123456789abcdef', 'respchain')", &a, &v, NULL), EXPR_OK);
+  ck_assert_uint_eq(v.u.str.len, 12 + 9 + 16);
+  const unsigned char *p = (const unsigned char *)v.u.str.ptr;
+  unsigned char plain[16];
+  int k1 = 0, k2 = 0;
+  EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+  ck_assert(EVP_DecryptInit_ex(x, EVP_aes_128_gcm(), NULL, (const unsigned char *)"0123456789abcdef",
+                               p) == 1);
+  ck_assert(EVP_DecryptUpdate(x, plain, &k1, p + 12, 9) == 1);
+  ck_assert(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_TAG, 16, (void *)(p + 21)) == 1);
+  ck_assert(EVP_DecryptFinal_ex(x, plain + k1, &k2) == 1); /* the tag holds */
+  EVP_CIPHER_CTX_free(x);
+  ck_assert(k1 + k2 == 9 && memcmp(plain, "respchain", 9) == 0);
+  ck_assert_int_eq(run("aes_gcm('0123456789abcdef', 'respchain')", &a, &w, NULL), EXPR_OK);
+  ck_assert(memcmp(v.u.str.ptr, w.u.str.ptr, 12) != 0); /* a new nonce each time */
+  ERR("aes_gcm('short', 'x')", EXPR_E_VALUE, 1);
+
+  EVP_PKEY *key = EVP_RSA_gen(2048);
+  ck_assert_ptr_nonnull(key);
+  BIO *bio = BIO_new(BIO_s_mem());
+  ck_assert(PEM_write_bio_PUBKEY(bio, key) == 1);
+  char *pem;
+  long pem_len = BIO_get_mem_data(bio, &pem);
+  char src[1024];
+  snprintf(src, sizeof src, "base64_decode(rsa_encrypt('respchain', '%.*s'))", (int)pem_len, pem);
+  BIO_free(bio);
+  ck_assert_int_eq(run(src, &a, &v, NULL), EXPR_OK);
+  ck_assert_uint_eq(v.u.str.len, 256);
+  EVP_PKEY_CTX *dx = EVP_PKEY_CTX_new(key, NULL);
+  unsigned char out[256];
+  size_t out_len = sizeof out;
+  ck_assert(EVP_PKEY_decrypt_init(dx) == 1 &&
+            EVP_PKEY_CTX_set_rsa_padding(dx, RSA_PKCS1_PADDING) == 1 &&
+            EVP_PKEY_decrypt(dx, out, &out_len, (const unsigned char *)v.u.str.ptr, 256) == 1);
+  ck_assert(out_len == 9 && memcmp(out, "respchain", 9) == 0);
+  EVP_PKEY_CTX_free(dx);
+  EVP_PKEY_free(key);
+  ERR("rsa_encrypt('x', 'not a key')", EXPR_E_VALUE, 1);
+  expr_arena_free(&a);
+}
+END_TEST
+
 /* ---- Random values: their shapes. */
 static int all_in(const expr_value *v, const char *set)
 {
@@ -1009,6 +1065,7 @@ static Suite *suite(void)
   tcase_add_test(t, fn_regex);
   tcase_add_test(t, fn_zlib);
   tcase_add_test(t, fn_json);
+  tcase_add_test(t, fn_ciphers);
   tcase_add_test(t, fn_random);
   tcase_add_test(t, fn_random_values);
   suite_add_tcase(s, t);

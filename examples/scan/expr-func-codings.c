@@ -35,11 +35,8 @@ static void b64_encode(sbuf *b, const unsigned char *p, size_t n, size_t line)
     sb_addc(b, '\n');
 }
 
-/* base64 (mode 0) and base64_py (mode 76: lines of that many). */
-static expr_code fn_base64(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+static expr_code encode64(expr_ctx *c, const expr_value *a, size_t line, expr_value *out)
 {
-  size_t line = (size_t)expr__mode(c);
-  (void)n;
   expr_value s;
   expr_code rc = expr__str(c, a, &s);
   if (rc != EXPR_OK)
@@ -50,6 +47,18 @@ static expr_code fn_base64(expr_ctx *c, const expr_value *a, size_t n, expr_valu
   return sb_done(&b, out);
 }
 
+
+expr_code expr__base64(expr_ctx *c, const expr_value *a, expr_value *out)
+{
+  return encode64(c, a, 0, out);
+}
+
+/* base64 (mode 0) and base64_py (mode 76: lines of that many). */
+static expr_code fn_base64(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return encode64(c, a, (size_t)expr__mode(c), out);
+}
 
 static int b64_value(unsigned char ch)
 {

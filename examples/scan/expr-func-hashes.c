@@ -2,13 +2,18 @@
  * hmac(algorithm, data, key) with sha1, sha256 or sha512 (also written
  * sha-1, ...), through OpenSSL's libcrypto; mmh3, murmur3's 32-bit hash
  * with seed 0 of the value as Go's %v prints it, given as a signed decimal
- * (what favicon hashes compare: mmh3(base64_py(body))); and its one
- * deterministic cipher, aes_cbc(plaintext, key, iv): AES-128, -192 or -256
- * by the key's length, a 16-byte IV, PKCS#7 padding, the raw bytes. */
+ * (what favicon hashes compare: mmh3(base64_py(body))); and the ciphers:
+ * aes_cbc(plaintext, key, iv), AES-128, -192 or -256 by the key's length, a
+ * 16-byte IV, PKCS#7 padding, the raw bytes; aes_gcm(key, plaintext), a
+ * random 12-byte nonce, then the ciphertext and its 16-byte tag;
+ * rsa_encrypt(plaintext, PEM public key), PKCS#1 v1.5, in base64. */
 #include "expr-int.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +100,62 @@ static expr_code fn_aes_cbc(expr_ctx *c, const expr_value *a, size_t n, expr_val
   return EXPR_OK;
 }
 
+static const EVP_CIPHER *aes_gcm_of(size_t klen)
+{
+  return klen == 16 ? EVP_aes_128_gcm() : klen == 24 ? EVP_aes_192_gcm()
+         : klen == 32 ? EVP_aes_256_gcm() : NULL;
+}
+
+static expr_code fn_aes_gcm(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  if (a[0].type != EXPR_STR || a[1].type != EXPR_STR)
+    return expr__fail(c, EXPR_E_VALUE, "aes_gcm: the arguments are strings");
+  const EVP_CIPHER *ci = aes_gcm_of(a[0].u.str.len);
+  size_t len = a[1].u.str.len;
+  if (!ci)
+    return expr__fail(c, EXPR_E_VALUE, "aes_gcm: a key of 16, 24 or 32 bytes");
+  if (len > c->max_len - 28 || len > INT32_MAX)
+    return expr__fail(c, EXPR_E_LIMIT, "aes_gcm: the value would pass %zu bytes", c->max_len);
+  unsigned char *p = (unsigned char *)expr__alloc(c, 12 + len + 16);
+  EVP_CIPHER_CTX *x = p ? EVP_CIPHER_CTX_new() : NULL;
+  int k1 = 0, k2 = 0;
+  int ok = x && RAND_bytes(p, 12) == 1 &&
+           EVP_EncryptInit_ex(x, ci, NULL, (const unsigned char *)a[0].u.str.ptr, p) &&
+           EVP_EncryptUpdate(x, p + 12, &k1, (const unsigned char *)a[1].u.str.ptr, (int)len) &&
+           EVP_EncryptFinal_ex(x, p + 12 + k1, &k2) &&
+           EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, 16, p + 12 + k1 + k2);
+  EVP_CIPHER_CTX_free(x);
+  if (!ok)
+    return p ? expr__fail(c, EXPR_E_NOMEM, "aes_gcm failed") : c->err->code;
+  *out = expr_str((const char *)p, 12 + (size_t)(k1 + k2) + 16);
+  return EXPR_OK;
+}
+
+static expr_code fn_rsa_encrypt(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  if (a[0].type != EXPR_STR || a[1].type != EXPR_STR || a[1].u.str.len > INT32_MAX)
+    return expr__fail(c, EXPR_E_VALUE, "rsa_encrypt: the arguments are strings");
+  BIO *bio = BIO_new_mem_buf(a[1].u.str.ptr, (int)a[1].u.str.len);
+  EVP_PKEY *key = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+  BIO_free(bio);
+  EVP_PKEY_CTX *x = key && EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA
+                        ? EVP_PKEY_CTX_new(key, NULL) : NULL;
+  unsigned char buf[1024]; /* up to 8192-bit keys */
+  size_t len = sizeof buf;
+  int ok = x && EVP_PKEY_get_size(key) <= (int)sizeof buf && EVP_PKEY_encrypt_init(x) > 0 &&
+           EVP_PKEY_CTX_set_rsa_padding(x, RSA_PKCS1_PADDING) > 0 &&
+           EVP_PKEY_encrypt(x, buf, &len, (const unsigned char *)a[0].u.str.ptr,
+                            a[0].u.str.len) > 0;
+  EVP_PKEY_CTX_free(x);
+  EVP_PKEY_free(key);
+  if (!ok)
+    return expr__fail(c, EXPR_E_VALUE, "rsa_encrypt: not an RSA public key, or too much text");
+  expr_value raw = expr_str((const char *)buf, len);
+  return expr__base64(c, &raw, out);
+}
+
 static uint32_t rotl(uint32_t x, int r) { return x << r | x >> (32 - r); }
 
 /* MurmurHash3 x86 32 (Austin Appleby's public-domain design). */
@@ -142,5 +203,7 @@ const expr_fn expr__fn_hashes[] = {
     {"md5", 1, 1, fn_digest, 0},    {"sha1", 1, 1, fn_digest, 1}, {"sha256", 1, 1, fn_digest, 2},
     {"sha512", 1, 1, fn_digest, 3}, {"hmac", 3, 3, fn_hmac, 0},   {"mmh3", 1, 1, fn_mmh3, 0},
     {"aes_cbc", 3, 3, fn_aes_cbc, 0},
+    {"aes_gcm", 2, 2, fn_aes_gcm, 0},
+    {"rsa_encrypt", 2, 2, fn_rsa_encrypt, 0},
     {NULL, 0, 0, NULL, 0},
 };

@@ -388,7 +388,7 @@ static expr_code fn_wait_for(expr_ctx *c, const expr_value *a, size_t n, expr_va
   if (!expr__to_int(a, &s))
     return expr__fail(c, EXPR_E_VALUE, "wait_for: bad seconds");
   unsigned left = c->env->max_wait_ms - c->waited_ms;
-  unsigned ms = s <= 0 ? 0 : (unsigned long long)s * 1000 > left ? left : (unsigned)s * 1000;
+  unsigned ms = s <= 0 ? 0 : (unsigned long long)s > left / 1000 ? left : (unsigned)s * 1000;
   if (ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0)

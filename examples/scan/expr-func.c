@@ -1,7 +1,33 @@
 /* The expression engine's function library, by name: one table per group
  * (expr-func-*.c). The DSL registers every function also under its name
  * without underscores (tolower for to_lower, base64decode), as nuclei's
- * older templates write them; expr__fn_find accepts both. */
+ * older templates write them; expr__fn_find accepts both.
+ *
+ *   strings   len to_lower to_upper to_title to_string reverse sort uniq
+ *             repeat replace trim trim_left trim_right trim_space
+ *             trim_prefix trim_suffix contains contains_all contains_any
+ *             starts_with ends_with line_starts_with line_ends_with
+ *             equals_any concat join split index substr remove_bad_chars
+ *             count padding print_debug
+ *   codings   base64 base64_py base64_decode url_encode url_decode
+ *             hex_encode hex_decode html_escape html_unescape xor
+ *   hashes    md5 sha1 sha256 sha512 hmac mmh3 aes_cbc aes_gcm rsa_encrypt
+ *   numbers   to_number to_bool dec_to_hex hex_to_dec oct_to_dec bin_to_dec
+ *   time      date_time unix_time to_unix_time wait_for
+ *   versions  compare_versions
+ *   regex     regex regex_all regex_any replace_regex
+ *   zlib      gzip gzip_decode gzip_mtime zlib zlib_decode deflate inflate zip
+ *   random    rand_base rand_char rand_text_alpha rand_text_alphanumeric
+ *             rand_text_numeric rand_int rand_ip
+ *   json      json_minify json_prettify
+ *   jwt       generate_jwt (HMAC and none)
+ *
+ * Left out, each an unknown function: what reaches the network or a
+ * service (public_ip, jarm, llm_prompt), what needs large data sets
+ * (wappalyzer's fingerprints, cookie_unsign's word list,
+ * generate_java_gadget and generate_dotnet_gadget's serialized payloads),
+ * and two whose exact rules were not settled: unpack (Python struct
+ * formats through gostruct) and ip_format (mapcidr's eleven notations). */
 #include "expr-int.h"
 
 #include <string.h>

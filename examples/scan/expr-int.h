@@ -169,6 +169,8 @@ int expr__is(const expr_value *v, const char *s);
 /* Args 0..n as strings, into out[] (each converted with expr__str). */
 expr_code expr__strs(expr_ctx *c, const expr_value *args, size_t n, expr_value *out);
 
+/* a in standard base64 (expr-func-codings.c). */
+expr_code expr__base64(expr_ctx *c, const expr_value *a, expr_value *out);
 /* A JSON object's text as Go marshals it again (expr-func-json.c). */
 expr_code expr__json_minify(expr_ctx *c, const expr_value *a, expr_value *out);
 

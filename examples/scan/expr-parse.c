@@ -150,7 +150,8 @@ static node *parse_call(parser *p, tok *name)
 }
 
 /* A name: a call when '(' follows, true, false, or a variable ([name] is
- * always a variable). */
+ * always a variable). A function's name is not a variable's, as in
+ * govaluate. */
 static node *parse_name(parser *p)
 {
   tok name = p->cur;
@@ -163,7 +164,10 @@ static node *parse_name(parser *p)
     else if (plain && (strcmp(name.text, "true") == 0 || strcmp(name.text, "false") == 0)) {
       if ((n = node_new(p, N_LIT, name.col)) != NULL)
         n->lit = expr_bool(name.text[0] == 't');
-    } else if ((n = node_new(p, N_VAR, name.col)) != NULL) {
+    } else if (plain && expr__fn_find(name.text, name.len))
+      expr__error(p->err, EXPR_E_SYNTAX, name.col, "function '%.60s' without arguments",
+                  name.text);
+    else if ((n = node_new(p, N_VAR, name.col)) != NULL) {
       n->text = name.text;
       n->text_len = name.len;
       name.text = NULL;

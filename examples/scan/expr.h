@@ -19,8 +19,9 @@
  *   expr_free(e);
  *
  * Values are nil, bool, number (a double, as govaluate's float64), string
- * (bytes with a length, NUL allowed, not terminated) and list (of strings,
- * what split, sort and uniq return). The rules are govaluate's: + adds two
+ * (bytes with a length, NUL allowed, not terminated) and list (what split,
+ * sort and uniq return, and (a, b) outside a call, for in). The rules are
+ * govaluate's: + adds two
  * numbers and joins as text when either side is a string; < <= > >= take two
  * numbers or two strings (bytes compared); == and != are true only for the
  * same type and value; && || ! take bools; anything else is an evaluation
@@ -33,7 +34,18 @@
  * of bounds: every value it makes is at most env.max_len bytes, all values of
  * one arena at most its max_total, regexes run under PCRE2 match limits, and
  * wait_for sleeps at most env.max_wait_ms; past a cap, evaluation stops with
- * EXPR_E_LIMIT. */
+ * EXPR_E_LIMIT.
+ *
+ * The files: expr-lex.c (tokens), expr-parse.c (the tree), expr-walk.c
+ * (variables, atoms, uses), expr-eval.c (operators, types), expr-value.c
+ * (values, the arena, conversions), expr-func.c (the library by name) and
+ * expr-func-*.c, one per family of functions; expr-func.c lists what the
+ * library has and leaves out. Where it differs from nuclei on purpose or by
+ * necessity: case mapping and trim sets are ASCII; regexes match bytes
+ * (PCRE2, no UTF mode); gzip, zlib, deflate and zip make zlib's bytes,
+ * which read back the same but differ from Go's; count returns a number
+ * (Go's int, which govaluate would not compare with one); a wrong number of
+ * arguments is a compile error (nuclei's is one at evaluation). */
 #ifndef SCAN_EXPR_H
 #define SCAN_EXPR_H
 

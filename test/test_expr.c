@@ -103,7 +103,7 @@ static void check_bool(const char *src, int want, int line)
                 v.type, want ? "true" : "false");
   expr_arena_free(&a);
 }
-#define TRUE(src) check_bool(src, 1, __LINE__)
+#define TRUE(src)  check_bool(src, 1, __LINE__)
 #define FALSE(src) check_bool(src, 0, __LINE__)
 
 /* src fails with code (at column col, unless col is 0). */
@@ -293,7 +293,7 @@ START_TEST(compile_errors)
   ERR("status_code == 1 && nope(body)", EXPR_E_FUNC, 21);
   ERR("contains(body)", EXPR_E_ARGS, 1);
   ERR("md5 == 1", EXPR_E_SYNTAX, 1); /* a function's name is no variable's */
-  STR("[md5]", "x"); /* but in brackets it is */
+  STR("[md5]", "x");                 /* but in brackets it is */
   ERR("  md5()", EXPR_E_ARGS, 3);
   ERR("md5(1, 2)", EXPR_E_ARGS, 1);
   ERR("replace('a', 'b')", EXPR_E_ARGS, 1);
@@ -429,7 +429,8 @@ START_TEST(fn_codings)
   STR("base64_py('Hello')", "SGVsbG8=\n"); /* DSL */
   STR("base64_py('')", "\n");
   /* Python's base64.encodebytes of bytes 0..59 twice: lines of 76 */
-  STR("base64_py(hex_decode(repeat('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2"
+  STR("base64_py(hex_decode(repeat('"
+      "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2"
       "02122232425262728292a2b2c2d2e2f303132333435363738393a3b', 2)))",
       "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4\n"
       "OTo7AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1\n"
@@ -550,7 +551,7 @@ END_TEST
 
 START_TEST(fn_versions)
 {
-  TRUE("compare_versions('v1.0.0', '<1.1.1')"); /* DSL */
+  TRUE("compare_versions('v1.0.0', '<1.1.1')");  /* DSL */
   TRUE("compare_versions('v1.1.1', '>v1.1.0')"); /* DSL */
   TRUE("compare_versions('v1.0.0', '>v0.0.1,<v1.0.1')");
   TRUE("compare_versions('v1.0.0', '>v0.0.1', '<v1.0.1')");
@@ -594,8 +595,7 @@ START_TEST(fn_regex)
   STR("replace_regex('He123llo', '(\\\\d+)', '')", "Hello"); /* DSL */
   STR("replace_regex('a1b22c', '[0-9]+', '#')", "a#b#c");
   STR("replace_regex('john smith', '(\\\\w+) (\\\\w+)', '$2 $1')", "smith john");
-  STR("replace_regex('john smith', '(?P<first>\\\\w+) (\\\\w+)', '${2}, ${first}')",
-      "smith, john");
+  STR("replace_regex('john smith', '(?P<first>\\\\w+) (\\\\w+)', '${2}, ${first}')", "smith, john");
   STR("replace_regex('abc', 'x*', '-')", "-a-b-c-");
   STR("replace_regex('abc', 'b', '$$')", "a$c");
   STR("replace_regex('abc', 'b', '$9')", "ac");
@@ -661,8 +661,9 @@ START_TEST(fn_zlib)
   TRUE("starts_with(zlib('x'), hex_decode('78'))");
   /* zip: Go's layout (deflated, a data descriptor, no times); the CRC of
    * "abcd" is the one in the DSL's archive */
-  TRUE("starts_with(zip('aaa.txt', 'abcd'), hex_decode('504b0304140008000800000000000000000000000000"
-       "0000000007000000') + 'aaa.txt')");
+  TRUE(
+      "starts_with(zip('aaa.txt', 'abcd'), hex_decode('504b0304140008000800000000000000000000000000"
+      "0000000007000000') + 'aaa.txt')");
   TRUE("contains(zip('aaa.txt', 'abcd'), hex_decode('504b070811cd82ed'))");
   /* two entries, a central directory of 2 x (46 + 1) bytes */
   TRUE("contains(zip('a', 'x', 'b', 'y'), hex_decode('504b050600000000020002005e000000'))");
@@ -686,8 +687,8 @@ START_TEST(fn_ciphers)
   unsigned char plain[16];
   int k1 = 0, k2 = 0;
   EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
-  ck_assert(EVP_DecryptInit_ex(x, EVP_aes_128_gcm(), NULL, (const unsigned char *)"0123456789abcdef",
-                               p) == 1);
+  ck_assert(EVP_DecryptInit_ex(x, EVP_aes_128_gcm(), NULL,
+                               (const unsigned char *)"0123456789abcdef", p) == 1);
   ck_assert(EVP_DecryptUpdate(x, plain, &k1, p + 12, 9) == 1);
   ck_assert(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_TAG, 16, (void *)(p + 21)) == 1);
   ck_assert(EVP_DecryptFinal_ex(x, plain + k1, &k2) == 1); /* the tag holds */
@@ -784,7 +785,8 @@ START_TEST(fn_random_values)
     ck_assert_int_eq(run("rand_int()", &a, &v, NULL), EXPR_OK);
     ck_assert(v.u.num >= 0 && v.u.num < 2147483647.0);
     ck_assert_int_eq(run("rand_ip('192.168.7.0/24')", &a, &v, NULL), EXPR_OK);
-    ck_assert(v.type == EXPR_STR && v.u.str.len >= 11 && memcmp(v.u.str.ptr, "192.168.7.", 10) == 0);
+    ck_assert(v.type == EXPR_STR && v.u.str.len >= 11 &&
+              memcmp(v.u.str.ptr, "192.168.7.", 10) == 0);
     ck_assert_int_eq(run("rand_ip('10.0.0.1/32', '10.0.0.1/32')", &a, &v, NULL), EXPR_OK);
     ck_assert(v.u.str.len == 8 && memcmp(v.u.str.ptr, "10.0.0.1", 8) == 0);
     ck_assert_int_eq(run("rand_ip('2001:db8::/64')", &a, &v, NULL), EXPR_OK);
@@ -859,8 +861,7 @@ START_TEST(caps)
 END_TEST
 
 /* ---- The walker. */
-static int has_atom(const expr *e, expr_atom_kind kind, int lower, const char *var,
-                    const char *lit)
+static int has_atom(const expr *e, expr_atom_kind kind, int lower, const char *var, const char *lit)
 {
   for (size_t i = 0; i < expr_atom_count(e); i++) {
     const expr_atom *a = expr_atom_get(e, i);
@@ -1001,8 +1002,12 @@ START_TEST(text)
   const struct {
     expr_value v;
     const char *want;
-  } cases[] = {{expr_num(1e6), "1000000"}, {expr_num(-2.5), "-2.5"}, {expr_num(0.000001), "0.000001"},
-               {expr_nil(), ""},           {expr_bool(1), "true"},  {expr_str("x\0y", 3), "x"},
+  } cases[] = {{expr_num(1e6), "1000000"},
+               {expr_num(-2.5), "-2.5"},
+               {expr_num(0.000001), "0.000001"},
+               {expr_nil(), ""},
+               {expr_bool(1), "true"},
+               {expr_str("x\0y", 3), "x"},
                {list, "[a b]"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     ck_assert_int_eq(expr_text(&cases[i].v, &a, &t, NULL), EXPR_OK);

@@ -16,12 +16,12 @@ static expr_code eval(expr_ctx *c, const node *n, expr_value *out);
 static const char *op_name(op o)
 {
   static const char *const names[] = {
-      [OP_ADD] = "+",   [OP_SUB] = "-",   [OP_MUL] = "*",   [OP_DIV] = "/",   [OP_MOD] = "%",
-      [OP_POW] = "**",  [OP_EQ] = "==",   [OP_NE] = "!=",   [OP_LT] = "<",    [OP_LE] = "<=",
-      [OP_GT] = ">",    [OP_GE] = ">=",   [OP_REQ] = "=~",  [OP_NREQ] = "!~", [OP_IN] = "in",
-      [OP_AND] = "&&",  [OP_OR] = "||",   [OP_BAND] = "&",  [OP_BOR] = "|",   [OP_BXOR] = "^",
-      [OP_SHL] = "<<",  [OP_SHR] = ">>",  [OP_NEG] = "-",   [OP_NOT] = "!",   [OP_BNOT] = "~",
-      [OP_TIF] = "?",   [OP_TELSE] = ":", [OP_COALESCE] = "??"};
+      [OP_ADD] = "+",  [OP_SUB] = "-",   [OP_MUL] = "*",      [OP_DIV] = "/",   [OP_MOD] = "%",
+      [OP_POW] = "**", [OP_EQ] = "==",   [OP_NE] = "!=",      [OP_LT] = "<",    [OP_LE] = "<=",
+      [OP_GT] = ">",   [OP_GE] = ">=",   [OP_REQ] = "=~",     [OP_NREQ] = "!~", [OP_IN] = "in",
+      [OP_AND] = "&&", [OP_OR] = "||",   [OP_BAND] = "&",     [OP_BOR] = "|",   [OP_BXOR] = "^",
+      [OP_SHL] = "<<", [OP_SHR] = ">>",  [OP_NEG] = "-",      [OP_NOT] = "!",   [OP_BNOT] = "~",
+      [OP_TIF] = "?",  [OP_TELSE] = ":", [OP_COALESCE] = "??"};
   return names[o] ? names[o] : "?";
 }
 
@@ -70,10 +70,10 @@ static expr_code concat_v(expr_ctx *c, const expr_value *a, const expr_value *b,
   if (rc != EXPR_OK)
     return rc;
   sbuf s;
-  sb_init(&s, c);
-  sb_add(&s, sa.u.str.ptr, sa.u.str.len);
-  sb_add(&s, sb2.u.str.ptr, sb2.u.str.len);
-  return sb_done(&s, out);
+  expr__sb_init(&s, c);
+  expr__sb_add(&s, sa.u.str.ptr, sa.u.str.len);
+  expr__sb_add(&s, sb2.u.str.ptr, sb2.u.str.len);
+  return expr__sb_done(&s, out);
 }
 
 static expr_code compare(expr_ctx *c, op o, const expr_value *a, const expr_value *b,
@@ -87,7 +87,10 @@ static expr_code compare(expr_ctx *c, op o, const expr_value *a, const expr_valu
   else
     return type_error(c, o, a, b);
   /* r == 2: NaN, every comparison false */
-  int t = o == OP_LT ? r == -1 : o == OP_LE ? (r == -1 || r == 0) : o == OP_GT ? r == 1 : (r == 1 || r == 0);
+  int t = o == OP_LT   ? r == -1
+          : o == OP_LE ? (r == -1 || r == 0)
+          : o == OP_GT ? r == 1
+                       : (r == 1 || r == 0);
   *out = expr_bool(t);
   return EXPR_OK;
 }
@@ -111,8 +114,7 @@ static expr_code regex_op(expr_ctx *c, const node *n, const expr_value *a, const
   return EXPR_OK;
 }
 
-static expr_code arith(expr_ctx *c, op o, const expr_value *a, const expr_value *b,
-                       expr_value *out)
+static expr_code arith(expr_ctx *c, op o, const expr_value *a, const expr_value *b, expr_value *out)
 {
   if (o == OP_ADD && (a->type == EXPR_STR || b->type == EXPR_STR))
     return concat_v(c, a, b, out);

@@ -19,20 +19,21 @@ static void b64_encode(sbuf *b, const unsigned char *p, size_t n, size_t line)
 {
   size_t col = 0;
   for (size_t i = 0; i < n && b->rc == EXPR_OK; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+    unsigned v =
+        (unsigned)p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
     char q[4] = {b64[v >> 18], b64[(v >> 12) & 63], i + 1 < n ? b64[(v >> 6) & 63] : '=',
                  i + 2 < n ? b64[v & 63] : '='};
     for (int k = 0; k < 4; k++) {
       if (line && col == line) {
-        sb_addc(b, '\n');
+        expr__sb_addc(b, '\n');
         col = 0;
       }
-      sb_addc(b, q[k]);
+      expr__sb_addc(b, q[k]);
       col++;
     }
   }
   if (line)
-    sb_addc(b, '\n');
+    expr__sb_addc(b, '\n');
 }
 
 static expr_code encode64(expr_ctx *c, const expr_value *a, size_t line, expr_value *out)
@@ -42,11 +43,10 @@ static expr_code encode64(expr_ctx *c, const expr_value *a, size_t line, expr_va
   if (rc != EXPR_OK)
     return rc;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   b64_encode(&b, (const unsigned char *)s.u.str.ptr, s.u.str.len, line);
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
-
 
 expr_code expr__base64(expr_ctx *c, const expr_value *a, expr_value *out)
 {
@@ -120,15 +120,15 @@ static expr_code fn_url_encode(expr_ctx *c, const expr_value *a, size_t n, expr_
     return rc;
   int all = n > 1 && expr_true(&a[1]);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < s.u.str.len; i++) {
     unsigned char ch = (unsigned char)s.u.str.ptr[i];
     if (unreserved(ch, all))
-      sb_addc(&b, (char)ch);
+      expr__sb_addc(&b, (char)ch);
     else
-      sb_addf(&b, "%%%02X", ch);
+      expr__sb_addf(&b, "%%%02X", ch);
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static int hex_digit(unsigned char ch)
@@ -147,18 +147,18 @@ static expr_code fn_url_decode(expr_ctx *c, const expr_value *a, size_t n, expr_
   if (rc != EXPR_OK)
     return rc;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   const unsigned char *p = (const unsigned char *)s.u.str.ptr;
   for (size_t i = 0; i < s.u.str.len; i++) {
     int hi, lo;
     if (p[i] == '%' && i + 2 < s.u.str.len && (hi = hex_digit(p[i + 1])) >= 0 &&
         (lo = hex_digit(p[i + 2])) >= 0) {
-      sb_addc(&b, (char)(hi << 4 | lo));
+      expr__sb_addc(&b, (char)(hi << 4 | lo));
       i += 2;
     } else
-      sb_addc(&b, (char)p[i]);
+      expr__sb_addc(&b, (char)p[i]);
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_hex_encode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -171,10 +171,10 @@ static expr_code fn_hex_encode(expr_ctx *c, const expr_value *a, size_t n, expr_
     return rc;
   int esc = n > 1 && (expr__is(&f, "x") || expr__is(&f, "X"));
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < s.u.str.len && b.rc == EXPR_OK; i++)
-    sb_addf(&b, esc ? "\\x%02x" : "%02x", (unsigned char)s.u.str.ptr[i]);
-  return sb_done(&b, out);
+    expr__sb_addf(&b, esc ? "\\x%02x" : "%02x", (unsigned char)s.u.str.ptr[i]);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_hex_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -206,19 +206,64 @@ static const struct {
   unsigned cp;
 } entities[] = {
     /* the ASCII characters with names, the name html_escape writes first */
-    {"excl", '!'},     {"quot", '"'},    {"num", '#'},     {"dollar", '$'},  {"percnt", '%'},
-    {"amp", '&'},      {"apos", '\''},   {"lpar", '('},    {"rpar", ')'},    {"ast", '*'},
-    {"plus", '+'},     {"comma", ','},   {"period", '.'},  {"sol", '/'},     {"colon", ':'},
-    {"semi", ';'},     {"lt", '<'},      {"equals", '='},  {"gt", '>'},      {"quest", '?'},
-    {"commat", '@'},   {"lsqb", '['},    {"bsol", '\\'},   {"rsqb", ']'},    {"Hat", '^'},
-    {"lowbar", '_'},   {"grave", '`'},   {"lcub", '{'},    {"verbar", '|'},  {"rcub", '}'},
+    {"excl", '!'},
+    {"quot", '"'},
+    {"num", '#'},
+    {"dollar", '$'},
+    {"percnt", '%'},
+    {"amp", '&'},
+    {"apos", '\''},
+    {"lpar", '('},
+    {"rpar", ')'},
+    {"ast", '*'},
+    {"plus", '+'},
+    {"comma", ','},
+    {"period", '.'},
+    {"sol", '/'},
+    {"colon", ':'},
+    {"semi", ';'},
+    {"lt", '<'},
+    {"equals", '='},
+    {"gt", '>'},
+    {"quest", '?'},
+    {"commat", '@'},
+    {"lsqb", '['},
+    {"bsol", '\\'},
+    {"rsqb", ']'},
+    {"Hat", '^'},
+    {"lowbar", '_'},
+    {"grave", '`'},
+    {"lcub", '{'},
+    {"verbar", '|'},
+    {"rcub", '}'},
     /* other names html_unescape reads */
-    {"LT", '<'},       {"GT", '>'},      {"AMP", '&'},     {"QUOT", '"'},    {"lbrack", '['},
-    {"rbrack", ']'},   {"lbrace", '{'},  {"rbrace", '}'},  {"vert", '|'},    {"nbsp", 0xA0},
-    {"copy", 0xA9},    {"reg", 0xAE},    {"trade", 0x2122}, {"euro", 0x20AC}, {"pound", 0xA3},
-    {"yen", 0xA5},     {"cent", 0xA2},   {"sect", 0xA7},   {"deg", 0xB0},    {"laquo", 0xAB},
-    {"raquo", 0xBB},   {"middot", 0xB7}, {"hellip", 0x2026}, {"ndash", 0x2013}, {"mdash", 0x2014},
-    {"Tab", '\t'},     {"NewLine", '\n'},
+    {"LT", '<'},
+    {"GT", '>'},
+    {"AMP", '&'},
+    {"QUOT", '"'},
+    {"lbrack", '['},
+    {"rbrack", ']'},
+    {"lbrace", '{'},
+    {"rbrace", '}'},
+    {"vert", '|'},
+    {"nbsp", 0xA0},
+    {"copy", 0xA9},
+    {"reg", 0xAE},
+    {"trade", 0x2122},
+    {"euro", 0x20AC},
+    {"pound", 0xA3},
+    {"yen", 0xA5},
+    {"cent", 0xA2},
+    {"sect", 0xA7},
+    {"deg", 0xB0},
+    {"laquo", 0xAB},
+    {"raquo", 0xBB},
+    {"middot", 0xB7},
+    {"hellip", 0x2026},
+    {"ndash", 0x2013},
+    {"mdash", 0x2014},
+    {"Tab", '\t'},
+    {"NewLine", '\n'},
 };
 #define ESCAPED 30 /* the first ESCAPED entries are those html_escape writes */
 
@@ -230,20 +275,20 @@ static expr_code fn_html_escape(expr_ctx *c, const expr_value *a, size_t n, expr
     return rc;
   int all = n > 1 && expr__to_bool(&a[1]);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < s.u.str.len && b.rc == EXPR_OK; i++) {
     unsigned char ch = (unsigned char)s.u.str.ptr[i];
     size_t e = 0;
     while (e < ESCAPED && entities[e].cp != ch)
       e++;
     if (e < ESCAPED)
-      sb_addf(&b, "&%s;", entities[e].name);
+      expr__sb_addf(&b, "&%s;", entities[e].name);
     else if (all)
-      sb_addf(&b, "&#%u;", ch);
+      expr__sb_addf(&b, "&#%u;", ch);
     else
-      sb_addc(&b, (char)ch);
+      expr__sb_addc(&b, (char)ch);
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static void utf8(sbuf *b, unsigned cp)
@@ -252,22 +297,22 @@ static void utf8(sbuf *b, unsigned cp)
   if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0)
     cp = 0xFFFD;
   if (cp < 0x80)
-    sb_addc(b, (char)cp);
+    expr__sb_addc(b, (char)cp);
   else if (cp < 0x800) {
     u[0] = (char)(0xC0 | cp >> 6);
     u[1] = (char)(0x80 | (cp & 63));
-    sb_add(b, u, 2);
+    expr__sb_add(b, u, 2);
   } else if (cp < 0x10000) {
     u[0] = (char)(0xE0 | cp >> 12);
     u[1] = (char)(0x80 | ((cp >> 6) & 63));
     u[2] = (char)(0x80 | (cp & 63));
-    sb_add(b, u, 3);
+    expr__sb_add(b, u, 3);
   } else {
     u[0] = (char)(0xF0 | cp >> 18);
     u[1] = (char)(0x80 | ((cp >> 12) & 63));
     u[2] = (char)(0x80 | ((cp >> 6) & 63));
     u[3] = (char)(0x80 | (cp & 63));
-    sb_add(b, u, 4);
+    expr__sb_add(b, u, 4);
   }
 }
 
@@ -280,7 +325,7 @@ static size_t entity(const char *p, size_t n, unsigned *cp)
     unsigned long v = 0;
     size_t start = i = 1 + (size_t)hex;
     for (int d; i < n && (d = hex ? hex_digit((unsigned char)p[i])
-                                   : (p[i] >= '0' && p[i] <= '9' ? p[i] - '0' : -1)) >= 0;
+                                  : (p[i] >= '0' && p[i] <= '9' ? p[i] - '0' : -1)) >= 0;
          i++)
       v = v > 0x10FFFF ? v : v * (hex ? 16 : 10) + (unsigned)d;
     if (i == start)
@@ -306,7 +351,7 @@ static expr_code fn_html_unescape(expr_ctx *c, const expr_value *a, size_t n, ex
   if (rc != EXPR_OK)
     return rc;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   const char *p = s.u.str.ptr;
   for (size_t i = 0, used; i < s.u.str.len && b.rc == EXPR_OK; i++) {
     unsigned cp;
@@ -314,9 +359,9 @@ static expr_code fn_html_unescape(expr_ctx *c, const expr_value *a, size_t n, ex
       utf8(&b, cp);
       i += used;
     } else
-      sb_addc(&b, p[i]);
+      expr__sb_addc(&b, p[i]);
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 /* Every argument (strings, none empty) xor'ed, the shorter ones repeated. */

@@ -48,7 +48,6 @@ static expr_code fn_digest(expr_ctx *c, const expr_value *a, size_t n, expr_valu
   return hex_out(c, h, len, out);
 }
 
-
 static expr_code fn_hmac(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   (void)n;
@@ -76,7 +75,7 @@ static expr_code fn_aes_cbc(expr_ctx *c, const expr_value *a, size_t n, expr_val
     if (a[i].type != EXPR_STR)
       return expr__fail(c, EXPR_E_VALUE, "aes_cbc: the arguments are strings");
   size_t klen = a[1].u.str.len;
-  const EVP_CIPHER *ci = klen == 16 ? EVP_aes_128_cbc()
+  const EVP_CIPHER *ci = klen == 16   ? EVP_aes_128_cbc()
                          : klen == 24 ? EVP_aes_192_cbc()
                          : klen == 32 ? EVP_aes_256_cbc()
                                       : NULL;
@@ -88,8 +87,9 @@ static expr_code fn_aes_cbc(expr_ctx *c, const expr_value *a, size_t n, expr_val
   char *p = expr__alloc(c, len / 16 * 16 + 16);
   EVP_CIPHER_CTX *x = p ? EVP_CIPHER_CTX_new() : NULL;
   int k1 = 0, k2 = 0;
-  int ok = x && EVP_EncryptInit_ex(x, ci, NULL, (const unsigned char *)a[1].u.str.ptr,
-                                   (const unsigned char *)a[2].u.str.ptr) &&
+  int ok = x &&
+           EVP_EncryptInit_ex(x, ci, NULL, (const unsigned char *)a[1].u.str.ptr,
+                              (const unsigned char *)a[2].u.str.ptr) &&
            EVP_EncryptUpdate(x, (unsigned char *)p, &k1, (const unsigned char *)a[0].u.str.ptr,
                              (int)len) &&
            EVP_EncryptFinal_ex(x, (unsigned char *)p + k1, &k2);
@@ -102,8 +102,10 @@ static expr_code fn_aes_cbc(expr_ctx *c, const expr_value *a, size_t n, expr_val
 
 static const EVP_CIPHER *aes_gcm_of(size_t klen)
 {
-  return klen == 16 ? EVP_aes_128_gcm() : klen == 24 ? EVP_aes_192_gcm()
-         : klen == 32 ? EVP_aes_256_gcm() : NULL;
+  return klen == 16   ? EVP_aes_128_gcm()
+         : klen == 24 ? EVP_aes_192_gcm()
+         : klen == 32 ? EVP_aes_256_gcm()
+                      : NULL;
 }
 
 static expr_code fn_aes_gcm(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -140,14 +142,14 @@ static expr_code fn_rsa_encrypt(expr_ctx *c, const expr_value *a, size_t n, expr
   BIO *bio = BIO_new_mem_buf(a[1].u.str.ptr, (int)a[1].u.str.len);
   EVP_PKEY *key = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
   BIO_free(bio);
-  EVP_PKEY_CTX *x = key && EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA
-                        ? EVP_PKEY_CTX_new(key, NULL) : NULL;
+  EVP_PKEY_CTX *x =
+      key && EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA ? EVP_PKEY_CTX_new(key, NULL) : NULL;
   unsigned char buf[1024]; /* up to 8192-bit keys */
   size_t len = sizeof buf;
-  int ok = x && EVP_PKEY_get_size(key) <= (int)sizeof buf && EVP_PKEY_encrypt_init(x) > 0 &&
-           EVP_PKEY_CTX_set_rsa_padding(x, RSA_PKCS1_PADDING) > 0 &&
-           EVP_PKEY_encrypt(x, buf, &len, (const unsigned char *)a[0].u.str.ptr,
-                            a[0].u.str.len) > 0;
+  int ok =
+      x && EVP_PKEY_get_size(key) <= (int)sizeof buf && EVP_PKEY_encrypt_init(x) > 0 &&
+      EVP_PKEY_CTX_set_rsa_padding(x, RSA_PKCS1_PADDING) > 0 &&
+      EVP_PKEY_encrypt(x, buf, &len, (const unsigned char *)a[0].u.str.ptr, a[0].u.str.len) > 0;
   EVP_PKEY_CTX_free(x);
   EVP_PKEY_free(key);
   if (!ok)
@@ -200,8 +202,12 @@ static expr_code fn_mmh3(expr_ctx *c, const expr_value *a, size_t n, expr_value 
 }
 
 const expr_fn expr__fn_hashes[] = {
-    {"md5", 1, 1, fn_digest, 0},    {"sha1", 1, 1, fn_digest, 1}, {"sha256", 1, 1, fn_digest, 2},
-    {"sha512", 1, 1, fn_digest, 3}, {"hmac", 3, 3, fn_hmac, 0},   {"mmh3", 1, 1, fn_mmh3, 0},
+    {"md5", 1, 1, fn_digest, 0},
+    {"sha1", 1, 1, fn_digest, 1},
+    {"sha256", 1, 1, fn_digest, 2},
+    {"sha512", 1, 1, fn_digest, 3},
+    {"hmac", 3, 3, fn_hmac, 0},
+    {"mmh3", 1, 1, fn_mmh3, 0},
     {"aes_cbc", 3, 3, fn_aes_cbc, 0},
     {"aes_gcm", 2, 2, fn_aes_gcm, 0},
     {"rsa_encrypt", 2, 2, fn_rsa_encrypt, 0},

@@ -160,8 +160,14 @@ static int parse_value(jparse *j, jval *v)
     return expr__fail(j->c, EXPR_E_LIMIT, "JSON nested too deep"), -1;
   int r;
   switch (*j->p) {
-  case '{': *v = (jval){.type = J_OBJ}; r = parse_list(j, v, '}', 1); break;
-  case '[': *v = (jval){.type = J_ARR}; r = parse_list(j, v, ']', 0); break;
+  case '{':
+    *v = (jval){.type = J_OBJ};
+    r = parse_list(j, v, '}', 1);
+    break;
+  case '[':
+    *v = (jval){.type = J_ARR};
+    r = parse_list(j, v, ']', 0);
+    break;
   case '"': r = parse_string(j, v); break;
   case 't': r = literal(j, "true", J_BOOL, v); break;
   case 'f': r = literal(j, "false", J_BOOL, v); break;
@@ -194,32 +200,32 @@ static expr_code parse_doc(expr_ctx *c, const expr_value *a, jval *v, const char
 /* ---- json_prettify */
 static void indent(sbuf *b, unsigned level)
 {
-  sb_addc(b, '\n');
+  expr__sb_addc(b, '\n');
   for (unsigned i = 0; i < level && b->rc == EXPR_OK; i++)
-    sb_add(b, "    ", 4);
+    expr__sb_add(b, "    ", 4);
 }
 
 static void pretty(sbuf *b, const jval *v, unsigned level)
 {
   if (v->type != J_ARR && v->type != J_OBJ) {
-    sb_add(b, v->raw, v->raw_len);
+    expr__sb_add(b, v->raw, v->raw_len);
     return;
   }
   int obj = v->type == J_OBJ;
-  sb_addc(b, obj ? '{' : '[');
+  expr__sb_addc(b, obj ? '{' : '[');
   for (size_t i = 0; i < v->n && b->rc == EXPR_OK; i += obj ? 2 : 1) {
     if (i)
-      sb_addc(b, ',');
+      expr__sb_addc(b, ',');
     indent(b, level + 1);
     if (obj) {
-      sb_add(b, v->kids[i].raw, v->kids[i].raw_len);
-      sb_add(b, ": ", 2);
+      expr__sb_add(b, v->kids[i].raw, v->kids[i].raw_len);
+      expr__sb_add(b, ": ", 2);
     }
     pretty(b, &v->kids[i + (size_t)obj], level + 1);
   }
   if (v->n)
     indent(b, level);
-  sb_addc(b, obj ? '}' : ']');
+  expr__sb_addc(b, obj ? '}' : ']');
 }
 
 static expr_code fn_json_prettify(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -232,17 +238,14 @@ static expr_code fn_json_prettify(expr_ctx *c, const expr_value *a, size_t n, ex
   if (rc != EXPR_OK || (rc = expr__str(c, a, &s)) != EXPR_OK)
     return rc;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   pretty(&b, &v, 0);
-  sb_add(&b, rest, (size_t)(s.u.str.ptr + s.u.str.len - rest)); /* trailing space kept */
-  return sb_done(&b, out);
+  expr__sb_add(&b, rest, (size_t)(s.u.str.ptr + s.u.str.len - rest)); /* trailing space kept */
+  return expr__sb_done(&b, out);
 }
 
 /* ---- json_minify */
-static int hexval(char ch)
-{
-  return ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10;
-}
+static int hexval(char ch) { return ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10; }
 
 /* The code point of \uXXXX at s (after the u). */
 static unsigned u4(const char *s)
@@ -258,25 +261,25 @@ static void put_utf8(sbuf *b, unsigned cp)
   for (size_t i = n - 1; i > 0; i--, cp >>= 6)
     u[i] = (char)(0x80 | (cp & 63));
   u[0] = (char)(lead[n] | cp);
-  sb_add(b, u, n);
+  expr__sb_add(b, u, n);
 }
 
 /* A JSON string literal's bytes, decoded (lone surrogates as U+FFFD). */
 static expr_code decode_str(expr_ctx *c, const jval *v, expr_value *out)
 {
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   const char *p = v->raw + 1, *end = v->raw + v->raw_len - 1;
   while (p < end && b.rc == EXPR_OK) {
     if (*p != '\\') {
-      sb_addc(&b, *p++);
+      expr__sb_addc(&b, *p++);
       continue;
     }
     char e = p[1];
     p += 2;
     if (e != 'u') {
       const char *from = "bfnrt", *to = "\b\f\n\r\t", *k = strchr(from, e);
-      sb_addc(&b, k ? to[k - from] : e);
+      expr__sb_addc(&b, k ? to[k - from] : e);
       continue;
     }
     unsigned cp = u4(p);
@@ -289,13 +292,18 @@ static expr_code decode_str(expr_ctx *c, const jval *v, expr_value *out)
       cp = 0xFFFD;
     put_utf8(&b, cp);
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 /* The length of the valid UTF-8 sequence at s, or 0. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-  size_t want = s[0] < 0x80 ? 1 : s[0] < 0xC2 ? 0 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 : s[0] < 0xF5 ? 4 : 0;
+  size_t want = s[0] < 0x80   ? 1
+                : s[0] < 0xC2 ? 0
+                : s[0] < 0xE0 ? 2
+                : s[0] < 0xF0 ? 3
+                : s[0] < 0xF5 ? 4
+                              : 0;
   if (!want || want > n)
     return 0;
   for (size_t i = 1; i < want; i++)
@@ -310,27 +318,32 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 /* Go's encoding of a string, HTML-safe. */
 static void put_str(sbuf *b, const char *p, size_t n)
 {
-  sb_addc(b, '"');
+  expr__sb_addc(b, '"');
   for (size_t i = 0, l; i < n && b->rc == EXPR_OK; i += l) {
     unsigned char ch = (unsigned char)p[i];
     l = utf8_len((const unsigned char *)p + i, n - i);
-    const char *esc = ch == '"' ? "\\\"" : ch == '\\' ? "\\\\" : ch == '\n' ? "\\n"
-                      : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : ch == '\b' ? "\\b"
-                      : ch == '\f' ? "\\f" : NULL;
+    const char *esc = ch == '"'    ? "\\\""
+                      : ch == '\\' ? "\\\\"
+                      : ch == '\n' ? "\\n"
+                      : ch == '\r' ? "\\r"
+                      : ch == '\t' ? "\\t"
+                      : ch == '\b' ? "\\b"
+                      : ch == '\f' ? "\\f"
+                                   : NULL;
     if (esc)
-      sb_add(b, esc, 2);
+      expr__sb_add(b, esc, 2);
     else if (!l) {
-      sb_add(b, "\\ufffd", 6);
+      expr__sb_add(b, "\\ufffd", 6);
       l = 1;
     } else if (ch < 0x20 || ch == '<' || ch == '>' || ch == '&')
-      sb_addf(b, "\\u%04x", ch);
+      expr__sb_addf(b, "\\u%04x", ch);
     else if (l == 3 && ch == 0xE2 && (unsigned char)p[i + 1] == 0x80 &&
              ((unsigned char)p[i + 2] == 0xA8 || (unsigned char)p[i + 2] == 0xA9))
-      sb_addf(b, "\\u%04x", 0x2000 + ((unsigned char)p[i + 2] - 0x80));
+      expr__sb_addf(b, "\\u%04x", 0x2000 + ((unsigned char)p[i + 2] - 0x80));
     else
-      sb_add(b, p + i, l);
+      expr__sb_add(b, p + i, l);
   }
-  sb_addc(b, '"');
+  expr__sb_addc(b, '"');
 }
 
 /* Go's encoding of a float64: shortest, e form below 1e-6 and from 1e21,
@@ -346,10 +359,10 @@ static void put_num(sbuf *b, double d)
       memmove(e + 2, e + 3, (size_t)(buf + n - (e + 3)) + 1);
       n--;
     }
-    sb_add(b, buf, n);
+    expr__sb_add(b, buf, n);
     return;
   }
-  sb_add(b, buf, expr__fmt_num(d, 0, buf));
+  expr__sb_add(b, buf, expr__fmt_num(d, 0, buf));
 }
 
 typedef struct member {
@@ -391,18 +404,18 @@ static void minify_obj(sbuf *b, expr_ctx *c, const jval *v)
   }
   if (k)
     qsort(m, k, sizeof *m, member_cmp);
-  sb_addc(b, '{');
+  expr__sb_addc(b, '{');
   for (size_t i = 0, first = 1; i < k; i++) {
     if (i + 1 < k && key_cmp(&m[i], &m[i + 1]) == 0)
       continue; /* the last of equal keys wins */
     if (!first)
-      sb_addc(b, ',');
+      expr__sb_addc(b, ',');
     first = 0;
     put_str(b, m[i].key.u.str.ptr, m[i].key.u.str.len);
-    sb_addc(b, ':');
+    expr__sb_addc(b, ':');
     minify(b, c, m[i].val);
   }
-  sb_addc(b, '}');
+  expr__sb_addc(b, '}');
 }
 
 static void minify(sbuf *b, expr_ctx *c, const jval *v)
@@ -410,20 +423,20 @@ static void minify(sbuf *b, expr_ctx *c, const jval *v)
   expr_value s;
   switch (v->type) {
   case J_NULL:
-  case J_BOOL: sb_add(b, v->raw, v->raw_len); break;
+  case J_BOOL: expr__sb_add(b, v->raw, v->raw_len); break;
   case J_NUM: put_num(b, v->num); break;
   case J_STR:
     if ((b->rc = b->rc ? b->rc : decode_str(c, v, &s)) == EXPR_OK)
       put_str(b, s.u.str.ptr, s.u.str.len);
     break;
   case J_ARR:
-    sb_addc(b, '[');
+    expr__sb_addc(b, '[');
     for (size_t i = 0; i < v->n && b->rc == EXPR_OK; i++) {
       if (i)
-        sb_addc(b, ',');
+        expr__sb_addc(b, ',');
       minify(b, c, &v->kids[i]);
     }
-    sb_addc(b, ']');
+    expr__sb_addc(b, ']');
     break;
   case J_OBJ: minify_obj(b, c, v); break;
   }
@@ -439,9 +452,9 @@ expr_code expr__json_minify(expr_ctx *c, const expr_value *a, expr_value *out)
   if (v.type != J_OBJ)
     return expr__fail(c, EXPR_E_VALUE, "json_minify: not a JSON object");
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   minify(&b, c, &v);
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_json_minify(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)

@@ -19,9 +19,10 @@ static void b64url(sbuf *b, const unsigned char *p, size_t n)
 {
   static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   for (size_t i = 0; i < n && b->rc == EXPR_OK; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+    unsigned v =
+        (unsigned)p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
     char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], abc[(v >> 6) & 63], abc[v & 63]};
-    sb_add(b, q, n - i >= 3 ? 4 : n - i + 1);
+    expr__sb_add(b, q, n - i >= 3 ? 4 : n - i + 1);
   }
 }
 
@@ -59,32 +60,32 @@ static expr_code fn_generate_jwt(expr_ctx *c, const expr_value *a, size_t n, exp
   if (rc != EXPR_OK)
     return rc;
   sbuf h, b;
-  sb_init(&h, c);
-  sb_add(&h, "{\"alg\":\"", 8);
+  expr__sb_init(&h, c);
+  expr__sb_add(&h, "{\"alg\":\"", 8);
   if (md)
-    sb_add(&h, name, 5);
+    expr__sb_add(&h, name, 5);
   else if (alg.u.str.len)
-    sb_add(&h, S(alg));
+    expr__sb_add(&h, S(alg));
   else
-    sb_add(&h, "none", 4);
-  sb_add(&h, "\",\"typ\":\"JWT\"}", 14);
+    expr__sb_add(&h, "none", 4);
+  expr__sb_add(&h, "\",\"typ\":\"JWT\"}", 14);
   expr_value header;
-  if ((rc = sb_done(&h, &header)) != EXPR_OK)
+  if ((rc = expr__sb_done(&h, &header)) != EXPR_OK)
     return rc;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   b64url(&b, (const unsigned char *)header.u.str.ptr, header.u.str.len);
-  sb_addc(&b, '.');
+  expr__sb_addc(&b, '.');
   b64url(&b, (const unsigned char *)claims.u.str.ptr, claims.u.str.len);
   unsigned char sig[EVP_MAX_MD_SIZE];
   unsigned len = 0;
   if (md && b.rc == EXPR_OK &&
       (key.u.str.len > 0x7fffffff ||
-       !HMAC(md, key.u.str.ptr, (int)key.u.str.len, (const unsigned char *)sb_ptr(&b), b.len, sig,
-             &len)))
+       !HMAC(md, key.u.str.ptr, (int)key.u.str.len, (const unsigned char *)expr__sb_ptr(&b), b.len,
+             sig, &len)))
     b.rc = expr__fail(c, EXPR_E_NOMEM, "the hmac failed");
-  sb_addc(&b, '.');
+  expr__sb_addc(&b, '.');
   b64url(&b, sig, len);
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 const expr_fn expr__fn_jwt[] = {

@@ -73,7 +73,9 @@ static expr_code fn_dec_to_hex(expr_ctx *c, const expr_value *a, size_t n, expr_
 
 static int digit_of(char ch)
 {
-  return is_digit(ch) ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' ? (ch | 0x20) - 'a' + 10 : 99;
+  return is_digit(ch)                               ? ch - '0'
+         : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' ? (ch | 0x20) - 'a' + 10
+                                                    : 99;
 }
 
 /* Go's strconv.ParseInt(s, base, 64); base 0 reads a 0x, 0o, 0b or 0
@@ -128,10 +130,12 @@ static expr_code fn_to_dec(expr_ctx *c, const expr_value *a, size_t n, expr_valu
   return EXPR_OK;
 }
 
-
 const expr_fn expr__fn_numbers[] = {
-    {"to_number", 1, 1, fn_to_number, 0},   {"to_bool", 1, 1, fn_to_bool, 0},
-    {"dec_to_hex", 1, 1, fn_dec_to_hex, 0}, {"hex_to_dec", 1, 1, fn_to_dec, 16},
-    {"oct_to_dec", 1, 1, fn_to_dec, 8},  {"bin_to_dec", 1, 1, fn_to_dec, 2},
+    {"to_number", 1, 1, fn_to_number, 0},
+    {"to_bool", 1, 1, fn_to_bool, 0},
+    {"dec_to_hex", 1, 1, fn_dec_to_hex, 0},
+    {"hex_to_dec", 1, 1, fn_to_dec, 16},
+    {"oct_to_dec", 1, 1, fn_to_dec, 8},
+    {"bin_to_dec", 1, 1, fn_to_dec, 2},
     {NULL, 0, 0, NULL, 0},
 };

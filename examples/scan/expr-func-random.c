@@ -52,8 +52,7 @@ static uint64_t below(rng *r, uint64_t n)
   return x % n;
 }
 
-static expr_code rand_seq(expr_ctx *c, const char *set, size_t setn, long long len,
-                          expr_value *out)
+static expr_code rand_seq(expr_ctx *c, const char *set, size_t setn, long long len, expr_value *out)
 {
   if (len < 0)
     return expr__fail(c, EXPR_E_VALUE, "negative length");
@@ -126,7 +125,6 @@ static expr_code fn_rand_text(expr_ctx *c, const expr_value *a, size_t n, expr_v
       set[k++] = *p;
   return rand_seq(c, set, k, len, out);
 }
-
 
 static expr_code fn_rand_int(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {

@@ -18,14 +18,14 @@
 
 #define MATCH_LIMIT 10000000u /* PCRE2's units of backtracking work */
 #define DEPTH_LIMIT 100000u
-#define HEAP_LIMIT 16384u     /* KiB */
+#define HEAP_LIMIT  16384u /* KiB */
 
 void *expr__re_compile(const char *p, size_t n, char *msg, size_t cap, size_t *at)
 {
   int err;
   PCRE2_SIZE off = 0;
-  pcre2_code *re = pcre2_compile((PCRE2_SPTR)(n ? p : ""), n, PCRE2_DOLLAR_ENDONLY, &err, &off,
-                                 NULL);
+  pcre2_code *re =
+      pcre2_compile((PCRE2_SPTR)(n ? p : ""), n, PCRE2_DOLLAR_ENDONLY, &err, &off, NULL);
   if (!re) {
     PCRE2_UCHAR what[120];
     pcre2_get_error_message(err, what, sizeof what);
@@ -114,7 +114,6 @@ static expr_code fn_regex(expr_ctx *c, const expr_value *a, size_t n, expr_value
   return rc;
 }
 
-
 static int name_byte(char ch)
 {
   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
@@ -128,12 +127,12 @@ static void expand(sbuf *b, pcre2_code *re, const char *s, const PCRE2_SIZE *ov,
   const char *p = t->u.str.ptr, *end = p + t->u.str.len;
   while (p < end && b->rc == EXPR_OK) {
     const char *d = memchr(p, '$', (size_t)(end - p));
-    sb_add(b, p, (size_t)((d ? d : end) - p));
+    expr__sb_add(b, p, (size_t)((d ? d : end) - p));
     if (!d)
       return;
     p = d + 1;
     if (p < end && *p == '$') {
-      sb_addc(b, '$');
+      expr__sb_addc(b, '$');
       p++;
       continue;
     }
@@ -142,7 +141,7 @@ static void expand(sbuf *b, pcre2_code *re, const char *s, const PCRE2_SIZE *ov,
     while (q < end && name_byte(*q))
       q++;
     if (q == name || (brace && (q == end || *q != '}'))) {
-      sb_addc(b, '$'); /* not a reference: the $ as it is */
+      expr__sb_addc(b, '$'); /* not a reference: the $ as it is */
       continue;
     }
     p = q + brace;
@@ -156,7 +155,7 @@ static void expand(sbuf *b, pcre2_code *re, const char *s, const PCRE2_SIZE *ov,
     else
       g = pcre2_substring_number_from_name(re, (PCRE2_SPTR)nm);
     if (g >= 0 && g < groups && ov[2 * g] != PCRE2_UNSET)
-      sb_add(b, s + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
+      expr__sb_add(b, s + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
   }
 }
 
@@ -172,7 +171,7 @@ static expr_code fn_replace_regex(expr_ctx *c, const expr_value *a, size_t n, ex
     return rc;
   pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   if (!md)
     b.rc = expr__fail(c, EXPR_E_NOMEM, "out of memory");
   const char *src = s[0].u.str.ptr;
@@ -184,17 +183,17 @@ static expr_code fn_replace_regex(expr_ctx *c, const expr_value *a, size_t n, ex
       break;
     }
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-    sb_add(&b, src + last, ov[0] - last);
+    expr__sb_add(&b, src + last, ov[0] - last);
     if (ov[1] > last || ov[0] == 0) /* not an empty match right after one */
       expand(&b, re, src, ov, (int)pcre2_get_ovector_count(md), &s[2]);
     last = ov[1];
     pos = pos + 1 > ov[1] ? pos + 1 : ov[1];
   }
-  sb_add(&b, src + last, len - last);
+  expr__sb_add(&b, src + last, len - last);
   pcre2_match_data_free(md);
   if (owned)
     expr__re_free(re);
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 const expr_fn expr__fn_regex[] = {

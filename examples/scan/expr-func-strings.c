@@ -123,10 +123,10 @@ static expr_code fn_reverse(expr_ctx *c, const expr_value *a, size_t n, expr_val
   if (rc != EXPR_OK || (!r && s.u.str.len))
     return c->err->code;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   while (k--)
-    sb_add(&b, r[k].p, r[k].n);
-  return sb_done(&b, out);
+    expr__sb_add(&b, r[k].p, r[k].n);
+  return expr__sb_done(&b, out);
 }
 
 static int rune_cmp(const void *x, const void *y)
@@ -174,10 +174,10 @@ static expr_code fn_sort(expr_ctx *c, const expr_value *a, size_t n, expr_value 
   if (k)
     qsort(r, k, sizeof *r, rune_cmp);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < k; i++)
-    sb_add(&b, r[i].p, r[i].n);
-  return sb_done(&b, out);
+    expr__sb_add(&b, r[i].p, r[i].n);
+  return expr__sb_done(&b, out);
 }
 
 /* Unique runes of one argument, or unique arguments. Quadratic over the
@@ -205,17 +205,17 @@ static expr_code fn_uniq(expr_ctx *c, const expr_value *a, size_t n, expr_value 
   if (rc != EXPR_OK || (!r && s.u.str.len))
     return c->err->code;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < k; i++) {
     size_t j = 0;
     while (j < kept && rune_cmp(&r[j], &r[i]) != 0)
       j++;
     if (j == kept) {
       r[kept++] = r[i];
-      sb_add(&b, r[i].p, r[i].n);
+      expr__sb_add(&b, r[i].p, r[i].n);
     }
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_repeat(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -231,10 +231,10 @@ static expr_code fn_repeat(expr_ctx *c, const expr_value *a, size_t n, expr_valu
   if (s.u.str.len && (unsigned long long)count > c->max_len / s.u.str.len)
     return expr__fail(c, EXPR_E_LIMIT, "repeat: the value would pass %zu bytes", c->max_len);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (long long i = 0; i < count && s.u.str.len && b.rc == EXPR_OK; i++)
-    sb_add(&b, S(s));
-  return sb_done(&b, out);
+    expr__sb_add(&b, S(s));
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_replace(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -244,24 +244,24 @@ static expr_code fn_replace(expr_ctx *c, const expr_value *a, size_t n, expr_val
   if (rc != EXPR_OK)
     return rc;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   const char *p = s[0].u.str.ptr, *end = p + s[0].u.str.len;
   if (s[1].u.str.len == 0) { /* Go: the new string before each rune and at the end */
     for (size_t l; p < end && b.rc == EXPR_OK; p += l) {
       l = rune_len(p, (size_t)(end - p));
-      sb_add(&b, S(s[2]));
-      sb_add(&b, p, l);
+      expr__sb_add(&b, S(s[2]));
+      expr__sb_add(&b, p, l);
     }
-    sb_add(&b, S(s[2]));
-    return sb_done(&b, out);
+    expr__sb_add(&b, S(s[2]));
+    return expr__sb_done(&b, out);
   }
   for (const char *q; (q = expr__memmem(p, (size_t)(end - p), S(s[1]))) && b.rc == EXPR_OK;
        p = q + s[1].u.str.len) {
-    sb_add(&b, p, (size_t)(q - p));
-    sb_add(&b, S(s[2]));
+    expr__sb_add(&b, p, (size_t)(q - p));
+    expr__sb_add(&b, S(s[2]));
   }
-  sb_add(&b, p, (size_t)(end - p));
-  return sb_done(&b, out);
+  expr__sb_add(&b, p, (size_t)(end - p));
+  return expr__sb_done(&b, out);
 }
 
 static int in_set(const expr_value *set, char ch)
@@ -289,7 +289,6 @@ static expr_code fn_trim(expr_ctx *c, const expr_value *a, size_t n, expr_value 
   *out = expr_str(p, len);
   return EXPR_OK;
 }
-
 
 static int has_prefix(const expr_value *s, const expr_value *p)
 {
@@ -320,8 +319,8 @@ static expr_code fn_trim_suffix(expr_ctx *c, const expr_value *a, size_t n, expr
   expr_value s[2];
   expr_code rc = strs(c, a, n, s);
   if (rc == EXPR_OK)
-    *out = has_suffix(&s[0], &s[1]) ? expr_str(s[0].u.str.ptr, s[0].u.str.len - s[1].u.str.len)
-                                    : s[0];
+    *out =
+        has_suffix(&s[0], &s[1]) ? expr_str(s[0].u.str.ptr, s[0].u.str.len - s[1].u.str.len) : s[0];
   return rc;
 }
 
@@ -391,13 +390,13 @@ static expr_code fn_equals_any(expr_ctx *c, const expr_value *a, size_t n, expr_
 static expr_code fn_concat(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < n; i++) {
     expr_value s;
     if ((b.rc = b.rc ? b.rc : expr__str(c, &a[i], &s)) == EXPR_OK)
-      sb_add(&b, S(s));
+      expr__sb_add(&b, S(s));
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_join(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -418,16 +417,16 @@ static expr_code fn_join(expr_ctx *c, const expr_value *a, size_t n, expr_value 
       if (a[i].type == EXPR_LIST)
         return expr__fail(c, EXPR_E_VALUE, "join: a list among several elements");
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < k && b.rc == EXPR_OK; i++) {
     expr_value s;
     if ((b.rc = expr__str(c, &items[i], &s)) != EXPR_OK)
       break;
     if (i)
-      sb_add(&b, S(sep));
-    sb_add(&b, S(s));
+      expr__sb_add(&b, S(sep));
+    expr__sb_add(&b, S(s));
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 /* s cut at sep, at most max pieces (max < 0: all). An empty sep cuts
@@ -561,11 +560,11 @@ static expr_code fn_remove_bad(expr_ctx *c, const expr_value *a, size_t n, expr_
   if (rc != EXPR_OK)
     return rc;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < s[0].u.str.len; i++)
     if (!in_set(&s[1], s[0].u.str.ptr[i]))
-      sb_addc(&b, s[0].u.str.ptr[i]);
-  return sb_done(&b, out);
+      expr__sb_addc(&b, s[0].u.str.ptr[i]);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_count(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)

@@ -24,9 +24,30 @@
 #define S(v) (v).u.str.ptr, (v).u.str.len
 
 typedef enum chunk {
-  C_LIT, C_YEAR, C_YEAR2, C_MON, C_MON2, C_MON_ABBR, C_MON_FULL, C_DAY, C_DAY2, C_DAY_SP,
-  C_HOUR, C_HOUR12, C_HOUR12_2, C_MIN, C_MIN2, C_SEC, C_SEC2, C_PM, C_pm, C_WD_ABBR,
-  C_WD_FULL, C_TZ_ABBR, C_ZONE, C_FRAC
+  C_LIT,
+  C_YEAR,
+  C_YEAR2,
+  C_MON,
+  C_MON2,
+  C_MON_ABBR,
+  C_MON_FULL,
+  C_DAY,
+  C_DAY2,
+  C_DAY_SP,
+  C_HOUR,
+  C_HOUR12,
+  C_HOUR12_2,
+  C_MIN,
+  C_MIN2,
+  C_SEC,
+  C_SEC2,
+  C_PM,
+  C_pm,
+  C_WD_ABBR,
+  C_WD_FULL,
+  C_TZ_ABBR,
+  C_ZONE,
+  C_FRAC
 } chunk;
 
 typedef struct layout_tok {
@@ -36,9 +57,9 @@ typedef struct layout_tok {
   int zone_fmt; /* C_ZONE: 4 -0700, 5 -07:00, 2 -07 */
 } layout_tok;
 
-static const char *const months[] = {"January", "February", "March",     "April",
-                                     "May",     "June",     "July",      "August",
-                                     "September", "October", "November", "December"};
+static const char *const months[] = {"January",   "February", "March",    "April",
+                                     "May",       "June",     "July",     "August",
+                                     "September", "October",  "November", "December"};
 static const char *const days[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
                                    "Thursday", "Friday", "Saturday"};
 
@@ -54,13 +75,27 @@ static layout_tok next_chunk(const char *s, size_t n)
   static const struct {
     const char *p;
     chunk k;
-  } fixed[] = {{"January", C_MON_FULL}, {"Jan", C_MON_ABBR}, {"Monday", C_WD_FULL},
-               {"Mon", C_WD_ABBR},      {"MST", C_TZ_ABBR},  {"2006", C_YEAR},
-               {"01", C_MON2},          {"02", C_DAY2},      {"03", C_HOUR12_2},
-               {"04", C_MIN2},          {"05", C_SEC2},      {"06", C_YEAR2},
-               {"15", C_HOUR},          {"1", C_MON},        {"2", C_DAY},
-               {"_2", C_DAY_SP},        {"3", C_HOUR12},     {"4", C_MIN},
-               {"5", C_SEC},            {"PM", C_PM},        {"pm", C_pm}};
+  } fixed[] = {{"January", C_MON_FULL},
+               {"Jan", C_MON_ABBR},
+               {"Monday", C_WD_FULL},
+               {"Mon", C_WD_ABBR},
+               {"MST", C_TZ_ABBR},
+               {"2006", C_YEAR},
+               {"01", C_MON2},
+               {"02", C_DAY2},
+               {"03", C_HOUR12_2},
+               {"04", C_MIN2},
+               {"05", C_SEC2},
+               {"06", C_YEAR2},
+               {"15", C_HOUR},
+               {"1", C_MON},
+               {"2", C_DAY},
+               {"_2", C_DAY_SP},
+               {"3", C_HOUR12},
+               {"4", C_MIN},
+               {"5", C_SEC},
+               {"PM", C_PM},
+               {"pm", C_pm}};
   static const struct {
     const char *p;
     int fmt;
@@ -89,49 +124,49 @@ static layout_tok next_chunk(const char *s, size_t n)
 static void fmt_zone(sbuf *b, const layout_tok *t, long off)
 {
   if (t->zone_z && off == 0) {
-    sb_addc(b, 'Z');
+    expr__sb_addc(b, 'Z');
     return;
   }
   long a = off < 0 ? -off : off;
-  sb_addf(b, "%c%02ld", off < 0 ? '-' : '+', a / 3600);
+  expr__sb_addf(b, "%c%02ld", off < 0 ? '-' : '+', a / 3600);
   if (t->zone_fmt == 5)
-    sb_addf(b, ":%02ld", a / 60 % 60);
+    expr__sb_addf(b, ":%02ld", a / 60 % 60);
   else if (t->zone_fmt == 4)
-    sb_addf(b, "%02ld", a / 60 % 60);
+    expr__sb_addf(b, "%02ld", a / 60 % 60);
 }
 
 static void fmt_chunk(sbuf *b, const layout_tok *t, const char *lit, const struct tm *tm)
 {
   int h12 = tm->tm_hour % 12 ? tm->tm_hour % 12 : 12;
   switch (t->kind) {
-  case C_LIT: sb_add(b, lit, t->len); break;
-  case C_YEAR: sb_addf(b, "%04d", tm->tm_year + 1900); break;
-  case C_YEAR2: sb_addf(b, "%02d", (tm->tm_year + 1900) % 100); break;
-  case C_MON: sb_addf(b, "%d", tm->tm_mon + 1); break;
-  case C_MON2: sb_addf(b, "%02d", tm->tm_mon + 1); break;
-  case C_MON_ABBR: sb_add(b, months[tm->tm_mon], 3); break;
-  case C_MON_FULL: sb_addf(b, "%s", months[tm->tm_mon]); break;
-  case C_DAY: sb_addf(b, "%d", tm->tm_mday); break;
-  case C_DAY2: sb_addf(b, "%02d", tm->tm_mday); break;
-  case C_DAY_SP: sb_addf(b, "%2d", tm->tm_mday); break;
-  case C_HOUR: sb_addf(b, "%02d", tm->tm_hour); break;
-  case C_HOUR12: sb_addf(b, "%d", h12); break;
-  case C_HOUR12_2: sb_addf(b, "%02d", h12); break;
-  case C_MIN: sb_addf(b, "%d", tm->tm_min); break;
-  case C_MIN2: sb_addf(b, "%02d", tm->tm_min); break;
-  case C_SEC: sb_addf(b, "%d", tm->tm_sec); break;
-  case C_SEC2: sb_addf(b, "%02d", tm->tm_sec); break;
-  case C_PM: sb_addf(b, "%s", tm->tm_hour >= 12 ? "PM" : "AM"); break;
-  case C_pm: sb_addf(b, "%s", tm->tm_hour >= 12 ? "pm" : "am"); break;
-  case C_WD_ABBR: sb_add(b, days[tm->tm_wday], 3); break;
-  case C_WD_FULL: sb_addf(b, "%s", days[tm->tm_wday]); break;
-  case C_TZ_ABBR: sb_addf(b, "%s", tm->tm_zone ? tm->tm_zone : "UTC"); break;
+  case C_LIT: expr__sb_add(b, lit, t->len); break;
+  case C_YEAR: expr__sb_addf(b, "%04d", tm->tm_year + 1900); break;
+  case C_YEAR2: expr__sb_addf(b, "%02d", (tm->tm_year + 1900) % 100); break;
+  case C_MON: expr__sb_addf(b, "%d", tm->tm_mon + 1); break;
+  case C_MON2: expr__sb_addf(b, "%02d", tm->tm_mon + 1); break;
+  case C_MON_ABBR: expr__sb_add(b, months[tm->tm_mon], 3); break;
+  case C_MON_FULL: expr__sb_addf(b, "%s", months[tm->tm_mon]); break;
+  case C_DAY: expr__sb_addf(b, "%d", tm->tm_mday); break;
+  case C_DAY2: expr__sb_addf(b, "%02d", tm->tm_mday); break;
+  case C_DAY_SP: expr__sb_addf(b, "%2d", tm->tm_mday); break;
+  case C_HOUR: expr__sb_addf(b, "%02d", tm->tm_hour); break;
+  case C_HOUR12: expr__sb_addf(b, "%d", h12); break;
+  case C_HOUR12_2: expr__sb_addf(b, "%02d", h12); break;
+  case C_MIN: expr__sb_addf(b, "%d", tm->tm_min); break;
+  case C_MIN2: expr__sb_addf(b, "%02d", tm->tm_min); break;
+  case C_SEC: expr__sb_addf(b, "%d", tm->tm_sec); break;
+  case C_SEC2: expr__sb_addf(b, "%02d", tm->tm_sec); break;
+  case C_PM: expr__sb_addf(b, "%s", tm->tm_hour >= 12 ? "PM" : "AM"); break;
+  case C_pm: expr__sb_addf(b, "%s", tm->tm_hour >= 12 ? "pm" : "am"); break;
+  case C_WD_ABBR: expr__sb_add(b, days[tm->tm_wday], 3); break;
+  case C_WD_FULL: expr__sb_addf(b, "%s", days[tm->tm_wday]); break;
+  case C_TZ_ABBR: expr__sb_addf(b, "%s", tm->tm_zone ? tm->tm_zone : "UTC"); break;
   case C_ZONE: fmt_zone(b, t, tm->tm_gmtoff); break;
   case C_FRAC: /* whole seconds: .000 prints zeros, .999 nothing */
     if (lit[1] == '0') {
-      sb_addc(b, lit[0]);
+      expr__sb_addc(b, lit[0]);
       for (size_t i = 1; i < t->len; i++)
-        sb_addc(b, '0');
+        expr__sb_addc(b, '0');
     }
     break;
   }
@@ -151,11 +186,11 @@ static expr_code fmt_simple(expr_ctx *c, const char *s, size_t n, const struct t
                             expr_value *out)
 {
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < n; i++) {
     char f = i + 1 < n ? s[i + 1] : 0;
     if (s[i] != '%' || !((f >= 'a' && f <= 'z') || (f >= 'A' && f <= 'Z'))) {
-      sb_addc(&b, s[i]);
+      expr__sb_addc(&b, s[i]);
       continue;
     }
     int v = f == 'Y' || f == 'y'   ? tm->tm_year + 1900
@@ -167,13 +202,13 @@ static expr_code fmt_simple(expr_ctx *c, const char *s, size_t n, const struct t
                                    : -1;
     if (v < 0) {
       sbuf drop = b;
-      sb_done(&drop, out);
+      expr__sb_done(&drop, out);
       return expr__fail(c, EXPR_E_VALUE, "date_time: unknown format %%%c", f);
     }
-    sb_addf(&b, "%02d", v);
+    expr__sb_addf(&b, "%02d", v);
     i++;
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static int has_simple(const char *s, size_t n)
@@ -205,9 +240,9 @@ static expr_code fn_date_time(expr_ctx *c, const expr_value *a, size_t n, expr_v
   if (has_simple(S(f)))
     return fmt_simple(c, S(f), &tm, out);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   fmt_layout(&b, S(f), &tm);
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 static expr_code fn_unix_time(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -273,8 +308,7 @@ static size_t parse_zone(const char *s, size_t n, const layout_tok *t, long *off
   return k;
 }
 
-static size_t parse_chunk(const char *s, size_t n, const layout_tok *t, const char *lit,
-                          parsed *p)
+static size_t parse_chunk(const char *s, size_t n, const layout_tok *t, const char *lit, parsed *p)
 {
   int v = 0;
   size_t k;
@@ -294,7 +328,8 @@ static size_t parse_chunk(const char *s, size_t n, const layout_tok *t, const ch
     return k;
   case C_DAY: return num(s, n, -2, &p->day);
   case C_DAY2: return num(s, n, 2, &p->day);
-  case C_DAY_SP: return n && s[0] == ' ' ? 1 + num(s + 1, n - 1, 1, &p->day) : num(s, n, 2, &p->day);
+  case C_DAY_SP:
+    return n && s[0] == ' ' ? 1 + num(s + 1, n - 1, 1, &p->day) : num(s, n, 2, &p->day);
   case C_HOUR: return num(s, n, 2, &p->hour);
   case C_HOUR12: return num(s, n, -2, &p->hour);
   case C_HOUR12_2: return num(s, n, 2, &p->hour);
@@ -345,21 +380,27 @@ static int parse_layout(const char *l, size_t ln, const char *s, size_t n, long 
     return 0;
   if (p.has_pm && p.hour > 0 && p.hour <= 12)
     p.hour = p.hour % 12 + (p.pm ? 12 : 0);
-  if (p.mon < 1 || p.mon > 12 || p.day < 1 || p.day > 31 || p.hour > 23 || p.min > 59 ||
-      p.sec > 59)
+  if (p.mon < 1 || p.mon > 12 || p.day < 1 || p.day > 31 || p.hour > 23 || p.min > 59 || p.sec > 59)
     return 0;
-  struct tm tm = {.tm_year = p.year - 1900, .tm_mon = p.mon - 1, .tm_mday = p.day,
-                  .tm_hour = p.hour, .tm_min = p.min, .tm_sec = p.sec};
+  struct tm tm = {.tm_year = p.year - 1900,
+                  .tm_mon = p.mon - 1,
+                  .tm_mday = p.day,
+                  .tm_hour = p.hour,
+                  .tm_min = p.min,
+                  .tm_sec = p.sec};
   *out = (long long)timegm(&tm) - p.off;
   return 1;
 }
 
 static expr_code fn_to_unix_time(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
-  static const char *const defaults[] = {
-      "2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05 Z07:00", "2006-01-02 15:04:05",
-      "2006-01-02 15:04 Z07:00",   "2006-01-02 15:04",           "2006-01-02 Z07:00",
-      "2006-01-02"};
+  static const char *const defaults[] = {"2006-01-02T15:04:05Z07:00",
+                                         "2006-01-02 15:04:05 Z07:00",
+                                         "2006-01-02 15:04:05",
+                                         "2006-01-02 15:04 Z07:00",
+                                         "2006-01-02 15:04",
+                                         "2006-01-02 Z07:00",
+                                         "2006-01-02"};
   expr_value s[2];
   expr_code rc = expr__strs(c, a, n, s);
   if (rc != EXPR_OK)
@@ -400,7 +441,9 @@ static expr_code fn_wait_for(expr_ctx *c, const expr_value *a, size_t n, expr_va
 }
 
 const expr_fn expr__fn_time[] = {
-    {"date_time", 1, 2, fn_date_time, 0},       {"unix_time", 0, 1, fn_unix_time, 0},
-    {"to_unix_time", 1, 2, fn_to_unix_time, 0}, {"wait_for", 1, 1, fn_wait_for, 0},
+    {"date_time", 1, 2, fn_date_time, 0},
+    {"unix_time", 0, 1, fn_unix_time, 0},
+    {"to_unix_time", 1, 2, fn_to_unix_time, 0},
+    {"wait_for", 1, 1, fn_wait_for, 0},
     {NULL, 0, 0, NULL, 0},
 };

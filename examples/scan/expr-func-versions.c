@@ -67,8 +67,7 @@ static int parse_version(const char *s, size_t n, version *v)
     v->seg[v->nseg++] = 0;
   /* -pre (starting with a digit or not), or pre glued on (a letter first) */
   int dash = i < n && s[i] == '-';
-  if (i + (size_t)dash < n && is_ident(s[i + (size_t)dash]) &&
-      (dash || !is_digit(s[i]))) {
+  if (i + (size_t)dash < n && is_ident(s[i + (size_t)dash]) && (dash || !is_digit(s[i]))) {
     size_t start = i + (size_t)dash, end = idents(s, n, start);
     if (end > start) {
       v->pre = s + start;

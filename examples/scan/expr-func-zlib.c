@@ -16,7 +16,7 @@
 #define S(v) (v).u.str.ptr, (v).u.str.len
 
 #define DEFAULT_LIMIT (10 * 1024 * 1024) /* the DSL's DefaultMaxDecompressionSize */
-#define GZIP_BITS (16 + MAX_WBITS)
+#define GZIP_BITS     (16 + MAX_WBITS)
 
 /* a compressed in the format of zlib's window bits. */
 static expr_code compress_bits(expr_ctx *c, const expr_value *a, int bits, expr_value *out)
@@ -48,7 +48,6 @@ static expr_code compress_bits(expr_ctx *c, const expr_value *a, int bits, expr_
   *out = expr_str(p, len);
   return EXPR_OK;
 }
-
 
 /* gzip, zlib, deflate: the mode is zlib's window bits for the format. */
 static expr_code fn_compress(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -84,7 +83,7 @@ static expr_code fn_decompress(expr_ctx *c, const expr_value *a, size_t n, expr_
   z.next_in = (Bytef *)(uintptr_t)s.u.str.ptr;
   z.avail_in = (uInt)(s.u.str.len > UINT32_MAX ? UINT32_MAX : s.u.str.len);
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   unsigned char chunk[16384];
   int r = Z_OK;
   while (b.rc == EXPR_OK && b.len < limit) {
@@ -92,7 +91,7 @@ static expr_code fn_decompress(expr_ctx *c, const expr_value *a, size_t n, expr_
     z.next_out = chunk;
     z.avail_out = (uInt)want;
     r = inflate(&z, Z_NO_FLUSH);
-    sb_add(&b, chunk, want - z.avail_out);
+    expr__sb_add(&b, chunk, want - z.avail_out);
     if (r == Z_STREAM_END && bits == GZIP_BITS && z.avail_in >= 2 && z.next_in[0] == 0x1f &&
         z.next_in[1] == 0x8b) {
       inflateReset(&z); /* the next member */
@@ -104,13 +103,14 @@ static expr_code fn_decompress(expr_ctx *c, const expr_value *a, size_t n, expr_
   inflateEnd(&z);
   if (b.rc == EXPR_OK && b.len < limit && r != Z_STREAM_END) {
     sbuf drop = b;
-    sb_done(&drop, out);
+    expr__sb_done(&drop, out);
     return expr__fail(c, EXPR_E_VALUE, "not a %s stream",
-                      bits == GZIP_BITS ? "gzip" : bits > 0 ? "zlib" : "deflate");
+                      bits == GZIP_BITS ? "gzip"
+                      : bits > 0        ? "zlib"
+                                        : "deflate");
   }
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
-
 
 static expr_code fn_gzip_mtime(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
@@ -130,7 +130,7 @@ static expr_code fn_gzip_mtime(expr_ctx *c, const expr_value *a, size_t n, expr_
 static void le(sbuf *b, uint32_t v, int bytes)
 {
   for (int i = 0; i < bytes; i++, v >>= 8)
-    sb_addc(b, (char)(v & 0xff));
+    expr__sb_addc(b, (char)(v & 0xff));
 }
 
 /* A ZIP header's signature and the fields after it: versions, flags (a
@@ -164,8 +164,8 @@ static void zip_file(sbuf *b, const expr_value *name, const expr_value *content,
   le(b, 0, 4);
   le(b, (uint32_t)name->u.str.len, 2);
   le(b, 0, 2);
-  sb_add(b, S(*name));
-  sb_add(b, S(*data));
+  expr__sb_add(b, S(*name));
+  expr__sb_add(b, S(*data));
   le(b, 0x08074b50, 4);
   le(b, z->crc, 4);
   le(b, z->csize, 4);
@@ -183,7 +183,7 @@ static void zip_central(sbuf *b, const expr_value *name, const zip_entry *z)
   le(b, 0, 4); /* disk, internal attributes */
   le(b, 0, 4); /* external attributes */
   le(b, z->offset, 4);
-  sb_add(b, S(*name));
+  expr__sb_add(b, S(*name));
 }
 
 static expr_code fn_zip(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -197,7 +197,7 @@ static expr_code fn_zip(expr_ctx *c, const expr_value *a, size_t n, expr_value *
   if (!e)
     return c->err->code;
   sbuf b;
-  sb_init(&b, c);
+  expr__sb_init(&b, c);
   for (size_t i = 0; i < n && b.rc == EXPR_OK; i += 2) {
     expr_value data;
     if ((b.rc = compress_bits(c, &a[i + 1], -MAX_WBITS, &data)) == EXPR_OK)
@@ -214,7 +214,7 @@ static expr_code fn_zip(expr_ctx *c, const expr_value *a, size_t n, expr_value *
   le(&b, cd_len, 4);
   le(&b, cd, 4);
   le(&b, 0, 2);
-  return sb_done(&b, out);
+  return expr__sb_done(&b, out);
 }
 
 const expr_fn expr__fn_zlib[] = {

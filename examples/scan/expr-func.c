@@ -33,9 +33,9 @@
 #include <string.h>
 
 static const expr_fn *const tables[] = {
-    expr__fn_strings, expr__fn_codings,  expr__fn_hashes, expr__fn_numbers, expr__fn_time,
-    expr__fn_versions, expr__fn_regex, expr__fn_zlib,   expr__fn_random, expr__fn_json,
-    expr__fn_jwt,
+    expr__fn_strings, expr__fn_codings,  expr__fn_hashes, expr__fn_numbers,
+    expr__fn_time,    expr__fn_versions, expr__fn_regex,  expr__fn_zlib,
+    expr__fn_random,  expr__fn_json,     expr__fn_jwt,
 };
 
 /* Whether name[0..len) is fn's name with its underscores left out. */

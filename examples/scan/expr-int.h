@@ -14,8 +14,8 @@ typedef enum tok_kind {
   T_END,
   T_NUM,
   T_STR,
-  T_IDENT,  /* a name: variable, function, true/false, in */
-  T_OP,     /* an operator symbol, in tok.op */
+  T_IDENT, /* a name: variable, function, true/false, in */
+  T_OP,    /* an operator symbol, in tok.op */
   T_LPAREN,
   T_RPAREN,
   T_COMMA
@@ -23,21 +23,43 @@ typedef enum tok_kind {
 
 typedef enum op {
   OP_NONE,
-  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW,
-  OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_REQ, OP_NREQ, OP_IN,
-  OP_AND, OP_OR,
-  OP_BAND, OP_BOR, OP_BXOR, OP_SHL, OP_SHR,
-  OP_NEG, OP_NOT, OP_BNOT,
-  OP_TIF, OP_TELSE, OP_COALESCE
+  OP_ADD,
+  OP_SUB,
+  OP_MUL,
+  OP_DIV,
+  OP_MOD,
+  OP_POW,
+  OP_EQ,
+  OP_NE,
+  OP_LT,
+  OP_LE,
+  OP_GT,
+  OP_GE,
+  OP_REQ,
+  OP_NREQ,
+  OP_IN,
+  OP_AND,
+  OP_OR,
+  OP_BAND,
+  OP_BOR,
+  OP_BXOR,
+  OP_SHL,
+  OP_SHR,
+  OP_NEG,
+  OP_NOT,
+  OP_BNOT,
+  OP_TIF,
+  OP_TELSE,
+  OP_COALESCE
 } op;
 
 typedef struct tok {
   tok_kind kind;
   op op;
-  size_t col;      /* 1-based */
-  char *text;      /* T_STR (unescaped), T_IDENT: malloc'd, owned by the token */
+  size_t col; /* 1-based */
+  char *text; /* T_STR (unescaped), T_IDENT: malloc'd, owned by the token */
   size_t len;
-  double num;      /* T_NUM, or T_STR that reads as a time (is_time) */
+  double num; /* T_NUM, or T_STR that reads as a time (is_time) */
   int is_time;
 } tok;
 
@@ -64,7 +86,7 @@ typedef struct expr_fn {
   const char *name;
   int min, max; /* argument counts; max -1: any */
   expr_fnimpl fn;
-  int mode;     /* what fn does, for one fn serving several names */
+  int mode; /* what fn does, for one fn serving several names */
 } expr_fn;
 
 typedef struct node node;
@@ -72,20 +94,20 @@ struct node {
   node_kind kind;
   op op;
   size_t col;
-  expr_value lit;        /* N_LIT */
-  char *text;            /* N_LIT string bytes, N_VAR name: owned */
+  expr_value lit; /* N_LIT */
+  char *text;     /* N_LIT string bytes, N_VAR name: owned */
   size_t text_len;
-  const expr_fn *fn;     /* N_CALL */
-  node **kids;           /* arguments, operands, list items */
+  const expr_fn *fn; /* N_CALL */
+  node **kids;       /* arguments, operands, list items */
   size_t nkids;
-  void *re;              /* a literal pattern, compiled (pcre2_code) */
-  size_t atom, natoms;   /* the atoms this call is made of */
-  unsigned use;          /* N_VAR: EXPR_USE_* of this occurrence */
+  void *re;            /* a literal pattern, compiled (pcre2_code) */
+  size_t atom, natoms; /* the atoms this call is made of */
+  unsigned use;        /* N_VAR: EXPR_USE_* of this occurrence */
 };
 
 struct expr {
   node *root;
-  char **vars;           /* borrowed from N_VAR nodes */
+  char **vars; /* borrowed from N_VAR nodes */
   size_t *var_lens, nvars;
   expr_atom *atoms;
   size_t natoms;
@@ -94,9 +116,9 @@ struct expr {
 /* The function of that name (or of that name without its underscores, as
  * the DSL also accepts: tolower, base64decode), or NULL. */
 const expr_fn *expr__fn_find(const char *name, size_t len);
-extern const expr_fn expr__fn_strings[], expr__fn_codings[], expr__fn_hashes[],
-    expr__fn_numbers[], expr__fn_time[], expr__fn_versions[], expr__fn_regex[],
-    expr__fn_zlib[], expr__fn_random[], expr__fn_json[], expr__fn_jwt[];
+extern const expr_fn expr__fn_strings[], expr__fn_codings[], expr__fn_hashes[], expr__fn_numbers[],
+    expr__fn_time[], expr__fn_versions[], expr__fn_regex[], expr__fn_zlib[], expr__fn_random[],
+    expr__fn_json[], expr__fn_jwt[];
 
 /* Atoms and variables, found once the tree is built (expr-walk.c). */
 expr_code expr__walk(expr *e, expr_error *err);
@@ -107,10 +129,10 @@ typedef struct expr_ctx {
   const expr_env *env;
   expr_arena *a;
   expr_error *err;
-  size_t col;          /* of the node being evaluated, for errors */
+  size_t col; /* of the node being evaluated, for errors */
   size_t max_len;
-  unsigned waited_ms;  /* what wait_for slept so far */
-  const node *call;    /* the call being made */
+  unsigned waited_ms; /* what wait_for slept so far */
+  const node *call;   /* the call being made */
 } expr_ctx;
 
 /* The mode of the function being called (expr_fn.mode). */
@@ -136,14 +158,14 @@ typedef struct sbuf {
   expr_code rc;
 } sbuf;
 
-void sb_init(sbuf *b, expr_ctx *c);
-void sb_add(sbuf *b, const void *p, size_t n);
-void sb_addc(sbuf *b, char ch);
-void sb_addf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void expr__sb_init(sbuf *b, expr_ctx *c);
+void expr__sb_add(sbuf *b, const void *p, size_t n);
+void expr__sb_addc(sbuf *b, char ch);
+void expr__sb_addf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The bytes so far (not terminated), NULL when empty. */
-char *sb_ptr(sbuf *b);
+char *expr__sb_ptr(sbuf *b);
 /* The string made, or the error that stopped it; b is spent. */
-expr_code sb_done(sbuf *b, expr_value *out);
+expr_code expr__sb_done(sbuf *b, expr_value *out);
 
 /* ---- Conversions (expr-value.c). */
 /* The DSL's toString: nil "", true/false, numbers as Go's 'f' shortest

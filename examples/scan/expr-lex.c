@@ -32,28 +32,27 @@ static int is_symbol(unsigned char c)
 }
 
 #define lex_fail(err, col, ...) (expr__error(err, EXPR_E_SYNTAX, col, __VA_ARGS__), EXPR_E_SYNTAX)
-#define lex_nomem(err, col) (expr__error(err, EXPR_E_NOMEM, col, "out of memory"), EXPR_E_NOMEM)
+#define lex_nomem(err, col)     (expr__error(err, EXPR_E_NOMEM, col, "out of memory"), EXPR_E_NOMEM)
 
 static const struct {
   const char *s;
   op binary, prefix;
 } ops[] = {
-    {"+", OP_ADD, OP_NONE},    {"-", OP_SUB, OP_NEG},        {"*", OP_MUL, OP_NONE},
-    {"/", OP_DIV, OP_NONE},    {"%", OP_MOD, OP_NONE},       {"**", OP_POW, OP_NONE},
-    {"==", OP_EQ, OP_NONE},    {"!=", OP_NE, OP_NONE},       {"<", OP_LT, OP_NONE},
-    {"<=", OP_LE, OP_NONE},    {">", OP_GT, OP_NONE},        {">=", OP_GE, OP_NONE},
-    {"=~", OP_REQ, OP_NONE},   {"!~", OP_NREQ, OP_NONE},     {"&&", OP_AND, OP_NONE},
-    {"||", OP_OR, OP_NONE},    {"&", OP_BAND, OP_NONE},      {"|", OP_BOR, OP_NONE},
-    {"^", OP_BXOR, OP_NONE},   {"<<", OP_SHL, OP_NONE},      {">>", OP_SHR, OP_NONE},
-    {"!", OP_NONE, OP_NOT},    {"~", OP_NONE, OP_BNOT},      {"?", OP_TIF, OP_NONE},
-    {":", OP_TELSE, OP_NONE},  {"??", OP_COALESCE, OP_NONE},
+    {"+", OP_ADD, OP_NONE},   {"-", OP_SUB, OP_NEG},        {"*", OP_MUL, OP_NONE},
+    {"/", OP_DIV, OP_NONE},   {"%", OP_MOD, OP_NONE},       {"**", OP_POW, OP_NONE},
+    {"==", OP_EQ, OP_NONE},   {"!=", OP_NE, OP_NONE},       {"<", OP_LT, OP_NONE},
+    {"<=", OP_LE, OP_NONE},   {">", OP_GT, OP_NONE},        {">=", OP_GE, OP_NONE},
+    {"=~", OP_REQ, OP_NONE},  {"!~", OP_NREQ, OP_NONE},     {"&&", OP_AND, OP_NONE},
+    {"||", OP_OR, OP_NONE},   {"&", OP_BAND, OP_NONE},      {"|", OP_BOR, OP_NONE},
+    {"^", OP_BXOR, OP_NONE},  {"<<", OP_SHL, OP_NONE},      {">>", OP_SHR, OP_NONE},
+    {"!", OP_NONE, OP_NOT},   {"~", OP_NONE, OP_BNOT},      {"?", OP_TIF, OP_NONE},
+    {":", OP_TELSE, OP_NONE}, {"??", OP_COALESCE, OP_NONE},
 };
 
 static expr_code lex_op(lexer *lx, tok *t, expr_error *err)
 {
   size_t start = lx->pos;
-  while (lx->pos < lx->len && is_symbol((unsigned char)lx->src[lx->pos]) &&
-         lx->src[lx->pos] != ',')
+  while (lx->pos < lx->len && is_symbol((unsigned char)lx->src[lx->pos]) && lx->src[lx->pos] != ',')
     lx->pos++;
   size_t n = lx->pos - start;
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -184,8 +183,8 @@ expr_code expr__lex(lexer *lx, tok *t, expr_error *err)
   else
     rc = lex_op(lx, t, err);
   if (rc == EXPR_OK)
-    lx->after_value = t->kind == T_NUM || t->kind == T_STR || t->kind == T_IDENT ||
-                      t->kind == T_RPAREN;
+    lx->after_value =
+        t->kind == T_NUM || t->kind == T_STR || t->kind == T_IDENT || t->kind == T_RPAREN;
   return rc;
 }
 

@@ -83,15 +83,30 @@ static int level(const tok *t)
   if (t->kind != T_OP)
     return -1;
   switch (t->op) {
-  case OP_TIF: case OP_TELSE: case OP_COALESCE: return 0;
+  case OP_TIF:
+  case OP_TELSE:
+  case OP_COALESCE: return 0;
   case OP_OR: return 1;
   case OP_AND: return 2;
-  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-  case OP_REQ: case OP_NREQ: case OP_IN: return 3;
-  case OP_BAND: case OP_BOR: case OP_BXOR: return 4;
-  case OP_SHL: case OP_SHR: return 5;
-  case OP_ADD: case OP_SUB: return 6;
-  case OP_MUL: case OP_DIV: case OP_MOD: return 7;
+  case OP_EQ:
+  case OP_NE:
+  case OP_LT:
+  case OP_LE:
+  case OP_GT:
+  case OP_GE:
+  case OP_REQ:
+  case OP_NREQ:
+  case OP_IN: return 3;
+  case OP_BAND:
+  case OP_BOR:
+  case OP_BXOR: return 4;
+  case OP_SHL:
+  case OP_SHR: return 5;
+  case OP_ADD:
+  case OP_SUB: return 6;
+  case OP_MUL:
+  case OP_DIV:
+  case OP_MOD: return 7;
   case OP_POW: return 8;
   default: return -1;
   }
@@ -141,8 +156,8 @@ static node *parse_call(parser *p, tok *name)
       expr__error(p->err, EXPR_E_ARGS, name->col, "%s takes at least %d arguments, not %zu",
                   fn->name, fn->min, n->nkids);
     else
-      expr__error(p->err, EXPR_E_ARGS, name->col, "%s takes %d to %d arguments, not %zu",
-                  fn->name, fn->min, fn->max, n->nkids);
+      expr__error(p->err, EXPR_E_ARGS, name->col, "%s takes %d to %d arguments, not %zu", fn->name,
+                  fn->min, fn->max, n->nkids);
     expr__node_free(n);
     return NULL;
   }
@@ -165,8 +180,7 @@ static node *parse_name(parser *p)
       if ((n = node_new(p, N_LIT, name.col)) != NULL)
         n->lit = expr_bool(name.text[0] == 't');
     } else if (plain && expr__fn_find(name.text, name.len))
-      expr__error(p->err, EXPR_E_SYNTAX, name.col, "function '%.60s' without arguments",
-                  name.text);
+      expr__error(p->err, EXPR_E_SYNTAX, name.col, "function '%.60s' without arguments", name.text);
     else if ((n = node_new(p, N_VAR, name.col)) != NULL) {
       n->text = name.text;
       n->text_len = name.len;

@@ -21,10 +21,16 @@ int expr_true(const expr_value *v) { return v->type == EXPR_BOOL && v->u.b; }
 
 const char *expr_strcode(expr_code c)
 {
-  static const char *const names[] = {"ok",           "syntax error",   "unknown function",
-                                      "wrong number of arguments", "out of memory",
-                                      "unknown variable", "type error", "bad value",
-                                      "regex error",  "over a limit"};
+  static const char *const names[] = {"ok",
+                                      "syntax error",
+                                      "unknown function",
+                                      "wrong number of arguments",
+                                      "out of memory",
+                                      "unknown variable",
+                                      "type error",
+                                      "bad value",
+                                      "regex error",
+                                      "over a limit"};
   return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "unknown error";
 }
 
@@ -128,9 +134,9 @@ expr_value *expr__alloc_list(expr_ctx *c, size_t n)
   return (expr_value *)(void *)expr__alloc(c, n * sizeof(expr_value));
 }
 
-void sb_init(sbuf *b, expr_ctx *c) { *b = (sbuf){.c = c}; }
+void expr__sb_init(sbuf *b, expr_ctx *c) { *b = (sbuf){.c = c}; }
 
-void sb_add(sbuf *b, const void *p, size_t n)
+void expr__sb_add(sbuf *b, const void *p, size_t n)
 {
   if (b->rc != EXPR_OK || n == 0)
     return;
@@ -154,9 +160,9 @@ void sb_add(sbuf *b, const void *p, size_t n)
   b->len += n;
 }
 
-void sb_addc(sbuf *b, char ch) { sb_add(b, &ch, 1); }
+void expr__sb_addc(sbuf *b, char ch) { expr__sb_add(b, &ch, 1); }
 
-void sb_addf(sbuf *b, const char *fmt, ...)
+void expr__sb_addf(sbuf *b, const char *fmt, ...)
 {
   char tmp[128];
   va_list ap;
@@ -164,12 +170,12 @@ void sb_addf(sbuf *b, const char *fmt, ...)
   int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
   if (n > 0)
-    sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    expr__sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-char *sb_ptr(sbuf *b) { return b->block ? (char *)((block *)(void *)b->block)->align : NULL; }
+char *expr__sb_ptr(sbuf *b) { return b->block ? (char *)((block *)(void *)b->block)->align : NULL; }
 
-expr_code sb_done(sbuf *b, expr_value *out)
+expr_code expr__sb_done(sbuf *b, expr_value *out)
 {
   block *bl = (block *)(void *)b->block;
   if (b->rc != EXPR_OK) {
@@ -262,22 +268,22 @@ size_t expr__fmt_num(double d, int gstyle, char buf[64])
 static expr_code list_str(expr_ctx *c, const expr_value *v, int gstyle, expr_value *out)
 {
   sbuf b;
-  sb_init(&b, c);
-  sb_addc(&b, '[');
+  expr__sb_init(&b, c);
+  expr__sb_addc(&b, '[');
   for (size_t i = 0; i < v->u.list.n; i++) {
     expr_value s;
-    expr_code rc = gstyle ? expr__str_v(c, &v->u.list.items[i], &s)
-                          : expr__str(c, &v->u.list.items[i], &s);
+    expr_code rc =
+        gstyle ? expr__str_v(c, &v->u.list.items[i], &s) : expr__str(c, &v->u.list.items[i], &s);
     if (rc != EXPR_OK) {
       b.rc = rc;
       break;
     }
     if (i)
-      sb_addc(&b, ' ');
-    sb_add(&b, s.u.str.ptr, s.u.str.len);
+      expr__sb_addc(&b, ' ');
+    expr__sb_add(&b, s.u.str.ptr, s.u.str.len);
   }
-  sb_addc(&b, ']');
-  return sb_done(&b, out);
+  expr__sb_addc(&b, ']');
+  return expr__sb_done(&b, out);
 }
 
 static expr_code scalar_str(expr_ctx *c, const expr_value *v, int gstyle, expr_value *out)
@@ -287,9 +293,7 @@ static expr_code scalar_str(expr_ctx *c, const expr_value *v, int gstyle, expr_v
   switch (v->type) {
   case EXPR_STR: *out = *v; return EXPR_OK;
   case EXPR_LIST: return list_str(c, v, gstyle, out);
-  case EXPR_NIL:
-    *out = gstyle ? expr_str("<nil>", 5) : expr_str("", 0);
-    return EXPR_OK;
+  case EXPR_NIL: *out = gstyle ? expr_str("<nil>", 5) : expr_str("", 0); return EXPR_OK;
   case EXPR_BOOL: *out = v->u.b ? expr_str("true", 4) : expr_str("false", 5); return EXPR_OK;
   case EXPR_NUM: break;
   }

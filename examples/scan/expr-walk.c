@@ -30,8 +30,8 @@ static node *subject(node *n, int *lower)
   return NULL;
 }
 
-static expr_code add_atom(expr *e, expr_atom_kind kind, int lower, const node *var,
-                          const node *lit, size_t col, expr_error *err)
+static expr_code add_atom(expr *e, expr_atom_kind kind, int lower, const node *var, const node *lit,
+                          size_t col, expr_error *err)
 {
   expr_atom *a = realloc(e->atoms, (e->natoms + 1) * sizeof *a);
   if (!a) {
@@ -39,8 +39,8 @@ static expr_code add_atom(expr *e, expr_atom_kind kind, int lower, const node *v
     return EXPR_E_NOMEM;
   }
   e->atoms = a;
-  a[e->natoms++] = (expr_atom){kind, lower, var->text, var->text_len, lit->lit.u.str.ptr,
-                               lit->lit.u.str.len, col};
+  a[e->natoms++] = (expr_atom){
+      kind, lower, var->text, var->text_len, lit->lit.u.str.ptr, lit->lit.u.str.len, col};
   return EXPR_OK;
 }
 
@@ -164,7 +164,4 @@ static unsigned uses(const node *n, const char *name, size_t len)
   return u;
 }
 
-unsigned expr_uses(const expr *e, const char *name, size_t len)
-{
-  return uses(e->root, name, len);
-}
+unsigned expr_uses(const expr *e, const char *name, size_t len) { return uses(e->root, name, len); }

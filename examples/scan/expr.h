@@ -54,23 +54,23 @@
 
 typedef enum expr_code {
   EXPR_OK = 0,
-  EXPR_E_SYNTAX,  /* compile: the text does not parse */
-  EXPR_E_FUNC,    /* compile: no function of that name */
-  EXPR_E_ARGS,    /* compile: wrong number of arguments */
-  EXPR_E_NOMEM,   /* an allocation failed */
-  EXPR_E_VAR,     /* eval: the lookup does not know the variable */
-  EXPR_E_TYPE,    /* eval: an operator got values of the wrong types */
-  EXPR_E_VALUE,   /* eval: a function refused its argument (bad base64, ...) */
-  EXPR_E_REGEX,   /* compile or eval: PCRE2 refused a pattern, or hit its limits */
-  EXPR_E_LIMIT    /* eval: a value or the arena would pass its cap */
+  EXPR_E_SYNTAX, /* compile: the text does not parse */
+  EXPR_E_FUNC,   /* compile: no function of that name */
+  EXPR_E_ARGS,   /* compile: wrong number of arguments */
+  EXPR_E_NOMEM,  /* an allocation failed */
+  EXPR_E_VAR,    /* eval: the lookup does not know the variable */
+  EXPR_E_TYPE,   /* eval: an operator got values of the wrong types */
+  EXPR_E_VALUE,  /* eval: a function refused its argument (bad base64, ...) */
+  EXPR_E_REGEX,  /* compile or eval: PCRE2 refused a pattern, or hit its limits */
+  EXPR_E_LIMIT   /* eval: a value or the arena would pass its cap */
 } expr_code;
 
 /* The caps' defaults (bytes, milliseconds). */
-#define EXPR_MAX_LEN (32u << 20)      /* one value */
-#define EXPR_MAX_TOTAL (128u << 20)   /* all values of one arena */
+#define EXPR_MAX_LEN     (32u << 20)  /* one value */
+#define EXPR_MAX_TOTAL   (128u << 20) /* all values of one arena */
 #define EXPR_MAX_WAIT_MS 0u           /* wait_for does not sleep unless allowed */
-#define EXPR_MAX_SOURCE (64u << 10)   /* the text compile takes */
-#define EXPR_MAX_DEPTH 200u           /* nesting of parentheses and calls */
+#define EXPR_MAX_SOURCE  (64u << 10)  /* the text compile takes */
+#define EXPR_MAX_DEPTH   200u         /* nesting of parentheses and calls */
 
 typedef struct expr_error {
   expr_code code;
@@ -107,9 +107,9 @@ int expr_true(const expr_value *v);
 
 /* The values made by one or more evaluations, freed together. */
 typedef struct expr_arena {
-  void *blocks;      /* internal */
-  size_t used;       /* bytes handed out */
-  size_t max_total;  /* cap on used; 0 at init means EXPR_MAX_TOTAL */
+  void *blocks;     /* internal */
+  size_t used;      /* bytes handed out */
+  size_t max_total; /* cap on used; 0 at init means EXPR_MAX_TOTAL */
 } expr_arena;
 
 void expr_arena_init(expr_arena *a, size_t max_total);

@@ -26,7 +26,7 @@
 #include "expr.h"
 #include "fuzz.h"
 
-#define MAX_LEN (256u * 1024u)
+#define MAX_LEN   (256u * 1024u)
 #define MAX_TOTAL (1024u * 1024u)
 
 typedef struct vars {
@@ -185,8 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   FZ_CHECK(rc == err.code);
   if (rc != EXPR_OK) {
     FZ_CHECK(e == NULL);
-    FZ_CHECK(rc == EXPR_E_SYNTAX || rc == EXPR_E_FUNC || rc == EXPR_E_ARGS ||
-             rc == EXPR_E_REGEX || rc == EXPR_E_NOMEM);
+    FZ_CHECK(rc == EXPR_E_SYNTAX || rc == EXPR_E_FUNC || rc == EXPR_E_ARGS || rc == EXPR_E_REGEX ||
+             rc == EXPR_E_NOMEM);
     FZ_CHECK(err.msg[0] != '\0' && err.column >= 1 && err.column <= src_len + 1);
     return 0;
   }

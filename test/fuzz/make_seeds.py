@@ -330,6 +330,12 @@ def expr_seeds():
         "unknown-function": (b"no_such_function(body) && md5()", HTML),
         "in-list": (b"status_code in (200, 301, '404') && [content_type] == 'text/html'",
                     b""),
+        "json-jwt-zip": (b"json_prettify(body) + json_minify(body) + generate_jwt(body, 'HS256', "
+                         b"'k') + zip('a.txt', body, 'b', '')",
+                         b'{"b": [1, 2.50, 1e-7, {"c": null}], "a": "<\\u00e9>", "a": true}'),
+        "ciphers": (b"aes_cbc(body, '0123456789abcdef', 'fedcba9876543210') + "
+                    b"aes_gcm('0123456789abcdef', body) + hmac('sha256', body, 'k')",
+                    b"secret"),
     }
     for name, (src, body) in seeds.items():
         write(t, name, src + b"\n" + body)

@@ -307,6 +307,13 @@ START_TEST(compile_errors)
   memset(deep + 301, ')', 300);
   deep[601] = '\0';
   ERR(deep, EXPR_E_SYNTAX, 0);
+  /* a chain of operators is a tree as high as it is long */
+  char chain[4100] = "1";
+  for (int i = 0; i < 2000; i++)
+    strcat(chain, "+1");
+  ERR(chain, EXPR_E_SYNTAX, 0);
+  chain[2 * 900 + 1] = '\0';
+  NUM(chain, 901);
   expr *e;
   char *huge = calloc(1, EXPR_MAX_SOURCE + 2);
   ck_assert_ptr_nonnull(huge);

@@ -103,6 +103,7 @@ struct node {
   void *re;            /* a literal pattern, compiled (pcre2_code) */
   size_t atom, natoms; /* the atoms this call is made of */
   unsigned use;        /* N_VAR: EXPR_USE_* of this occurrence */
+  unsigned height;     /* 1 for a leaf, else 1 + its highest kid's */
 };
 
 struct expr {

@@ -49,6 +49,7 @@ static node *node_new(parser *p, node_kind kind, size_t col)
   else {
     n->kind = kind;
     n->col = col;
+    n->height = 1;
   }
   return n;
 }
@@ -65,16 +66,24 @@ void expr__node_free(node *n)
   free(n);
 }
 
+/* Adds kid to n (or frees it); the tree stays within EXPR_MAX_HEIGHT, so
+ * that walking it never runs deep. */
 static int add_kid(parser *p, node *n, node *kid)
 {
-  node **k = realloc(n->kids, (n->nkids + 1) * sizeof *k);
+  int deep = kid->height >= EXPR_MAX_HEIGHT;
+  node **k = deep ? NULL : realloc(n->kids, (n->nkids + 1) * sizeof *k);
   if (!k) {
     expr__node_free(kid);
-    fail(p, EXPR_E_NOMEM, n->col, "out of memory");
+    if (deep)
+      fail(p, EXPR_E_SYNTAX, n->col, "expression too deep");
+    else
+      fail(p, EXPR_E_NOMEM, n->col, "out of memory");
     return -1;
   }
   n->kids = k;
   k[n->nkids++] = kid;
+  if (kid->height + 1 > n->height)
+    n->height = kid->height + 1;
   return 0;
 }
 

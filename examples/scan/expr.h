@@ -21,13 +21,13 @@
  * Values are nil, bool, number (a double, as govaluate's float64), string
  * (bytes with a length, NUL allowed, not terminated) and list (what split,
  * sort and uniq return, and (a, b) outside a call, for in). The rules are
- * govaluate's: + adds two
- * numbers and joins as text when either side is a string; < <= > >= take two
- * numbers or two strings (bytes compared); == and != are true only for the
- * same type and value; && || ! take bools; anything else is an evaluation
- * error (EXPR_E_TYPE). A variable the callback does not know is an
- * evaluation error too (EXPR_E_VAR), as in nuclei, where such a dsl
- * expression does not match.
+ * govaluate's: + adds two numbers and joins as text when either side is a
+ * string; < <= > >= take two numbers or two strings (bytes compared); == and
+ * != are true only for the same type and value; && || ! take bools;
+ * anything else is an evaluation error (EXPR_E_TYPE). A variable the
+ * callback does not know is an evaluation error too (EXPR_E_VAR), as in
+ * nuclei, where such a dsl expression does not match (its matcher fails
+ * under the and condition; under or, that expression does not count).
  *
  * Hostile values (a repeat count, a length, a compressed bomb from a
  * response) never make it allocate without bound, loop for long, or read out
@@ -71,6 +71,7 @@ typedef enum expr_code {
 #define EXPR_MAX_WAIT_MS 0u           /* wait_for does not sleep unless allowed */
 #define EXPR_MAX_SOURCE  (64u << 10)  /* the text compile takes */
 #define EXPR_MAX_DEPTH   200u         /* nesting of parentheses and calls */
+#define EXPR_MAX_HEIGHT  1000u        /* of the tree (a chain a || b || ... too) */
 
 typedef struct expr_error {
   expr_code code;
@@ -91,7 +92,7 @@ struct expr_value {
       size_t len;
     } str;
     struct {
-      const expr_value *items; /* strings */
+      const expr_value *items;
       size_t n;
     } list;
   } u;
@@ -122,7 +123,8 @@ typedef struct expr_env {
   int (*lookup)(void *ud, const char *name, size_t len, expr_value *out);
   void *ud;
   /* Optional, for a caller that streams: the result of atom i (see
-   * expr_atoms), 1 = matched, 0 = not, -1 = not known (then evaluated). */
+   * expr_atom_get), 1 = matched, 0 = not, -1 = not known (then the call is
+   * evaluated). */
   int (*atom)(void *ud, size_t index);
   /* Optional: the length of a variable's value without the value (for
    * len(body) when the body was not kept); returns 1 and sets *len, or 0. */
@@ -163,7 +165,9 @@ const char *expr_var_name(const expr *e, size_t i, size_t *len);
  * can answer without keeping the value: contains(v, "lit"), each literal of
  * contains_all/contains_any(v, ...), regex("lit", v), and the same with v
  * written tolower(v) or to_lower(v) (lower = 1: the test is over the value
- * in lower case). */
+ * in ASCII lower case). A regex atom means what regex() does: PCRE2 over
+ * bytes, $ at the very end only. Atoms are numbered in the order of the
+ * text; the atoms of one call are consecutive. */
 typedef enum expr_atom_kind { EXPR_ATOM_WORD, EXPR_ATOM_REGEX } expr_atom_kind;
 
 typedef struct expr_atom {

@@ -18,10 +18,17 @@ typedef struct reader {
   int nomem;
 } reader;
 
+/* Records why the template is skipped (the first reason found): one line
+ * of --validate's list, its control bytes (a key or an expression of
+ * several lines) shown as spaces. */
 static int skip(reader *r, const char *what, const char *arg)
 {
-  if (!r->reason[0])
-    snprintf(r->reason, sizeof r->reason, "%s%s%s", what, arg ? ": " : "", arg ? arg : "");
+  if (r->reason[0])
+    return -1;
+  snprintf(r->reason, sizeof r->reason, "%s%s%s", what, arg ? ": " : "", arg ? arg : "");
+  for (char *c = r->reason; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = ' ';
   return -1;
 }
 
@@ -45,27 +52,35 @@ static int truthy(const char *s)
   return s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "True"));
 }
 
-/* A scalar, or a sequence of scalars, as an array of new strings. */
+static void free_strings(char **s, size_t n);
+
+/* A scalar, or a sequence of scalars, as an array of new strings; on
+ * failure nothing (*out NULL, *count 0). */
 static int strings(reader *r, yaml_node_t *n, char ***out, size_t *count)
 {
   size_t cap = n && n->type == YAML_SEQUENCE_NODE
                    ? (size_t)(n->data.sequence.items.top - n->data.sequence.items.start)
                    : 1;
+  *out = NULL;
+  *count = 0;
   if (!n || (n->type != YAML_SCALAR_NODE && n->type != YAML_SEQUENCE_NODE))
     return skip(r, "not a list of strings", NULL);
   if (!(*out = calloc(cap + 1, sizeof **out)))
     return r->nomem = 1, -1;
-  *count = 0;
-  if (n->type == YAML_SCALAR_NODE) {
-    (*out)[(*count)++] = dup(r, scalar(n));
-    return r->nomem ? -1 : 0;
-  }
-  for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
-    const char *s = scalar(node(r, *i));
-    if (!s)
-      return skip(r, "not a list of strings", NULL);
-    if (!((*out)[(*count)++] = dup(r, s)))
-      return -1;
+  int failed = 0;
+  if (n->type == YAML_SCALAR_NODE)
+    failed = !((*out)[(*count)++] = dup(r, scalar(n)));
+  else
+    for (yaml_node_item_t *i = n->data.sequence.items.start;
+         !failed && i < n->data.sequence.items.top; i++) {
+      const char *s = scalar(node(r, *i));
+      failed = s ? !((*out)[(*count)++] = dup(r, s)) : skip(r, "not a list of strings", NULL);
+    }
+  if (failed) {
+    free_strings(*out, *count);
+    *out = NULL;
+    *count = 0;
+    return -1;
   }
   return 0;
 }
@@ -361,8 +376,8 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
                          : NULL;
   if (!text)
     return skip(r, "raw", "not one request");
-  if (q->method || q->paths)
-    return skip(r, "raw", "beside method or path");
+  if (q->method || q->paths || q->headers || q->body)
+    return skip(r, "raw", "beside method, path, headers or body");
   const char *why = tpl_raw(text, q);
   if (why)
     return skip(r, why, NULL);
@@ -379,6 +394,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
   if (!is_map(n))
     return skip(r, "request not a mapping", NULL);
   q->max_redirs = DEFAULT_MAX_REDIRS;
+  int raw = 0; /* raw: seen, which makes the method, path, headers and body */
   EACH_KEY(r, n, k, v)
   {
     const char *s = scalar(v), *why = k ? request_skip(k) : NULL;
@@ -386,6 +402,9 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     int ok = 0;
     if (why)
       return skip(r, why, NULL);
+    if (k && raw &&
+        (!strcmp(k, "method") || !strcmp(k, "path") || !strcmp(k, "headers") || !strcmp(k, "body")))
+      return skip(r, "raw", "beside method, path, headers or body");
     if (!k)
       ok = 0;
     else if (!strcmp(k, "method"))
@@ -393,7 +412,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "path"))
       ok = strings(r, v, &q->paths, &q->npaths) == 0;
     else if (!strcmp(k, "raw"))
-      ok = load_raw(r, v, q) == 0;
+      ok = (raw = 1) && load_raw(r, v, q) == 0;
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))
@@ -502,7 +521,7 @@ static int load_template(reader *r, tpl *t)
     if (!ok)
       return skip(r, "template key", k);
   }
-  if (!t->id)
+  if (!t->id || !t->id[0])
     return skip(r, "template without an id", NULL);
   return t->nreqs ? 0 : skip(r, "template without http requests", NULL);
 }
@@ -571,6 +590,31 @@ static void free_template(tpl *t)
   free(t->severity);
 }
 
+/* The most keys one mapping may have: far more than any template has, few
+ * enough that looking for a repeated one stays cheap. */
+#define MAX_KEYS 4096
+
+/* A key given twice in one mapping of the document, which nuclei's YAML
+ * reader refuses (and which would leave one of the two unread here): the
+ * skip, or 0 when there is none. */
+static int repeated_key(reader *r)
+{
+  for (yaml_node_t *n = r->doc.nodes.start; n < r->doc.nodes.top; n++) {
+    if (n->type != YAML_MAPPING_NODE)
+      continue;
+    yaml_node_pair_t *first = n->data.mapping.pairs.start, *top = n->data.mapping.pairs.top;
+    if (top - first > MAX_KEYS)
+      return skip(r, "a mapping of more than 4096 keys", NULL);
+    for (yaml_node_pair_t *p = first; p < top; p++)
+      for (yaml_node_pair_t *q = first; q < p; q++) {
+        const char *a = scalar(node(r, p->key)), *b = scalar(node(r, q->key));
+        if (a && b && !strcmp(a, b))
+          return skip(r, "key given twice", a);
+      }
+  }
+  return 0;
+}
+
 int tpl_load_file(templates *ts, const char *path)
 {
   FILE *f = fopen(path, "rb");
@@ -595,7 +639,8 @@ int tpl_load_file(templates *ts, const char *path)
   }
   fclose(f);
   if (parsed) {
-    (void)load_template(&r, &t);
+    if (repeated_key(&r) == 0)
+      (void)load_template(&r, &t);
     yaml_document_delete(&r.doc);
   }
   int skipped = r.reason[0] != 0;

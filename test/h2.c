@@ -208,7 +208,7 @@ static int write_gzip(const char *path, const unsigned char *in, size_t n)
 /* Makes the directories nginx needs and the files it serves. */
 static int make_docroot(h2_server *s)
 {
-  static const char *const dirs[] = {"www", "www/p", "www/gz", "tmp"};
+  static const char *const dirs[] = {"www", "www/p", "www/gz", "www/br", "www/zst", "tmp"};
   char path[H2_PATH];
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
     if (path_in(s, dirs[i], path) || mkdir(path, 0700) != 0) {
@@ -284,6 +284,8 @@ static const char nginx_conf[] =
     "    ssl_protocols TLSv1.2 TLSv1.3;\n" /* 1.22's default lacks 1.3 */
     "    root \"@D@/www\";\n"
     "    location /gz/ { add_header Content-Encoding gzip; }\n"
+    "    location /br/ { add_header Content-Encoding br; }\n"
+    "    location /zst/ { add_header Content-Encoding zstd; }\n"
     "  }\n"
     "}\n";
 
@@ -525,6 +527,12 @@ void h2c_url(const h2_server *s, const char *path, char *buf, size_t n)
 }
 
 const char *h2_cafile(const h2_server *s) { return s->cafile; }
+
+int h2_docroot(const h2_server *s, char *buf, size_t n)
+{
+  int len = snprintf(buf, n, "%s/www", s->dir);
+  return len < 0 || (size_t)len >= n ? -1 : 0;
+}
 
 void h2_easy_setup(const h2_server *s, CURL *easy)
 {

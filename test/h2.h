@@ -17,6 +17,10 @@
  *   /gz/1m                               the 1 MiB pattern gzip-compressed,
  *                                        served with Content-Encoding: gzip
  *
+ * and whatever a test writes into the directory that h2_docroot names:
+ * files under gz/, br/ and zst/ there are served with Content-Encoding
+ * gzip, br and zstd.
+ *
  * nginx runs as one process (master_process off), so a signal reaches all
  * of it. It gets SIGTERM when the thread that started it ends
  * (PR_SET_PDEATHSIG, on Linux), so a test that crashes or is killed does
@@ -53,6 +57,10 @@ void h2c_url(const h2_server *s, const char *path, char *buf, size_t n);
 
 /* The server's certificate (PEM), to pass as CURLOPT_CAINFO. */
 const char *h2_cafile(const h2_server *s);
+
+/* Writes the directory nginx serves into buf (a file written there is
+ * served at once); -1 if it does not fit. */
+int h2_docroot(const h2_server *s, char *buf, size_t n);
 
 /* Sets on easy: CURLOPT_CAINFO, CURLOPT_HTTP_VERSION
  * CURL_HTTP_VERSION_2TLS, and CURLOPT_PIPEWAIT 1, so that transfers added

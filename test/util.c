@@ -161,7 +161,8 @@ int curl_buffers_streams(void) { return curl_at_least(0x080100) && !curl_at_leas
 
 int curl_keeps_back_fresh(rc_overflow mode)
 {
-  return !curl_holds_streams() && (curl_buffers_streams() || mode == RC_OVERFLOW_WAIT);
+  return !curl_holds_streams() &&
+         (curl_buffers_streams() || curl_loses_paused_streams() || mode == RC_OVERFLOW_WAIT);
 }
 
 int run_suite(Suite *s)

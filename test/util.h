@@ -81,7 +81,7 @@ int curl_buffers_streams(void);
 
 /* Where curl holds no stream (!curl_holds_streams()), rc_multi_add keeps
  * back under a budget a handle whose last transfer was HTTP/2, and one that
- * has not run yet where this says so: on 8.1 to 8.6, or under
+ * has not run yet where this says so: on 8.1 to 8.6, before 7.88, or under
  * RC_OVERFLOW_WAIT. */
 int curl_keeps_back_fresh(rc_overflow mode);
 

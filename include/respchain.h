@@ -607,8 +607,9 @@ RC_API const char *rc_accept_encoding(void);
 
 /* Adds resp's transfer (the easy handle it was attached to with rc_attach)
  * to multi: curl_multi_add_handle, at once or, where the budget holds
- * HTTP/2 streams back this way, later. That is every curl before 8.14,
- * which cannot keep a stream's window small: pausing a stream does not
+ * HTTP/2 streams back this way, later. That is every curl before 8.14
+ * (for handles that have not run yet, only some of them: below), which
+ * cannot keep a stream's window small: pausing a stream does not
  * stop it receiving the stream (up to 64 MiB in 7.88, the 10 MB window in
  * 8.7 to 8.13), and 8.1 to 8.6 read every stream into their own buffers
  * from its request on, paused or not (8.5.0, 50 streams of 8 MiB on one
@@ -622,7 +623,12 @@ RC_API const char *rc_accept_encoding(void);
  * given back when the body ends (its length, its coding's end, its cap),
  * when its status line says HTTP/1.x, or when the response is reset, freed
  * or detached. A handle whose last transfer spoke HTTP/1.x goes in at
- * once. A kept-back transfer waits, oldest first, and goes in from
+ * once; one whose last spoke HTTP/2 is kept back so. A handle that has not
+ * run yet is kept back so on 8.1 to 8.6, before 7.88 (where a refused
+ * stream can only spill), and under RC_OVERFLOW_WAIT; on 7.88 and 8.7 to
+ * 8.13 it goes in at once. Keeping back bounds how many streams run at
+ * once, and with them their decoders' state (a zstd window, a br ring
+ * buffer), which the budget does not count. A kept-back transfer waits, oldest first, and goes in from
  * rc_pool_resume (and rc_multi_poll) on the calling thread; that thread's
  * wake callback says when. From 8.14 on (streams held, see the budget
  * above), and without a budget, this is curl_multi_add_handle. A kept-back

@@ -227,7 +227,7 @@ int main(int argc, char **argv)
   s.parallel = 20;
   s.repeat = 1;
   int i = 1;
-  for (; i < argc && argv[i][0] == '-'; i++) {
+  for (; i < argc && argv[i][0] == '-'; i += 2) { /* an option and its value */
     const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!val)
       return usage();
@@ -243,7 +243,6 @@ int main(int argc, char **argv)
     } else {
       return usage();
     }
-    i++;
   }
   if (i == argc)
     return usage();

@@ -286,7 +286,57 @@ def write_seeds():
                                                                   none=1)))
 
 
+# ---- fuzz_expr: the expression, a LF, then the body. ----
+
+HTML = (b"<html><title>Admin Panel</title>\n<meta name=generator "
+        b"content=\"WordPress 5.8.1\">\nVersion: 5.8.1\n</html>\n")
+
+
+def expr_seeds():
+    t = "fuzz_expr"
+    seeds = {
+        "dsl-matcher": (b'status_code == 200 && contains(body, "Admin") && '
+                        b'!contains(tolower(header), "forbidden")', HTML),
+        "atoms-lower": (b'contains_any(tolower(body), "wordpress", "wp-content") || '
+                        b'regex("(?i)joomla", body) || contains_all(body, "a", "b")', HTML),
+        "favicon-hash": (b'mmh3(base64_py(body)) == "-1277324294"', bytes(range(256)) * 2),
+        "versions": (b"compare_versions(trim_space(substr(body, index(body, 0) == '<' ? 0 : 1)), "
+                     b"'>= 5.0', '< 6') || compare_versions('1.0.0-rc.1', '~> 1.0')",
+                     b"5.8.1"),
+        "codings-round-trip": (b"base64_decode(base64(body)) == body && "
+                               b"hex_decode(hex_encode(body)) == body && "
+                               b"url_decode(url_encode(body, true)) == body && "
+                               b"html_unescape(html_escape(body)) == body", HTML),
+        "zlib-round-trip": (b"len(zlib_decode(zlib(body))) == len(body) && "
+                            b"inflate(deflate(body), 10) == substr(body, 0, 10) && "
+                            b"gzip_decode(gzip(body) + gzip(body)) == body + body", HTML),
+        "hostile-sizes": (b'repeat(body, 99999999) + padding(body, "x", len(body) * 100000, '
+                          b'"prefix")', HTML),
+        "regex-backtracking": (b'regex("(a+)+$", body) || body =~ "(a|aa)+$"',
+                               b"a" * 3000 + b"!"),
+        "ternary-coalesce": (b"status_code > 100 ? to_upper(body) : nothing ?? 'x' + 1 + yes",
+                             b"ok"),
+        "time-layouts": (b'date_time("%Y-%M-%D", to_unix_time("2022-01-13 16:30:10 +01:00")) '
+                         b'== "2022-01-13" && date_time("Mon Jan _2 15:04:05 2006", 0) != ""',
+                         b""),
+        "strings": (b'join(",", sort(split(body, " "))) + reverse(body) + '
+                    b'replace_regex(body, "([a-z]+)", "<$1>") + uniq(body) + '
+                    b'trim(body, "<>") + count(body, "a")', b"the quick brown fox"),
+        "numbers-bits": (b"hex_to_dec('ff') + oct_to_dec(17) + bin_to_dec('0b1_01') + "
+                         b"(6 & 3 | 1 << 4 ^ ~0) - 2 ** 3 % 5 / to_number(body)", b"2.5"),
+        "random-shapes": (b'len(rand_base(10, body)) == 10 && rand_int(1, 3) < 3 && '
+                          b'rand_ip("10.0.0.0/8") != ""', b"abc"),
+        "syntax-error": (b'contains(body, "x"', HTML),
+        "unknown-function": (b"no_such_function(body) && md5()", HTML),
+        "in-list": (b"status_code in (200, 301, '404') && [content_type] == 'text/html'",
+                    b""),
+    }
+    for name, (src, body) in seeds.items():
+        write(t, name, src + b"\n" + body)
+
+
 if __name__ == "__main__":
     headers_seeds()
     decode_seeds()
     write_seeds()
+    expr_seeds()

@@ -168,3 +168,24 @@ unsigned expr_uses(const expr *e, const char *name, size_t len)
 {
   return uses(e->root, name, len);
 }
+
+/* Whether call n gives another value each time: the random functions, the
+ * clock's (unix_time, date_time without a time), wait_for. */
+static int is_volatile(const node *n)
+{
+  const char *f = n->fn->name;
+  return !strncmp(f, "rand_", 5) || !strcmp(f, "unix_time") || !strcmp(f, "wait_for") ||
+         (!strcmp(f, "date_time") && n->nkids < 2);
+}
+
+static unsigned calls(const node *n)
+{
+  unsigned c = 0;
+  if (n->kind == N_CALL)
+    c |= EXPR_CALLS | (is_volatile(n) ? EXPR_CALLS_VOLATILE : 0);
+  for (size_t i = 0; i < n->nkids; i++)
+    c |= calls(n->kids[i]);
+  return c;
+}
+
+unsigned expr_calls(const expr *e) { return calls(e->root); }

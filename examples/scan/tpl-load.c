@@ -14,6 +14,7 @@
 /* One template being read: its document, and why it is skipped. */
 typedef struct reader {
   yaml_document_t doc;
+  const templates *ts; /* where it goes: the -var names */
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
 } reader;
@@ -278,28 +279,6 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
   return x->n ? 0 : skip(r, "extractor without values", NULL);
 }
 
-/* The variables scan replaces in a request. */
-static const char *const VARIABLES[] = {"BaseURL", "RootURL", "Hostname", "Host",
-                                        "Port",    "Path",    "Scheme",   "randstr"};
-
-/* Whether every {{...}} in s is one of VARIABLES; else a skip. */
-static int known_variables(reader *r, const char *s)
-{
-  for (const char *p = s ? strstr(s, "{{") : NULL; p; p = strstr(p + 2, "{{")) {
-    const char *end = strstr(p + 2, "}}");
-    size_t n = end ? (size_t)(end - p - 2) : 0, i = 0;
-    while (i < sizeof VARIABLES / sizeof *VARIABLES &&
-           (strlen(VARIABLES[i]) != n || strncmp(VARIABLES[i], p + 2, n)))
-      i++;
-    if (i == sizeof VARIABLES / sizeof *VARIABLES) {
-      char name[64];
-      snprintf(name, sizeof name, "%.*s", end ? (int)n : 40, p + 2);
-      return skip(r, strstr(name, "interactsh") ? "interactsh" : "variable", name);
-    }
-  }
-  return 0;
-}
-
 /* headers: a mapping of names to values, as "Name: value". */
 static int load_headers(reader *r, yaml_node_t *n, tpl_request *q)
 {
@@ -320,8 +299,6 @@ static int load_headers(reader *r, yaml_node_t *n, tpl_request *q)
       return r->nomem = 1, -1;
     sprintf(h, "%s: %s", k, s);
     q->headers[q->nheaders++] = h;
-    if (known_variables(r, h) != 0)
-      return -1;
   }
   return 0;
 }
@@ -352,7 +329,7 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw: one plain request (tpl_raw), its variables known. */
+/* raw: one plain request (tpl_raw). */
 static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
 {
   const char *text = v && v->type == YAML_SEQUENCE_NODE &&
@@ -364,12 +341,7 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   if (q->method || q->paths)
     return skip(r, "raw", "beside method or path");
   const char *why = tpl_raw(text, q);
-  if (why)
-    return skip(r, why, NULL);
-  for (size_t i = 0; i < q->nheaders; i++)
-    if (known_variables(r, q->headers[i]) != 0)
-      return -1;
-  return known_variables(r, q->body);
+  return why ? skip(r, why, NULL) : 0;
 }
 
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
@@ -397,7 +369,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))
-      ok = s && (q->body = dup(r, s)) && known_variables(r, s) == 0;
+      ok = s && (q->body = dup(r, s));
     else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
       ok = (q->redirects = truthy(s)) || s;
     else if (!strcmp(k, "max-redirects"))
@@ -411,9 +383,6 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     if (!ok)
       return skip(r, "request key", k);
   }
-  for (size_t i = 0; i < q->npaths; i++)
-    if (known_variables(r, q->paths[i]) != 0)
-      return -1;
   if (!q->npaths)
     return skip(r, "request without a path", NULL);
   if (!q->method && !(q->method = dup(r, "GET")))
@@ -477,6 +446,15 @@ static int load_requests(reader *r, yaml_node_t *v, tpl *t)
   return 0;
 }
 
+/* variables: or constants: (tpl-vars.c). */
+static int vars(reader *r, yaml_node_t *v, tpl *t, int constants)
+{
+  const char *why = tpl_vars_load(t, &r->doc, v, constants);
+  if (why && !why[0])
+    r->nomem = 1;
+  return why ? skip(r, why, NULL) : 0;
+}
+
 /* The document's template into t. */
 static int load_template(reader *r, tpl *t)
 {
@@ -495,6 +473,8 @@ static int load_template(reader *r, tpl *t)
       ok = load_info(r, v, t) == 0;
     else if (!strcmp(k, "http") || !strcmp(k, "requests"))
       ok = load_requests(r, v, t) == 0;
+    else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
+      ok = vars(r, v, t, !strcmp(k, "constants")) == 0;
     else if (other_protocol(k))
       return skip(r, "protocol", k);
     else if (!strcmp(k, "flow"))
@@ -504,7 +484,12 @@ static int load_template(reader *r, tpl *t)
   }
   if (!t->id)
     return skip(r, "template without an id", NULL);
-  return t->nreqs ? 0 : skip(r, "template without http requests", NULL);
+  if (!t->nreqs)
+    return skip(r, "template without http requests", NULL);
+  int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
+  if (rc == -2)
+    r->nomem = 1;
+  return rc;
 }
 
 static void free_strings(char **s, size_t n)
@@ -569,6 +554,7 @@ static void free_template(tpl *t)
   free(t->id);
   free(t->name);
   free(t->severity);
+  tpl_vars_free(t);
 }
 
 int tpl_load_file(templates *ts, const char *path)
@@ -580,6 +566,7 @@ int tpl_load_file(templates *ts, const char *path)
   }
   reader r;
   memset(&r, 0, sizeof r);
+  r.ts = ts;
   yaml_parser_t parser;
   tpl t;
   memset(&t, 0, sizeof t);

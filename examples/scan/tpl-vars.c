@@ -46,7 +46,7 @@ tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const
   for (i = 0; i < t->nconsts; i++)
     if (named(t->consts[i].name, name, len))
       return *index = i, TS_CONST;
-  for (i = 0; i < ngiven; i++)
+  for (i = ngiven; i-- > 0;) /* the last of a name */
     if (!strncmp(given[i], name, len) && given[i][len] == '=')
       return *index = i, TS_GIVEN;
   for (i = 0; i < tpl_ntarget_names; i++)

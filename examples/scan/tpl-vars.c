@@ -30,9 +30,11 @@ const char *const tpl_target_names[] = {"BaseURL", "RootURL", "Hostname", "Host"
                                         "Port",    "Path",    "Scheme",   "randstr"};
 const size_t tpl_ntarget_names = sizeof tpl_target_names / sizeof *tpl_target_names;
 
-/* The "}}" after one "{{" that are tried, at most: a bound on the work a
- * hostile text makes (nuclei bounds the "{{" it tries at 250). */
+/* The "}}" after one "{{" that are tried, at most, and the bytes compiled
+ * while a template is checked: bounds on the work a hostile text makes
+ * (nuclei bounds the "{{" it tries at 250). */
 #define CLOSERS_MAX 64
+#define CHECK_BYTES_MAX (4u << 20)
 
 static int named(const char *s, const char *name, size_t len)
 {
@@ -177,6 +179,7 @@ typedef struct checker {
   int nomem;
   expr_error first; /* the first compile error of the current "{{" */
   const char *first_at;
+  size_t compiled; /* bytes given to expr_compile */
 } checker;
 
 /* Sets the reason (the first one found stays); returns 0. */
@@ -288,6 +291,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
     return KIND_EXPR;
   if (len > EXPR_MAX_SOURCE)
     return 0;
+  if ((k->compiled += len) > CHECK_BYTES_MAX)
+    return fail(k, "expression: too many {{ to read");
   char *src = rewrite(k, inner, len);
   expr *e = NULL;
   expr_error err;
@@ -336,6 +341,8 @@ static int stays(checker *k, const char *o)
   size_t len = c ? (size_t)(c - o - 2) : 0;
   if (!c || memchr(o + 2, '}', len) || memchr(o + 2, '{', len))
     return 1; /* not a {{...}} nuclei looks at, or one of a later "{{" */
+  if ((k->compiled += len) > CHECK_BYTES_MAX)
+    return fail(k, "expression: too many {{ to read");
   expr *e;
   if (expr_compile(o + 2, len, &e, NULL) == EXPR_OK) {
     size_t nvars = expr_var_count(e);
@@ -370,7 +377,7 @@ static int check_text(checker *k, const char *text)
 
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
-  checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL};
+  checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;

@@ -425,9 +425,9 @@ START_TEST(variables)
   unsigned long before = ts_requests(srv);
   prog_out o = run_vars(NULL, NULL, NULL, NULL);
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 7 templates; random-a and random-b apart, shared-a and shared-b one. */
-  ck_assert_msg(strstr(o.err, "7 loaded, 0 skipped; 6 clusters, 6 requests"), "%s", o.err);
-  ck_assert_uint_eq(ts_requests(srv) - before, 6);
+  /* 8 templates; random-a and random-b apart, shared-a and shared-b one. */
+  ck_assert_msg(strstr(o.err, "8 loaded, 0 skipped; 7 clusters, 7 requests"), "%s", o.err);
+  ck_assert_uint_eq(ts_requests(srv) - before, 7);
 
   /* exprs.yaml: the nonce is 12 letters, the same in the path and a
    * header (the template's own regex checks it too: it matched). */
@@ -463,6 +463,13 @@ START_TEST(variables)
   ck_assert_int_eq(extracts_of(o.out, "vars-shared-b", b, sizeof b), 1);
   ck_assert_str_eq(a, "/echo?h=127.0.0.1&s=6162");
   ck_assert_str_eq(b, a);
+
+  /* randstr.yaml: randstr_1 twice the same, randstr_2 another (distinct
+   * values in order: two). */
+  ck_assert_int_eq(extracts_of(o.out, "vars-randstr", have, sizeof have), 1);
+  ck_assert_msg(strlen(have) == 16 + 1 + 16 && have[16] == '|' &&
+                    strspn(have, "abcdefghijklmnopqrstuvwxyz") == 16 && strncmp(have, have + 17, 16),
+                "%s", have);
 
   /* override.yaml, without -var, then with it (its spellings). */
   ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);

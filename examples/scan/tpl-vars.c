@@ -375,8 +375,113 @@ static int check_text(checker *k, const char *text)
   return k->why[0] || k->nomem ? -1 : 0;
 }
 
+/* ---- {{randstr_N}} ------------------------------------------------------ */
+
+/* nuclei replaces each {{randstr_N}} (N letters, digits, _) of a template's
+ * text by random letters of its own when it reads the template: the same
+ * everywhere in the template, another for each N and each template. */
+#define RANDSTR_LEN 16
+
+/* The name's value in t's table (names and values alternate in names),
+ * made when new. NULL when out of memory. */
+static const char *randstr_of(line *names, const char *name, size_t len, uint64_t *seed)
+{
+  for (size_t at = 0; at < names->len;) {
+    size_t n = strlen(names->p + at);
+    if (n == len && !memcmp(names->p + at, name, len))
+      return names->p + at + n + 1;
+    at += n + 1;
+    at += strlen(names->p + at) + 1;
+  }
+  put(names, name, len);
+  put(names, "", 1);
+  size_t value = names->len;
+  for (int i = 0; i < RANDSTR_LEN; i++) {
+    *seed = *seed * 6364136223846793005u + 1442695040888963407u;
+    char c = (char)('a' + (*seed >> 33) % 26);
+    put(names, &c, 1);
+  }
+  put(names, "", 1);
+  return names->nomem ? NULL : names->p + value;
+}
+
+/* *text with its {{randstr_N}} replaced (a new string for the old). 0, or
+ * -1 when out of memory. */
+static int replace_randstr(char **text, line *names, uint64_t *seed)
+{
+  if (!*text || !strstr(*text, "{{randstr_"))
+    return 0;
+  line l = {0};
+  const char *p = *text;
+  for (const char *o; (o = strstr(p, "{{randstr_")) != NULL;) {
+    size_t n = strspn(o + 10, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    put(&l, p, (size_t)(o - p));
+    if (n && !strncmp(o + 10 + n, "}}", 2)) {
+      const char *v = randstr_of(names, o + 2, n + 8, seed);
+      if (!v)
+        break;
+      puts_line(&l, v);
+      p = o + 12 + n;
+    } else {
+      put(&l, o, 2);
+      p = o + 2;
+    }
+  }
+  puts_line(&l, p);
+  put(&l, "", 1);
+  if (l.nomem || names->nomem) {
+    free(l.p);
+    return -1;
+  }
+  free(*text);
+  *text = l.p;
+  return 0;
+}
+
+/* Every {{randstr_N}} of t's texts replaced. 0 or -1. */
+static int randstr_texts(tpl *t)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 30 ^ (uint64_t)(uintptr_t)t;
+  line names = {0};
+  int rc = 0;
+  for (size_t i = 0; !rc && i < t->nvars; i++)
+    rc = replace_randstr(&t->vars[i].value, &names, &seed);
+  for (size_t i = 0; !rc && i < t->nreqs; i++) {
+    tpl_request *q = &t->reqs[i];
+    for (size_t j = 0; !rc && j < q->npaths; j++)
+      rc = replace_randstr(&q->paths[j], &names, &seed);
+    for (size_t j = 0; !rc && j < q->nheaders; j++)
+      rc = replace_randstr(&q->headers[j], &names, &seed);
+    if (!rc)
+      rc = replace_randstr(&q->body, &names, &seed);
+  }
+  free(names.p);
+  return rc;
+}
+
+/* Whether a matcher of t has {{randstr_N}} in a word or a regex (its
+ * values are the requests' alone here). */
+static int randstr_matched(const tpl *t)
+{
+  for (size_t i = 0; i < t->nreqs; i++)
+    for (size_t j = 0; j < t->reqs[i].nmatchers; j++) {
+      const tpl_matcher *m = &t->reqs[i].matchers[j];
+      for (size_t k = 0; k < m->n; k++)
+        if ((m->type == TM_WORD && strstr(m->words[k], "{{randstr_")) ||
+            (m->type == TM_REGEX && strstr(m->regexes[k].text, "{{randstr_")))
+          return 1;
+    }
+  return 0;
+}
+
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
+  if (randstr_matched(t))
+    return snprintf(why, cap, "variable: randstr_N in a matcher"), -1;
+  if (randstr_texts(t) != 0)
+    return -2;
   checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {

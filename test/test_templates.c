@@ -425,9 +425,14 @@ START_TEST(variables)
   unsigned long before = ts_requests(srv);
   prog_out o = run_vars(NULL, NULL, NULL, NULL);
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 8 templates; random-a and random-b apart, shared-a and shared-b one. */
-  ck_assert_msg(strstr(o.err, "8 loaded, 0 skipped; 7 clusters, 7 requests"), "%s", o.err);
+  /* 9 templates; random-a and random-b apart, shared-a and shared-b one;
+   * unsent.yaml's request not sent. */
+  ck_assert_msg(strstr(o.err, "9 loaded, 0 skipped; 8 clusters, 7 requests"), "%s", o.err);
   ck_assert_uint_eq(ts_requests(srv) - before, 7);
+  ck_assert_msg(strstr(o.err, "scan: templates: 1 requests not sent, an expression failed "
+                              "(first: vars-unsent: "),
+                "%s", o.err);
+  ck_assert_int_eq(extracts_of(o.out, "vars-unsent", have, sizeof have), 0);
 
   /* exprs.yaml: the nonce is 12 letters, the same in the path and a
    * header (the template's own regex checks it too: it matched). */

@@ -7,24 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* text with job's values, new; NULL when out of memory or when an
- * expression fails (a value that cannot be made is not sent). */
-static char *rendered(const plan_job *job, const char *text)
+/* text with job's values, new, into *out: EXPR_OK, or why not (an
+ * expression failed, err says how; or out of memory). */
+static expr_code rendered(const plan_job *job, const char *text, char **out, expr_error *err)
 {
   line l = {0};
-  expr_code rc = plan_render(&job->vals, text, &l);
+  expr_code rc = plan_render(&job->vals, text, &l, err);
   put(&l, "", 1);
-  if (rc != EXPR_OK || l.nomem) {
+  if (rc == EXPR_OK && l.nomem)
+    rc = EXPR_E_NOMEM;
+  *out = rc == EXPR_OK ? l.p : NULL;
+  if (rc != EXPR_OK)
     free(l.p);
-    return NULL;
-  }
-  return l.p;
-}
-
-char *plan_url(const plan *p, const cluster *c, const plan_job *job)
-{
-  (void)p;
-  return rendered(job, c->path);
+  return rc;
 }
 
 const plan_vals *plan_job_vals(const plan_job *job, size_t t)
@@ -32,34 +27,36 @@ const plan_vals *plan_job_vals(const plan_job *job, size_t t)
   return job->vals.p && job->vals_all && job->vals.tpl == t ? &job->vals : NULL;
 }
 
-/* Cluster c's headers (after extra, the -H ones) and body, into *job. */
-static int job_request(const cluster *c, const struct curl_slist *extra, plan_job *job)
+/* Cluster c's URL (into *url), headers and body with job's values. */
+static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
 {
-  int ok = 1;
-  for (const struct curl_slist *h = extra; ok && h; h = h->next)
-    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
-  for (size_t k = 0; ok && k < c->nheaders; k++) {
-    char *h = rendered(job, c->headers[k]);
-    ok = h && (job->headers = curl_slist_append(job->headers, h)) != NULL;
+  expr_code rc = rendered(job, c->path, url, err);
+  for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
+    char *h;
+    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK) {
+      struct curl_slist *more = curl_slist_append(job->own, h);
+      rc = more ? EXPR_OK : EXPR_E_NOMEM;
+      if (more)
+        job->own = more;
+    }
     free(h);
   }
-  if (ok && c->body)
-    ok = (job->body = rendered(job, c->body)) != NULL;
-  return ok ? 0 : -1;
-}
-
-/* The headers and body of job (its values stay). */
-static void free_request(plan_job *job)
-{
-  curl_slist_free_all(job->headers);
-  free(job->body);
-  job->headers = NULL;
-  job->body = NULL;
+  if (rc == EXPR_OK && c->body)
+    rc = rendered(job, c->body, &job->body, err);
+  if (rc != EXPR_OK) {
+    free(*url);
+    *url = NULL;
+  }
+  return rc;
 }
 
 void plan_job_free(plan_job *job)
 {
-  free_request(job);
+  curl_slist_free_all(job->headers);
+  curl_slist_free_all(job->own);
+  free(job->body);
+  job->headers = job->own = NULL;
+  job->body = NULL;
   plan_vals_free(&job->vals);
   job->vals_all = 0;
 }
@@ -69,10 +66,16 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
 {
   long redirs = c->redirects ? c->max_redirs : 0;
   (void)p;
-  free_request(job);
-  if (job_request(c, extra, job) != 0)
+  curl_slist_free_all(job->headers);
+  job->headers = NULL;
+  int ok = 1;
+  for (const struct curl_slist *h = extra; ok && h; h = h->next)
+    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+  for (const struct curl_slist *h = job->own; ok && h; h = h->next)
+    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+  if (!ok)
     return -1;
-  int ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
+  ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_NOBODY, 0L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_HTTPHEADER, job->headers) == CURLE_OK &&
@@ -116,9 +119,15 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
       p->next_cluster = p->nclusters;
     if (rc == -2)
       continue;
-    char *url = rc == 0 ? plan_url(p, &p->c[i], job) : NULL;
-    if (!url && rc == 0) /* an expression failed: this request is not sent */
+    char *url = NULL;
+    expr_error err;
+    expr_code made = rc == 0 ? job_request(&p->c[i], job, &url, &err) : EXPR_E_NOMEM;
+    if (made != EXPR_OK && made != EXPR_E_NOMEM) { /* not sent: counted */
+      if (!p->unsent++)
+        snprintf(p->unsent_why, sizeof p->unsent_why, "%s: %s",
+                 p->ts->t[job->vals.tpl].id, err.msg);
       continue;
+    }
     char *t = url ? strdup(p->target) : NULL;
     if (!url)
       return NULL;

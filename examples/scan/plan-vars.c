@@ -98,7 +98,7 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
   return 0;
 }
 
-expr_code plan_render(const plan_vals *v, const char *text, line *out)
+expr_code plan_render(const plan_vals *v, const char *text, line *out, expr_error *err)
 {
   expr_env env;
   expr_env_init(&env);
@@ -106,8 +106,8 @@ expr_code plan_render(const plan_vals *v, const char *text, line *out)
   env.ud = (void *)v;
   expr_arena a;
   expr_arena_init(&a, 0);
-  expr_error err;
-  expr_code rc = tpl_render(&v->p->ts->t[v->tpl], text, &env, &a, out, &err);
+  expr_error local;
+  expr_code rc = tpl_render(&v->p->ts->t[v->tpl], text, &env, &a, out, err ? err : &local);
   expr_arena_free(&a);
   return rc;
 }
@@ -119,7 +119,7 @@ static int evaluate(const plan_vals *v, size_t i, plan_value *out)
 {
   const tpl *t = &v->p->ts->t[v->tpl];
   line l = {0};
-  expr_code rc = plan_render(v, t->vars[i].value, &l);
+  expr_code rc = plan_render(v, t->vars[i].value, &l, NULL);
   if (rc != EXPR_OK && rc != EXPR_E_NOMEM) {
     l.len = 0;
     l.nomem = 0;

@@ -71,6 +71,8 @@ typedef struct plan {
   cluster *c;
   size_t nclusters;
   char randstr[16]; /* {{randstr}}: the same letters in the whole scan */
+  unsigned long unsent; /* requests not sent: an expression failed */
+  char unsent_why[240]; /* the first: "template-id: what failed" */
   /* The job generator: the current target and its next cluster. */
   char *target;
   size_t next_cluster;
@@ -119,8 +121,9 @@ int plan_vals_eval(plan_vals *v, const plan *p, size_t t, const char *target, in
  * the template does not give. *out stays valid until plan_vals_free. */
 int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out);
 void plan_vals_free(plan_vals *v);
-/* text of v's template with its {{...}} replaced (tpl_render), onto out. */
-expr_code plan_render(const plan_vals *v, const char *text, line *out);
+/* text of v's template with its {{...}} replaced (tpl_render), onto out;
+ * on an error, err (when not NULL) says what. */
+expr_code plan_render(const plan_vals *v, const char *text, line *out, expr_error *err);
 /* Evaluates, once in the scan, the variables that do not depend on the
  * target (plan_build does it). 0, or -1 when out of memory. */
 int plan_fix(plan *p);
@@ -129,30 +132,29 @@ void plan_unfix(plan *p);
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 
 /* What a job's request holds, for as long as its transfer and evaluation
- * run: the values of the template its request was made with, the URL,
- * the headers (-H, then the template's) and the body. */
+ * run: the values of the template its request was made with, and the
+ * request made of them (plan_next_job makes it). */
 typedef struct plan_job {
   plan_vals vals; /* the cluster's owner, or its first member (then
                      without its variables: vals_all 0) */
   int vals_all;
-  struct curl_slist *headers;
+  struct curl_slist *own;     /* the template's headers */
+  struct curl_slist *headers; /* -H, then own: what curl sends */
   char *body;
 } plan_job;
 /* The values job's request was made with for template t, or NULL when
  * they are not there (another template, or not its variables). */
 const plan_vals *plan_job_vals(const plan_job *job, size_t t);
-/* The URL of cluster c with the values of job (new string), or NULL when
- * out of memory or an expression fails. */
-char *plan_url(const plan *p, const cluster *c, const plan_job *job);
-/* Sets the easy handle's request to cluster c's with job's values, after
- * the -H headers extra (the headers and body it held before are freed). 0
- * or -1. */
+/* Sets the easy handle's request to cluster c's as job holds it, after
+ * the -H headers extra. 0 or -1. */
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
                      plan_job *job);
 void plan_job_free(plan_job *job);
 /* The next job for a slot: its URL (new string), and in *cl, *seq and
  * *target (new string) its cluster, target number and target, in job its
- * values (what it held before is freed); NULL at the end. */
+ * values, headers and body (what it held before is freed); NULL at the
+ * end. A request one of whose expressions fails for a target (e.g.
+ * base64_decode of what is not base64) is not sent: counted in unsent. */
 char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target,
                     plan_job *job);
 

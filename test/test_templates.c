@@ -446,7 +446,7 @@ START_TEST(variables)
            "/echo?u=admin%%20s3cret&n=%s|Authorization: Basic YWRtaW46czNjcmV0|X-Nonce: %s|"
            "X-Host: f528764d624db129b32c21fbca0cb8d6|X-Upper: HTTP-%s|"
            "len=16&h=21232f297a57a5a743894a0e4a801fc3&q=YWRtaW46eA==&lit={{2+2}}&"
-           "s={{'as is'}}&t={{open",
+           "s={{'as is'}}&n={{ - }}&t={{open",
            nonce, nonce, port);
   ck_assert_str_eq(have, want);
 

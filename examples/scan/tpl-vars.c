@@ -334,13 +334,19 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
 }
 
 /* Whether the "{{" at o, which opens no part, is text nuclei sends as it
- * is (of literals alone, or not closed); else the reason. */
+ * is (not closed; of literals alone; without letters, as {{ - }}); else
+ * the reason. */
 static int stays(checker *k, const char *o)
 {
   const char *c = strstr(o + 2, "}}");
   size_t len = c ? (size_t)(c - o - 2) : 0;
   if (!c || memchr(o + 2, '}', len) || memchr(o + 2, '{', len))
     return 1; /* not a {{...}} nuclei looks at, or one of a later "{{" */
+  size_t words = 0; /* nuclei lets through one without letters or '_' */
+  for (size_t i = 0; i < len; i++)
+    words += isalpha((unsigned char)o[2 + i]) || o[2 + i] == '_';
+  if (!words)
+    return 1;
   if ((k->compiled += len) > CHECK_BYTES_MAX)
     return fail(k, "expression: too many {{ to read");
   expr *e;

@@ -245,6 +245,7 @@ typedef struct {
 typedef struct {
   const char *head; /* raw request head, final CRLFCRLF incl. */
   size_t head_len;
+  size_t body_len; /* the request body's bytes right after head (those read with it) */
   const char *path;
   param params[MAX_PARAMS];
   int nparams;
@@ -1527,11 +1528,13 @@ static bool route_auth(conn *c, request *rq)
   return true;
 }
 
+/* The request's head, then the body bytes read with it. */
 static bool route_echo(conn *c, request *rq)
 {
   begin_response(c, 200);
   out_printf(c, "Content-Type: text/plain\r\n");
-  send_body(c, rq, &(body){.data = (const unsigned char *)rq->head, .len = rq->head_len});
+  send_body(c, rq,
+            &(body){.data = (const unsigned char *)rq->head, .len = rq->head_len + rq->body_len});
   return true;
 }
 
@@ -1755,6 +1758,7 @@ static void serve_request(conn *c, size_t head_len)
     c->ok = false;
     return;
   }
+  rq.body_len = consumed - head_len;
   dispatch(c, &rq);
   memmove(c->in, c->in + consumed, c->in_len - consumed);
   c->in_len -= consumed;

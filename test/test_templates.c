@@ -384,6 +384,122 @@ START_TEST(usage)
 }
 END_TEST
 
+
+/* The extracted-results of template id in scan's lines, '|'-joined, into
+ * out ("" when it has no line); the count of its lines. */
+static int extracts_of(const char *lines, const char *id, char *out, size_t cap)
+{
+  int n = 0;
+  out[0] = '\0';
+  for (const char *l = lines; *l;) {
+    const char *end = strchr(l, '\n');
+    ck_assert_ptr_nonnull(end);
+    char one[8192], v[256];
+    snprintf(one, sizeof one, "%.*s", (int)(end - l), l);
+    if (json_field(one, "template-id", v, sizeof v) && !strcmp(v, id) && n++ == 0)
+      json_field(one, "extracted-results", out, cap);
+    l = end + 1;
+  }
+  return n;
+}
+
+/* Runs scan -t vars/ with -var arguments (NULL: none) against the server. */
+static prog_out run_vars(const char *a1, const char *a2, const char *a3, const char *a4)
+{
+  char path[512];
+  templates_path("vars", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, (char *)a1, (char *)a2,
+                  (char *)a3, (char *)a4, NULL};
+  return run_program(argv);
+}
+
+/* vars/: constants, variables (each using those before it and helpers),
+ * {{expr}} in paths, headers, bodies and raw requests, as /echo saw them.
+ * The expected values are written here by hand (base64, md5 and sha1 of
+ * the literals as coreutils' base64, md5sum and sha1sum give them), not by
+ * templates_eval.c. */
+START_TEST(variables)
+{
+  const char *port = strrchr(base, ':') + 1;
+  char want[2048], have[2048];
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_vars(NULL, NULL, NULL, NULL);
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  /* 9 templates; random-a and random-b apart, shared-a and shared-b one;
+   * unsent.yaml's request not sent. */
+  ck_assert_msg(strstr(o.err, "9 loaded, 0 skipped; 8 clusters, 7 requests"), "%s", o.err);
+  ck_assert_uint_eq(ts_requests(srv) - before, 7);
+  ck_assert_msg(strstr(o.err, "scan: templates: 1 requests not sent, an expression failed "
+                              "(first: vars-unsent: "),
+                "%s", o.err);
+  ck_assert_int_eq(extracts_of(o.out, "vars-unsent", have, sizeof have), 0);
+
+  /* exprs.yaml: the nonce is 12 letters, the same in the path and a
+   * header (the template's own regex checks it too: it matched). */
+  ck_assert_int_eq(extracts_of(o.out, "vars-exprs", have, sizeof have), 1);
+  const char *n = strstr(have, "&n=");
+  ck_assert_ptr_nonnull(n);
+  char nonce[13];
+  snprintf(nonce, sizeof nonce, "%s", n + 3);
+  ck_assert_uint_eq(strspn(nonce, "abcdefghijklmnopqrstuvwxyz"), 12);
+  snprintf(want, sizeof want,
+           "/echo?u=admin%%20s3cret&n=%s|Authorization: Basic YWRtaW46czNjcmV0|X-Nonce: %s|"
+           "X-Host: f528764d624db129b32c21fbca0cb8d6|X-Upper: HTTP-%s|"
+           "len=16&h=21232f297a57a5a743894a0e4a801fc3&q=YWRtaW46eA==&lit={{2+2}}&"
+           "s={{'as is'}}&n={{ - }}&t={{open",
+           nonce, nonce, port);
+  ck_assert_str_eq(have, want);
+
+  /* raw.yaml: the sha1 of Hostname is 40 hex digits. */
+  ck_assert_int_eq(extracts_of(o.out, "vars-raw", have, sizeof have), 1);
+  ck_assert_msg(!strncmp(have, "PUT /echo?raw=abc|", 18), "%s", have);
+  ck_assert_msg(strlen(have) == 18 + 40 + 7 && strspn(have + 18, "0123456789abcdef") == 40 &&
+                    !strcmp(have + 18 + 40, "|ababab"),
+                "%s", have);
+
+  /* random-a and random-b: each its own value; shared-a and shared-b one. */
+  char a[256], b[256];
+  ck_assert_int_eq(extracts_of(o.out, "vars-random-a", a, sizeof a), 1);
+  ck_assert_int_eq(extracts_of(o.out, "vars-random-b", b, sizeof b), 1);
+  ck_assert_uint_eq(strlen(a), 10);
+  ck_assert_uint_eq(strlen(b), 10);
+  ck_assert_str_ne(a, b);
+  ck_assert_int_eq(extracts_of(o.out, "vars-shared-a", a, sizeof a), 1);
+  ck_assert_int_eq(extracts_of(o.out, "vars-shared-b", b, sizeof b), 1);
+  ck_assert_str_eq(a, "/echo?h=127.0.0.1&s=6162");
+  ck_assert_str_eq(b, a);
+
+  /* randstr.yaml: randstr_1 twice the same, randstr_2 another (distinct
+   * values in order: two). */
+  ck_assert_int_eq(extracts_of(o.out, "vars-randstr", have, sizeof have), 1);
+  ck_assert_msg(strlen(have) == 16 + 1 + 16 && have[16] == '|' &&
+                    strspn(have, "abcdefghijklmnopqrstuvwxyz") == 16 && strncmp(have, have + 17, 16),
+                "%s", have);
+
+  /* override.yaml, without -var, then with it (its spellings). */
+  ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);
+  ck_assert_str_eq(have, "/echo?g=hi-template&w=template&f=const");
+  prog_out_free(&o);
+  const char *spellings[][2] = {{"--var", "who=cli"}, {"-var", "who=cli"}, {"-V", "who=cli"}};
+  for (size_t i = 0; i < 3; i++) {
+    o = run_vars(spellings[i][0], spellings[i][1], "--var", "fixed=cli");
+    ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+    ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);
+    ck_assert_str_eq(have, "/echo?g=hi-cli&w=cli&f=const");
+    prog_out_free(&o);
+  }
+  /* A later -var of a name wins; a bad one is a usage error. */
+  o = run_vars("--var", "who=one", "--var", "who=two");
+  ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);
+  ck_assert_str_eq(have, "/echo?g=hi-two&w=two&f=const");
+  prog_out_free(&o);
+  o = run_vars("--var", "=x", NULL, NULL);
+  ck_assert_int_eq(o.status, 2);
+  ck_assert_msg(strstr(o.err, "invalid variable"), "%s", o.err);
+  prog_out_free(&o);
+}
+END_TEST
+
 int main(void)
 {
   curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -400,6 +516,7 @@ int main(void)
   tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
+  tcase_add_test(tc, variables);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -18,9 +18,10 @@
  * PCRE2, Vectorscan) links with libcurl (examples/meson.build checks it).
  *
  * Builds alone, with or without Vectorscan:
- *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1)
+ *   cd examples/scan && cc *.c \
+ *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib) -lm
  *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libhs) */
+ *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib libhs) -lm */
 #ifndef SCAN_BASE_H
 #define SCAN_BASE_H
 

@@ -30,8 +30,8 @@ static node *subject(node *n, int *lower)
   return NULL;
 }
 
-static expr_code add_atom(expr *e, expr_atom_kind kind, int lower, const node *var, const node *lit,
-                          size_t col, expr_error *err)
+static expr_code add_atom(expr *e, expr_atom_kind kind, int lower, const node *var,
+                          const node *lit, size_t col, expr_error *err)
 {
   expr_atom *a = realloc(e->atoms, (e->natoms + 1) * sizeof *a);
   if (!a) {
@@ -39,8 +39,8 @@ static expr_code add_atom(expr *e, expr_atom_kind kind, int lower, const node *v
     return EXPR_E_NOMEM;
   }
   e->atoms = a;
-  a[e->natoms++] = (expr_atom){
-      kind, lower, var->text, var->text_len, lit->lit.u.str.ptr, lit->lit.u.str.len, col};
+  a[e->natoms++] = (expr_atom){kind, lower, var->text, var->text_len, lit->lit.u.str.ptr,
+                               lit->lit.u.str.len, col};
   return EXPR_OK;
 }
 
@@ -164,4 +164,28 @@ static unsigned uses(const node *n, const char *name, size_t len)
   return u;
 }
 
-unsigned expr_uses(const expr *e, const char *name, size_t len) { return uses(e->root, name, len); }
+unsigned expr_uses(const expr *e, const char *name, size_t len)
+{
+  return uses(e->root, name, len);
+}
+
+/* Whether call n gives another value each time: the random functions, the
+ * clock's (unix_time, date_time without a time), wait_for. */
+static int is_volatile(const node *n)
+{
+  const char *f = n->fn->name;
+  return !strncmp(f, "rand_", 5) || !strcmp(f, "unix_time") || !strcmp(f, "wait_for") ||
+         (!strcmp(f, "date_time") && n->nkids < 2);
+}
+
+static unsigned calls(const node *n)
+{
+  unsigned c = 0;
+  if (n->kind == N_CALL)
+    c |= EXPR_CALLS | (is_volatile(n) ? EXPR_CALLS_VOLATILE : 0);
+  for (size_t i = 0; i < n->nkids; i++)
+    c |= calls(n->kids[i]);
+  return c;
+}
+
+unsigned expr_calls(const expr *e) { return calls(e->root); }

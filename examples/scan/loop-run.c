@@ -282,8 +282,7 @@ static void slot_start(scan *s, slot *sl)
    * (the response is empty: reset since its last transfer). */
   size_t c = sl->rd.cluster;
   if (cc == CURLE_OK && s->tpl &&
-      (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->target, sl->job) !=
-           0 ||
+      (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->job) != 0 ||
        rc_response_observe(sl->resp, observe, &sl->rd,
                            s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK))
     cc = CURLE_OUT_OF_MEMORY;
@@ -308,7 +307,8 @@ static void start_ready(scan *s)
   for (size_t i = 0; i < s->nslots && !caught && !s->out.write_error; i++) {
     slot *sl = &s->slots[i];
     if (sl->state == SLOT_IDLE && !s->src_done) {
-      sl->url = s->tpl ? plan_next_job(s->plan, &s->src, &sl->rd.cluster, &sl->seq, &sl->target)
+      sl->url = s->tpl ? plan_next_job(s->plan, &s->src, &sl->rd.cluster, &sl->seq, &sl->target,
+                                       sl->job)
                        : next_target(&s->src);
       if (sl->url) {
         sl->state = SLOT_READY;

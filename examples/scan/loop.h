@@ -46,6 +46,8 @@ typedef struct options {
   const char **templates; /* -t, in order; room for argc */
   size_t ntemplates;
   int validate; /* --validate: load them, report, exit */
+  const char **vars; /* --var NAME=VALUE, in order; room for argc */
+  size_t nvars;
 } options;
 
 typedef enum slot_state {

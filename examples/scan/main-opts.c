@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -121,6 +122,11 @@ static void usage(FILE *out)
         "                          with its reason, counted in the summary\n"
         "      --validate          load the -t templates, print each skipped one\n"
         "                          with its reason and the counts, and exit\n"
+        "      --var NAME=VALUE    give the templates' {{NAME}} VALUE (also -var\n"
+        "                          and -V NAME=VALUE, nuclei's; repeatable, a\n"
+        "                          later one of a name wins): over a template's\n"
+        "                          variable and the target variables of that\n"
+        "                          name, under its constants\n"
         "\n"
         "Extractors (repeatable):\n"
         "      --extract REGEX     report what REGEX finds in the body (also\n"
@@ -251,7 +257,8 @@ enum {
   OPT_SHARD,
   OPT_STOP_ON_MATCH,
   OPT_EXTRACT,
-  OPT_VALIDATE
+  OPT_VALIDATE,
+  OPT_VAR
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -290,6 +297,7 @@ static const struct option LONG_OPTIONS[] = {
     {"extract-regex", required_argument, NULL, OPT_EXTRACT},
     {"templates", required_argument, NULL, 't'},
     {"validate", no_argument, NULL, OPT_VALIDATE},
+    {"var", required_argument, NULL, OPT_VAR},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -335,6 +343,30 @@ static int add_header(options *o, const char *text)
   return -1;
 }
 
+/* -var NAME=VALUE, in order (a later one of a name wins). */
+static int add_var(options *o, const char *text)
+{
+  size_t n = strcspn(text, "=");
+  int ok = text[n] == '=' && n > 0 && (isalpha((unsigned char)text[0]) || text[0] == '_');
+  for (size_t i = 1; ok && i < n; i++)
+    ok = isalnum((unsigned char)text[i]) || strchr("_-.", text[i]);
+  if (!ok)
+    return bad_usage("invalid variable (NAME=VALUE, NAME of letters, digits, _ - .)", text);
+  o->vars[o->nvars++] = text;
+  return -1;
+}
+
+/* nuclei's spellings: -var NAME=VALUE, and -V NAME=VALUE (-V alone is
+ * --version), as --var. */
+static void nuclei_spellings(int argc, char **argv)
+{
+  static char var[] = "--var";
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+    if (!strcmp(argv[i], "-var") ||
+        (!strcmp(argv[i], "-V") && i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '=')))
+      argv[i++] = var;
+}
+
 /* Options of the request and the output. Returns -1 when taken, -2 when c
  * is not one of them, else the exit status. */
 static int take_request_option(options *o, int c)
@@ -344,6 +376,7 @@ static int take_request_option(options *o, int c)
   case 'l': o->list = optarg; return -1;
   case 't': o->templates[o->ntemplates++] = optarg; return -1;
   case OPT_VALIDATE: o->validate = 1; return -1;
+  case OPT_VAR: return add_var(o, optarg);
   case 'o': o->output = optarg; return -1;
   case OPT_SHARD:
     if (parse_shard(optarg, &o->shard, &o->shards))
@@ -418,12 +451,14 @@ int parse_options(int argc, char **argv, options *o)
   o->m.regexes = calloc((size_t)argc, sizeof *o->m.regexes);
   o->m.extracts = calloc((size_t)argc, sizeof *o->m.extracts);
   o->templates = calloc((size_t)argc, sizeof *o->templates);
-  if (!o->templates || !o->urls || !o->m.words || !o->m.word_nocase || !o->m.regexes || !o->m.extracts) {
+  o->vars = calloc((size_t)argc, sizeof *o->vars);
+  if (!o->templates || !o->vars || !o->urls || !o->m.words || !o->m.word_nocase || !o->m.regexes || !o->m.extracts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
 
   opterr = 0; /* bad options get our one-line hint instead */
+  nuclei_spellings(argc, argv);
   int c;
   while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hV", LONG_OPTIONS, NULL)) != -1) {
     if (c == 'h') {
@@ -447,6 +482,8 @@ int parse_options(int argc, char **argv, options *o)
     return bad_usage("unexpected argument (targets go with -u or -l)", argv[optind]);
   if (!o->method)
     o->method = o->data ? "POST" : "GET";
+  if (o->nvars && !o->ntemplates)
+    return bad_usage("-var gives templates values: give -t", o->vars[0]);
   if (o->validate && !o->ntemplates)
     return bad_usage("--validate checks templates: give -t", "--validate");
   if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
@@ -467,5 +504,6 @@ void options_free(options *o)
   free(o->m.word_nocase);
   free(o->urls);
   free(o->templates);
+  free(o->vars);
   curl_slist_free_all(o->headers);
 }

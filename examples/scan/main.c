@@ -17,6 +17,8 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
   const options *o = s->opt;
   if (!o->ntemplates)
     return -1;
+  ts->given = o->vars;
+  ts->ngiven = o->nvars;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;
   if (plan_build(p, ts) != 0 || eval_matchers(ts, &o->m, m) != 0) {

@@ -168,5 +168,8 @@ void out_summary(const templates *ts, const plan *p, unsigned long requests, uns
   fprintf(stderr,
           "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
           ts->n, ts->nskips, p->nclusters, requests, matches);
+  if (p->unsent)
+    fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
+            p->unsent, p->unsent_why);
   skip_counts(stderr, ts, "scan: templates: ");
 }

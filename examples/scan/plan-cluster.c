@@ -1,6 +1,10 @@
 /* scan's template requests: the distinct requests the loaded templates
  * make, a cluster per request: templates whose requests are the same,
- * variables and all, share it, so each target gets it once. */
+ * variables and all, share it, so each target gets it once. A request
+ * that uses a template's constants or variables is the same only as the
+ * template's own requests of the same texts (its values are its own); one
+ * with an expression that gives another value each time (rand_*) is the
+ * same as no other (nuclei sends each its own value). */
 #include "plan.h"
 
 #include <stdlib.h>
@@ -8,10 +12,13 @@
 
 static int same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
-/* Whether the path of request q is cluster c's request. */
-static int same_request(const cluster *c, const tpl_request *q, const char *path)
+/* Whether the path of request q of template t, that uses what uses says
+ * (tpl_text_uses), is cluster c's request. */
+static int same_request(const cluster *c, const tpl_request *q, const char *path, size_t t,
+                        unsigned uses)
 {
-  if (strcmp(c->method, q->method) || strcmp(c->path, path) || !same(c->body, q->body) ||
+  if (c->alone || (uses & TPL_USES_VOLATILE) ||
+      c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) || strcmp(c->path, path) || !same(c->body, q->body) ||
       c->redirects != q->redirects || (q->redirects && c->max_redirs != q->max_redirs) ||
       c->nheaders != q->nheaders)
     return 0;
@@ -25,8 +32,13 @@ static int same_request(const cluster *c, const tpl_request *q, const char *path
 static int join(plan *p, const templates *ts, size_t t, size_t q, const char *path, size_t *cap)
 {
   const tpl_request *r = &ts->t[t].reqs[q];
+  const tpl *tp = &ts->t[t];
+  unsigned uses = tpl_text_uses(tp, ts->given, ts->ngiven, path) |
+                  (r->body ? tpl_text_uses(tp, ts->given, ts->ngiven, r->body) : 0);
+  for (size_t k = 0; k < r->nheaders; k++)
+    uses |= tpl_text_uses(tp, ts->given, ts->ngiven, r->headers[k]);
   size_t i = 0;
-  while (i < p->nclusters && !same_request(&p->c[i], r, path))
+  while (i < p->nclusters && !same_request(&p->c[i], r, path, t, uses))
     i++;
   if (i == p->nclusters) {
     if (p->nclusters == *cap) {
@@ -46,6 +58,8 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
     c->max_redirs = r->redirects ? r->max_redirs : 0;
     c->nobody = !strcmp(c->method, "HEAD");
     c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
+    c->owner = uses & TPL_USES_TEMPLATE ? t : NO_OWNER;
+    c->alone = (uses & TPL_USES_VOLATILE) != 0;
   }
   cluster *c = &p->c[i];
   tpl_member *g = realloc(c->members, (c->nmembers + 1) * sizeof *g);
@@ -59,6 +73,7 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
 int plan_build(plan *p, const templates *ts)
 {
   size_t cap = 0;
+  p->ts = ts;
   /* The same random letters wherever {{randstr}} appears in this scan, so
    * that it does not keep requests apart. */
   struct timespec now;
@@ -71,7 +86,7 @@ int plan_build(plan *p, const templates *ts)
       for (size_t k = 0; k < ts->t[t].reqs[q].npaths; k++)
         if (join(p, ts, t, q, ts->t[t].reqs[q].paths[k], &cap) != 0)
           return -1;
-  return 0;
+  return plan_fix(p);
 }
 
 void plan_free(plan *p)
@@ -80,4 +95,5 @@ void plan_free(plan *p)
     free(p->c[i].members);
   free(p->c);
   free(p->target);
+  plan_unfix(p);
 }

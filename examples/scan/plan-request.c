@@ -1,147 +1,81 @@
-/* scan's requests for a target: the variables of a cluster's request
- * replaced by the target's values, the URL and the easy handle's request
- * made of it, and the jobs the loop runs: each target, each cluster. */
+/* scan's requests for a target: the {{...}} of a cluster's request
+ * replaced by the values of its template for the target (plan-vars.c),
+ * the URL and the easy handle's request made of it, and the jobs the loop
+ * runs: each target, each cluster. */
 #include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Variables ---------------------------------------------------------- */
-
-/* The parts of a target URL that the variables name. */
-typedef struct url_parts {
-  char *scheme, *host, *port, *path;
-} url_parts;
-
-static int split_url(const char *target, url_parts *u)
-{
-  CURLU *h = curl_url();
-  memset(u, 0, sizeof *u);
-  int ok = h && curl_url_set(h, CURLUPART_URL, target, CURLU_DEFAULT_SCHEME) == CURLUE_OK &&
-           curl_url_get(h, CURLUPART_SCHEME, &u->scheme, 0) == CURLUE_OK &&
-           curl_url_get(h, CURLUPART_HOST, &u->host, 0) == CURLUE_OK &&
-           curl_url_get(h, CURLUPART_PORT, &u->port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-           curl_url_get(h, CURLUPART_PATH, &u->path, 0) == CURLUE_OK;
-  curl_url_cleanup(h);
-  return ok ? 0 : -1;
-}
-
-static void free_parts(url_parts *u)
-{
-  curl_free(u->scheme);
-  curl_free(u->host);
-  curl_free(u->port);
-  curl_free(u->path);
-}
-
-/* The value of variable name (n bytes) for target, into l. */
-static void variable(line *l, const plan *p, const char *name, size_t n, const char *target,
-                     const url_parts *u)
-{
-  size_t tlen = strlen(target);
-  int std_port = (!strcmp(u->scheme, "http") && !strcmp(u->port, "80")) ||
-                 (!strcmp(u->scheme, "https") && !strcmp(u->port, "443"));
-#define IS(s) (n == sizeof s - 1 && !strncmp(name, s, n))
-  if (IS("BaseURL")) /* the target as given, without a final slash */
-    put(l, target, tlen && target[tlen - 1] == '/' ? tlen - 1 : tlen);
-  else if (IS("RootURL"))
-    printf_line(l, "%s://%s%s%s", u->scheme, u->host, std_port ? "" : ":", std_port ? "" : u->port);
-  else if (IS("Hostname"))
-    printf_line(l, "%s%s%s", u->host, std_port ? "" : ":", std_port ? "" : u->port);
-  else if (IS("Host"))
-    puts_line(l, u->host);
-  else if (IS("Port"))
-    puts_line(l, u->port);
-  else if (IS("Path"))
-    puts_line(l, strcmp(u->path, "/") ? u->path : "");
-  else if (IS("Scheme"))
-    puts_line(l, u->scheme);
-  else if (IS("randstr"))
-    puts_line(l, p->randstr);
-#undef IS
-}
-
-/* text with its variables replaced, into l. */
-static void expand(line *l, const plan *pl, const char *text, const char *target,
-                   const url_parts *u)
-{
-  const char *p = text, *v;
-  while ((v = strstr(p, "{{")) != NULL) {
-    const char *end = strstr(v + 2, "}}");
-    if (!end)
-      break;
-    put(l, p, (size_t)(v - p));
-    variable(l, pl, v + 2, (size_t)(end - v - 2), target, u);
-    p = end + 2;
-  }
-  puts_line(l, p);
-}
-
-char *plan_url(const plan *p, const cluster *c, const char *target)
-{
-  url_parts u;
-  line l = {0};
-  if (split_url(target, &u) == 0)
-    expand(&l, p, c->path, target, &u);
-  free_parts(&u);
-  if (l.nomem || !l.p) {
-    free(l.p);
-    return NULL;
-  }
-  put(&l, "", 1);
-  return l.p;
-}
-
-/* ---- Requests and jobs -------------------------------------------------- */
-
-/* text with its variables for target replaced, new; NULL when out of
- * memory. */
-static char *expanded(const plan *p, const char *text, const char *target, const url_parts *u)
+/* text with job's values, new, into *out: EXPR_OK, or why not (an
+ * expression failed, err says how; or out of memory). */
+static expr_code rendered(const plan_job *job, const char *text, char **out, expr_error *err)
 {
   line l = {0};
-  expand(&l, p, text, target, u);
+  expr_code rc = plan_render(&job->vals, text, &l, err);
   put(&l, "", 1);
-  if (l.nomem)
+  if (rc == EXPR_OK && l.nomem)
+    rc = EXPR_E_NOMEM;
+  *out = rc == EXPR_OK ? l.p : NULL;
+  if (rc != EXPR_OK)
     free(l.p);
-  return l.nomem ? NULL : l.p;
+  return rc;
 }
 
-/* Cluster c's headers (after extra, the -H ones) and body for target,
- * into *job. */
-static int job_request(const plan *p, const cluster *c, const struct curl_slist *extra,
-                       const char *target, plan_job *job)
+const plan_vals *plan_job_vals(const plan_job *job, size_t t)
 {
-  url_parts u;
-  int ok = split_url(target, &u) == 0;
-  for (const struct curl_slist *h = extra; ok && h; h = h->next)
-    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
-  for (size_t k = 0; ok && k < c->nheaders; k++) {
-    char *h = expanded(p, c->headers[k], target, &u);
-    ok = h && (job->headers = curl_slist_append(job->headers, h)) != NULL;
+  return job->vals.p && job->vals_all && job->vals.tpl == t ? &job->vals : NULL;
+}
+
+/* Cluster c's URL (into *url), headers and body with job's values. */
+static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
+{
+  expr_code rc = rendered(job, c->path, url, err);
+  for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
+    char *h;
+    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK) {
+      struct curl_slist *more = curl_slist_append(job->own, h);
+      rc = more ? EXPR_OK : EXPR_E_NOMEM;
+      if (more)
+        job->own = more;
+    }
     free(h);
   }
-  if (ok && c->body)
-    ok = (job->body = expanded(p, c->body, target, &u)) != NULL;
-  free_parts(&u);
-  return ok ? 0 : -1;
+  if (rc == EXPR_OK && c->body)
+    rc = rendered(job, c->body, &job->body, err);
+  if (rc != EXPR_OK) {
+    free(*url);
+    *url = NULL;
+  }
+  return rc;
 }
 
 void plan_job_free(plan_job *job)
 {
   curl_slist_free_all(job->headers);
+  curl_slist_free_all(job->own);
   free(job->body);
-  job->headers = NULL;
+  job->headers = job->own = NULL;
   job->body = NULL;
+  plan_vals_free(&job->vals);
+  job->vals_all = 0;
 }
 
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
-                     const char *target, plan_job *job)
+                     plan_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
-  plan_job_free(job);
-  if (job_request(p, c, extra, target, job) != 0)
+  (void)p;
+  curl_slist_free_all(job->headers);
+  job->headers = NULL;
+  int ok = 1;
+  for (const struct curl_slist *h = extra; ok && h; h = h->next)
+    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+  for (const struct curl_slist *h = job->own; ok && h; h = h->next)
+    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+  if (!ok)
     return -1;
-  int ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
+  ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_NOBODY, 0L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_HTTPHEADER, job->headers) == CURLE_OK &&
@@ -158,7 +92,18 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
   return ok ? 0 : -1;
 }
 
-char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target)
+/* Job's values for cluster c and target: 0, -1 when out of memory, -2
+ * when target is not a URL. */
+static int job_values(const plan *p, const cluster *c, const char *target, plan_job *job)
+{
+  plan_job_free(job);
+  job->vals_all = c->owner != NO_OWNER;
+  return plan_vals_eval(&job->vals, p, job->vals_all ? c->owner : c->members[0].tpl, target,
+                        job->vals_all);
+}
+
+char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target,
+                    plan_job *job)
 {
   for (;;) {
     if (!p->target || p->next_cluster == p->nclusters) {
@@ -169,12 +114,23 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
       p->seq++;
     }
     size_t i = p->next_cluster++;
-    char *url = plan_url(p, &p->c[i], p->target);
-    if (!url) /* not a URL: no job of this target can run */
+    int rc = job_values(p, &p->c[i], p->target, job);
+    if (rc == -2) /* not a URL: no job of this target can run */
       p->next_cluster = p->nclusters;
+    if (rc == -2)
+      continue;
+    char *url = NULL;
+    expr_error err;
+    expr_code made = rc == 0 ? job_request(&p->c[i], job, &url, &err) : EXPR_E_NOMEM;
+    if (made != EXPR_OK && made != EXPR_E_NOMEM) { /* not sent: counted */
+      if (!p->unsent++)
+        snprintf(p->unsent_why, sizeof p->unsent_why, "%s: %s",
+                 p->ts->t[job->vals.tpl].id, err.msg);
+      continue;
+    }
     char *t = url ? strdup(p->target) : NULL;
     if (!url)
-      continue;
+      return NULL;
     if (!t) {
       free(url);
       return NULL;

@@ -14,6 +14,7 @@
 /* One template being read: its document, and why it is skipped. */
 typedef struct reader {
   yaml_document_t doc;
+  const templates *ts; /* where it goes: the -var names */
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
 } reader;
@@ -293,28 +294,6 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
   return x->n ? 0 : skip(r, "extractor without values", NULL);
 }
 
-/* The variables scan replaces in a request. */
-static const char *const VARIABLES[] = {"BaseURL", "RootURL", "Hostname", "Host",
-                                        "Port",    "Path",    "Scheme",   "randstr"};
-
-/* Whether every {{...}} in s is one of VARIABLES; else a skip. */
-static int known_variables(reader *r, const char *s)
-{
-  for (const char *p = s ? strstr(s, "{{") : NULL; p; p = strstr(p + 2, "{{")) {
-    const char *end = strstr(p + 2, "}}");
-    size_t n = end ? (size_t)(end - p - 2) : 0, i = 0;
-    while (i < sizeof VARIABLES / sizeof *VARIABLES &&
-           (strlen(VARIABLES[i]) != n || strncmp(VARIABLES[i], p + 2, n)))
-      i++;
-    if (i == sizeof VARIABLES / sizeof *VARIABLES) {
-      char name[64];
-      snprintf(name, sizeof name, "%.*s", end ? (int)n : 40, p + 2);
-      return skip(r, strstr(name, "interactsh") ? "interactsh" : "variable", name);
-    }
-  }
-  return 0;
-}
-
 /* headers: a mapping of names to values, as "Name: value". */
 static int load_headers(reader *r, yaml_node_t *n, tpl_request *q)
 {
@@ -335,8 +314,6 @@ static int load_headers(reader *r, yaml_node_t *n, tpl_request *q)
       return r->nomem = 1, -1;
     sprintf(h, "%s: %s", k, s);
     q->headers[q->nheaders++] = h;
-    if (known_variables(r, h) != 0)
-      return -1;
   }
   return 0;
 }
@@ -367,7 +344,7 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw: one plain request (tpl_raw), its variables known. */
+/* raw: one plain request (tpl_raw). */
 static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
 {
   const char *text = v && v->type == YAML_SEQUENCE_NODE &&
@@ -379,12 +356,7 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   if (q->method || q->paths || q->headers || q->body)
     return skip(r, "raw", "beside method, path, headers or body");
   const char *why = tpl_raw(text, q);
-  if (why)
-    return skip(r, why, NULL);
-  for (size_t i = 0; i < q->nheaders; i++)
-    if (known_variables(r, q->headers[i]) != 0)
-      return -1;
-  return known_variables(r, q->body);
+  return why ? skip(r, why, NULL) : 0;
 }
 
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
@@ -416,7 +388,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))
-      ok = s && (q->body = dup(r, s)) && known_variables(r, s) == 0;
+      ok = s && (q->body = dup(r, s));
     else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
       ok = (q->redirects = truthy(s)) || s;
     else if (!strcmp(k, "max-redirects"))
@@ -430,9 +402,6 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     if (!ok)
       return skip(r, "request key", k);
   }
-  for (size_t i = 0; i < q->npaths; i++)
-    if (known_variables(r, q->paths[i]) != 0)
-      return -1;
   if (!q->npaths)
     return skip(r, "request without a path", NULL);
   if (!q->method && !(q->method = dup(r, "GET")))
@@ -496,6 +465,15 @@ static int load_requests(reader *r, yaml_node_t *v, tpl *t)
   return 0;
 }
 
+/* variables: or constants: (tpl-vars.c). */
+static int vars(reader *r, yaml_node_t *v, tpl *t, int constants)
+{
+  const char *why = tpl_vars_load(t, &r->doc, v, constants);
+  if (why && !why[0])
+    r->nomem = 1;
+  return why ? skip(r, why, NULL) : 0;
+}
+
 /* The document's template into t. */
 static int load_template(reader *r, tpl *t)
 {
@@ -514,6 +492,8 @@ static int load_template(reader *r, tpl *t)
       ok = load_info(r, v, t) == 0;
     else if (!strcmp(k, "http") || !strcmp(k, "requests"))
       ok = load_requests(r, v, t) == 0;
+    else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
+      ok = vars(r, v, t, !strcmp(k, "constants")) == 0;
     else if (other_protocol(k))
       return skip(r, "protocol", k);
     else if (!strcmp(k, "flow"))
@@ -523,7 +503,12 @@ static int load_template(reader *r, tpl *t)
   }
   if (!t->id || !t->id[0])
     return skip(r, "template without an id", NULL);
-  return t->nreqs ? 0 : skip(r, "template without http requests", NULL);
+  if (!t->nreqs)
+    return skip(r, "template without http requests", NULL);
+  int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
+  if (rc == -2)
+    r->nomem = 1;
+  return rc;
 }
 
 static void free_strings(char **s, size_t n)
@@ -588,6 +573,7 @@ static void free_template(tpl *t)
   free(t->id);
   free(t->name);
   free(t->severity);
+  tpl_vars_free(t);
 }
 
 /* The most keys one mapping may have: far more than any template has, few
@@ -624,6 +610,7 @@ int tpl_load_file(templates *ts, const char *path)
   }
   reader r;
   memset(&r, 0, sizeof r);
+  r.ts = ts;
   yaml_parser_t parser;
   tpl t;
   memset(&t, 0, sizeof t);

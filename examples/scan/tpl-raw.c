@@ -180,9 +180,9 @@ static int dsl_status(const char *p, tpl_matcher *m)
   return 0;
 }
 
-int tpl_dsl(const char *expr, tpl_matcher *m)
+int tpl_dsl(const char *text, tpl_matcher *m)
 {
-  const char *p = spaces(expr);
+  const char *p = spaces(text);
   memset(m, 0, sizeof *m);
   while (*p == '!') { /* each ! inverts */
     m->negative = !m->negative;

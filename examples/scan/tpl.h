@@ -3,12 +3,15 @@
  * files and directories of the -t paths, tpl-raw.c raw requests and the
  * DSL matchers of the subset. A template with anything else is skipped,
  * with its reason. Nothing here makes a request or looks at a response:
- * this layer links with libyaml and PCRE2 alone. (Expressions, nuclei's
- * DSL, will be a layer of their own below this one: expr.h.) */
+ * this layer links with libyaml and PCRE2 alone. Expressions, nuclei's
+ * DSL, are a layer of their own below this one (expr.h); tpl-vars.c reads
+ * a template's variables and constants and finds and compiles the
+ * {{...}} of its texts. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 
 #include "base.h"
+#include "expr.h"
 
 /* What a matcher or an extractor looks at. */
 typedef enum tpl_part {
@@ -70,12 +73,35 @@ typedef struct tpl_request {
   size_t nextractors;
 } tpl_request;
 
+/* A name of a template (variables:, constants:) and its value as written. */
+typedef struct tpl_var {
+  char *name, *value;
+  /* variables: whether its value depends on the target (it names a
+   * target variable, or a variable that does): else it is evaluated once
+   * in a scan, as nuclei does when it reads the template. */
+  int per_target;
+} tpl_var;
+
+/* An expression of a template's texts: what {{ and }} enclose, and it
+ * compiled (a {{name}} inside one of its quoted strings read as name). */
+typedef struct tpl_expr {
+  char *src;
+  expr *e;
+  unsigned calls; /* expr_calls */
+} tpl_expr;
+
 typedef struct tpl {
   char *file, *id, *name, *severity;
   char **tags;
   size_t ntags;
   tpl_request *reqs;
   size_t nreqs;
+  tpl_var *vars; /* variables:, in order */
+  size_t nvars;
+  tpl_var *consts; /* constants: */
+  size_t nconsts;
+  tpl_expr *exprs; /* every expression of its texts, each once */
+  size_t nexprs;
 } tpl;
 
 /* A template that was not loaded, and why. */
@@ -90,6 +116,9 @@ typedef struct templates {
   size_t n;
   tpl_skip *skips;
   size_t nskips;
+  /* -var NAME=VALUE, set before tpl_load: names a template may use. */
+  const char *const *given;
+  size_t ngiven;
 } templates;
 
 /* A raw request (one, of text) into q's method, path, headers and body:
@@ -97,7 +126,54 @@ typedef struct templates {
 const char *tpl_raw(const char *text, tpl_request *q);
 /* A DSL expression as a matcher of one value: 0, or -1 when it is not
  * of the subset (tpl-raw.c). */
-int tpl_dsl(const char *expr, tpl_matcher *m);
+int tpl_dsl(const char *text, tpl_matcher *m);
+
+/* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
+
+/* The target variables of a request (nuclei's): {{BaseURL}} and the rest. */
+extern const char *const tpl_target_names[];
+extern const size_t tpl_ntarget_names;
+
+/* Where a name's value comes from, for template t: in nuclei's order of
+ * precedence, its constants, then -var, then the target's variables, then
+ * its own variables:. */
+typedef enum tpl_source {
+  TS_NONE,   /* unknown */
+  TS_CONST,  /* constants: */
+  TS_GIVEN,  /* -var */
+  TS_TARGET, /* tpl_target_names, randstr */
+  TS_VAR     /* variables: */
+} tpl_source;
+/* The source of name[0..len) in t (index: which constant, -var, variable). */
+tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const char *name,
+                    size_t len, size_t *index);
+
+/* variables: (constants 0) or constants: (1), a mapping of names to
+ * scalars, into t. NULL, or why not ("" when out of memory). */
+struct yaml_document_s;
+struct yaml_node_s;
+const char *tpl_vars_load(tpl *t, struct yaml_document_s *doc, struct yaml_node_s *map,
+                          int constants);
+/* After the whole template is read: checks its variables (order, cycles)
+ * and every {{...}} of its requests' texts and its variables' values,
+ * compiling the expressions into t->exprs. 0, or -1 with the reason in
+ * why (cap bytes), or -2 when out of memory. */
+int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap);
+void tpl_vars_free(tpl *t);
+
+/* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
+enum {
+  TPL_USES_TEMPLATE = 1, /* a constant or a variable of t */
+  TPL_USES_VOLATILE = 2  /* an expression that gives another value each time */
+};
+unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);
+
+/* text with its {{name}}s and {{expressions}} replaced as nuclei does,
+ * appended to out: a name, as env's lookup gives it; an expression of t,
+ * evaluated with env in a; anything else as written. 0, or the error of
+ * an evaluation (err says which). */
+expr_code tpl_render(const tpl *t, const char *text, const expr_env *env, expr_arena *a,
+                     line *out, expr_error *err);
 
 /* Reads one template file into ts: loaded, or skipped with its reason.
  * Returns 0, or -1 when it cannot be read or out of memory. */

@@ -468,12 +468,3 @@ const char *expr__memmem(const char *h, size_t hn, const char *n, size_t nn)
   }
   return NULL;
 }
-
-expr_code expr_text(const expr_value *v, expr_arena *a, expr_value *out)
-{
-  expr_env env;
-  expr_env_init(&env);
-  expr_error err;
-  expr_ctx c = {.env = &env, .a = a, .err = &err, .max_len = EXPR_MAX_LEN};
-  return expr__str(&c, v, out);
-}

@@ -197,12 +197,6 @@ unsigned expr_uses(const expr *e, const char *name, size_t len);
 enum { EXPR_CALLS = 1, EXPR_CALLS_VOLATILE = 2 };
 unsigned expr_calls(const expr *e);
 
-/* v as the text nuclei puts in a request for it (the DSL's toString):
- * strings as they are, numbers in the shortest form that reads back ('f',
- * no exponent), true/false, nil as "", a list as [a b]; *out is a string,
- * made in a when v is not one. */
-expr_code expr_text(const expr_value *v, expr_arena *a, expr_value *out);
-
 const char *expr_strcode(expr_code c);
 
 #endif

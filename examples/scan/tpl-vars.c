@@ -585,7 +585,7 @@ expr_code tpl_render(const tpl *t, const char *text, const expr_env *env, expr_a
     if (pt.kind == KIND_EXPR)
       rc = expr_eval(t->exprs[pt.index].e, env, a, &v, err);
     if (rc == EXPR_OK)
-      rc = expr_text(&v, a, &s);
+      rc = expr_text(&v, a, &s, NULL);
     if (rc != EXPR_OK)
       return rc;
     put(out, s.u.str.ptr, s.u.str.len);

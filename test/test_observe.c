@@ -277,12 +277,15 @@ START_TEST(spilled)
 END_TEST
 
 /* Transfers paused by the budget: every byte is observed once, in order,
- * when the chunk curl delivers again after the pause is taken. */
+ * when the chunk curl delivers again after the pause is taken. The server
+ * sends each body's first 16 KiB at once and the rest 2 ms apart (at least
+ * 62 ms for the identity body): the holder is still receiving when the
+ * other three, whose requests went out with its own, are refused. */
 START_TEST(paused)
 {
   enum { N = 4 };
-  static const char *const paths[] = {"/bytes?n=512k&write=16k",
-                                      "/gzip?n=512k&coding=gzip&write=16k"};
+  static const char *const paths[] = {"/bytes?n=512k&write=16k&delay_us=2000",
+                                      "/gzip?n=512k&coding=gzip&write=16k&delay_us=2000"};
   for (size_t p = 0; p < 2; p++) {
     rc_pool *pool = pool_with_budget(64 * KiB, RC_OVERFLOW_WAIT);
     CURLM *multi = curl_multi_init();

@@ -37,6 +37,16 @@ static unsigned long long stat_of(const char *err, const char *name)
   return strtoull(p, NULL, 10);
 }
 
+/* 48 bodies of 4 MiB, 16 at a time, under 8 MiB: one body and the
+ * holder's fit, the others wait. What is promised, on every curl: all 48
+ * arrive whole (status, length, RC_OK: uvscan fails on any other result),
+ * the pool holds at most the budget and one response, a body spills only
+ * after it waited its bound (1 s, RC_OVERFLOW_AUTO over HTTP/1.1), and a
+ * transfer that waited and did not spill was woken. How many wait is not
+ * asserted: it depends on how many bodies the scheduler lets overlap, on
+ * every release (on 8.1 to 8.6 rc_multi_add lets fresh handles in one at
+ * a time until their status line, and fewer ever pause); a transfer that
+ * is never resumed fails the test by its timeout. */
 START_TEST(h1_waits_and_resumes)
 {
   server_up();
@@ -48,11 +58,16 @@ START_TEST(h1_waits_and_resumes)
   prog_out o = run_program(argv);
   fprintf(stderr, "%s", o.err);
   ck_assert_int_eq(o.status, 0);
+  snprintf(want, sizeof want, "200 4194304 1.1 file %s", url);
+  int spilled = count_lines(o.out, want);
   snprintf(want, sizeof want, "200 4194304 1.1 mem %s", url);
-  ck_assert_int_eq(count_lines(o.out, want), 48);
-  ck_assert_uint_gt(stat_of(o.err, "pauses"), 8);
-  ck_assert_uint_gt(stat_of(o.err, "wake-ups"), 8);
+  ck_assert_int_eq(spilled + count_lines(o.out, want), 48);
   ck_assert_uint_le(stat_of(o.err, "bytes"), 8u * 1024 * 1024 + 4 * 1024 * 1024 + 1 + 65536);
+  unsigned long long pauses = stat_of(o.err, "pauses"), wakeups = stat_of(o.err, "wake-ups");
+  if (spilled > 0)
+    ck_assert_uint_gt(pauses, 0);
+  else
+    ck_assert_uint_ge(wakeups, pauses);
   prog_out_free(&o);
   server_down();
 }

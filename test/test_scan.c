@@ -2165,7 +2165,9 @@ START_TEST(memory_options)
   ck_assert_uint_eq(spills, 0);
 
   char big[160];
-  ts_url(srv, "/bytes?n=2M&write=16384&delay_us=200", big, sizeof big);
+  /* Each body takes the server at least 127 ms (128 writes 1 ms apart):
+   * the six overlap, so under --overflow wait the budget makes some wait. */
+  ts_url(srv, "/bytes?n=2M&write=16384&delay_us=1000", big, sizeof big);
   static const char *const modes[] = {"spill", "wait"};
   for (size_t m = 0; m < 2; m++) {
     const char *args[32] = {"-c", "6", "--budget", "1M", "--overflow", modes[m], KEEP_BODIES};

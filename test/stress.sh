@@ -50,6 +50,7 @@ for core in 1 2; do
 done
 
 echo "stress: $build, $runs runs, load: busy loops$burners"
+bad='^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS) '
 run=1
 while [ "$run" -le "$runs" ]; do
   log="$build/meson-logs/stress-$run.txt"
@@ -57,11 +58,20 @@ while [ "$run" -le "$runs" ]; do
   meson test -C "$build" --print-errorlogs "$@" >"$log" 2>&1
   status=$?
   took=$(($(date +%s) - start))
+  if [ "$status" -eq 0 ] && ! grep -Eq '^Ok: +[1-9]' "$log"; then
+    echo "stress: run $run of $runs ran no test (output: $log)"
+    exit 1
+  fi
   if [ "$status" -ne 0 ]; then
-    failed=$(grep -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS) ' "$log" |
-      awk '{ print $2 }' | sort -u | tr '\n' ' ')
+    # "N/M project:suite / name STATUS ...": the name is the field before
+    # the status.
+    failed=$(grep -E "$bad" "$log" |
+      awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)$/) {
+               print $(i - 1); break } }' | tr '\n' ' ')
     echo "stress: run $run of $runs FAILED after $took s: ${failed:-see the log} (output: $log)"
-    grep -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS) ' "$log"
+    grep -E "$bad" "$log"
+    # Check's lines for a failed or erroring test: FILE:LINE:F|E:CASE:TEST:...
+    grep -E '^[^ :]+:[0-9]+:[FE]:' "$log" | head -n 20
     exit 1
   fi
   echo "stress: run $run of $runs passed in $took s"

@@ -217,6 +217,9 @@ START_TEST(setter_wakes_waiting_transfers)
     curl_easy_setopt(e[i], CURLOPT_URL, url);
     curl_multi_add_handle(multi, e[i]);
   }
+  /* This thread resumes what pauses (rc_pool_set_budget(3)), from the
+   * first curl_multi_perform on, before the first rc_multi_poll. */
+  rc_pool_timeout(p);
   int running = 1, turned_off = 0;
   while (running) {
     curl_multi_perform(multi, &running);

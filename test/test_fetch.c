@@ -311,15 +311,13 @@ static int full_listener(int *client, int *port)
   return fd;
 }
 
-/* curl's words for CURLE_OPERATION_TIMEDOUT: "Operation timed out after",
- * "Connection timed out after", "Connection timeout after" (a connect that
- * ran out of the whole transfer's time, as happens on a loaded machine),
- * or its strerror text. */
+/* fetch's report of curl's CURLE_OPERATION_TIMEDOUT, in whichever phase
+ * the time ran out (a connect may run out of the whole transfer's time on
+ * a loaded machine). */
 static int says_timeout(const char *err)
 {
-  return strstr(err, "fetch: transfer failed: ") &&
-         (strstr(err, "timed out") || strstr(err, "Connection timeout after") ||
-          strstr(err, "Timeout was reached"));
+  const char *prefix = "fetch: transfer failed: ", *at = strstr(err, prefix);
+  return at && curl_says_timeout(at + strlen(prefix));
 }
 
 /* -m/--max-time and --connect-timeout: past them the transfer fails with

@@ -63,13 +63,14 @@ while [ "$run" -le "$runs" ]; do
     exit 1
   fi
   if [ "$status" -ne 0 ]; then
-    # "N/M project:suite / name STATUS ...": the name is the field before
-    # the status.
-    failed=$(grep -E "$bad" "$log" |
+    # "N/M project:suite / name STATUS ...", again in meson's summary: the
+    # name is the field before the status.
+    failed=$(grep -E "$bad" "$log" | awk '!seen[$0]++' | tee "$log.failed" |
       awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)$/) {
                print $(i - 1); break } }' | tr '\n' ' ')
     echo "stress: run $run of $runs FAILED after $took s: ${failed:-see the log} (output: $log)"
-    grep -E "$bad" "$log"
+    cat "$log.failed"
+    rm -f "$log.failed"
     # Check's lines for a failed or erroring test: FILE:LINE:F|E:CASE:TEST:...
     grep -E '^[^ :]+:[0-9]+:[FE]:' "$log" | head -n 20
     exit 1

@@ -31,14 +31,18 @@ static void teardown(void)
 #define ONE_RESPONSE (8 * MiB + 1 + 4 * KiB)
 
 /* 200 bodies of 8 MiB, 50 at a time, under 64 MiB: all byte-exact, and the
- * bytes held never pass the budget plus one response. */
+ * bytes held never pass the budget plus one response. How many transfers
+ * the budget held back depends on how many bodies the scheduler lets
+ * overlap; where none was (no pause), none was refused: the bodies never
+ * held more than the budget (and the header blocks, not held back). */
 START_TEST(multi_under_budget)
 {
   rc_pool *p = pool_with_budget(64 * MiB, RC_OVERFLOW_AUTO);
   multi_burst(p, "/bytes?n=8M", 200, 50, 8 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 64 * MiB + ONE_RESPONSE);
-  ck_assert_uint_gt(st.pauses, 0); /* the budget did hold transfers back */
+  if (st.pauses == 0)
+    ck_assert_uint_le(st.peak_in_use, 64 * MiB + 50 * 4 * KiB);
   ck_assert_uint_eq(st.bytes_in_use, 0);
   ck_assert_uint_eq(st.acquisitions, st.releases);
   rc_pool_free(p);
@@ -46,15 +50,27 @@ START_TEST(multi_under_budget)
 END_TEST
 
 /* A budget smaller than one body: every transfer waits at once, and the
- * holder's place still drains them one after another. */
+ * holder's place still drains them one after another (without a wait
+ * bound: nothing spills). Each body takes the server at least 93 ms (32
+ * writes 3 ms apart), so the first holder is still receiving when the
+ * other 19 requests of the first round have had their answers' first
+ * bytes: they wait, on every curl (on 8.1 to 8.6 the fresh handles go in
+ * one after another, each at the status line of the one before). */
 START_TEST(everyone_waits)
 {
-  rc_pool *p = pool_with_budget(256 * KiB, RC_OVERFLOW_AUTO);
-  size_t max_waiting = multi_burst(p, "/bytes?n=2M", 40, 20, 2 * MiB, 1);
+  rc_pool_config cfg;
+  rc_pool_config_init(&cfg);
+  cfg.budget = 256 * KiB;
+  cfg.max_wait_ms = 0;
+  rc_pool *p;
+  ck_assert_int_eq(rc_pool_new(&cfg, &p), RC_OK);
+  size_t max_waiting =
+      multi_burst(p, "/bytes?n=2M&write=64k&delay_us=3000", 40, 20, 2 * MiB, 1);
   rc_pool_stats st = pool_stats(p);
-  ck_assert_uint_ge(st.pauses, 20);
+  ck_assert_uint_ge(st.pauses, 19);
   ck_assert_uint_ge(max_waiting, 10); /* many waited at once */
   ck_assert_uint_eq(st.waiting, 0);
+  ck_assert_uint_eq(st.spills, 0);
   ck_assert_uint_le(st.peak_in_use, 256 * KiB + ONE_RESPONSE);
   ck_assert_uint_eq(st.bytes_in_use, 0);
   rc_pool_free(p);
@@ -106,7 +122,10 @@ START_TEST(threads_block_within_budget)
   }
   rc_pool_stats st = pool_stats(p);
   ck_assert_uint_le(st.peak_in_use, 12 * MiB + ONE_RESPONSE);
-  ck_assert_uint_gt(st.pauses, 0);
+  /* Where no thread blocked, none was refused (threads that finish before
+   * the next starts its body never meet). */
+  if (st.pauses == 0)
+    ck_assert_uint_le(st.peak_in_use, 12 * MiB + 6 * 4 * KiB);
   ck_assert_uint_eq(st.bytes_in_use, 0);
   rc_pool_free(p);
 }
@@ -180,12 +199,13 @@ START_TEST(expired_wait_spills) { keeper_and_blocked_waiter(RC_OVERFLOW_AUTO); }
 END_TEST
 
 /* While transfers wait (without bound), turning the budget off lets them
- * all go on at once: the setter wakes them. */
+ * all go on at once: the setter wakes them. The holder's body takes the
+ * server at least 155 ms, so the other seven are waiting before it ends. */
 START_TEST(setter_wakes_waiting_transfers)
 {
   rc_pool *p = pool_with_budget(1 * MiB, RC_OVERFLOW_WAIT);
   char url[128];
-  ts_url(srv, "/bytes?n=2M", url, sizeof url);
+  ts_url(srv, "/bytes?n=2M&write=64k&delay_us=5000", url, sizeof url);
   enum { N = 8 };
   CURLM *multi = curl_multi_init();
   CURL *e[N];
@@ -197,6 +217,9 @@ START_TEST(setter_wakes_waiting_transfers)
     curl_easy_setopt(e[i], CURLOPT_URL, url);
     curl_multi_add_handle(multi, e[i]);
   }
+  /* This thread resumes what pauses (rc_pool_set_budget(3)), from the
+   * first curl_multi_perform on, before the first rc_multi_poll. */
+  rc_pool_timeout(p);
   int running = 1, turned_off = 0;
   while (running) {
     curl_multi_perform(multi, &running);
@@ -224,7 +247,9 @@ START_TEST(setter_wakes_waiting_transfers)
 }
 END_TEST
 
-/* Raising the budget at run time lets waiting transfers go on at once. */
+/* Turning the budget off and on at run time: off, nobody waits; on again,
+ * transfers wait (ten bodies that take the server at least 75 ms each
+ * overlap, and one and the holder's fit in 3 MiB). */
 START_TEST(setter_wakes_waiters)
 {
   rc_pool *p = pool_with_budget(1 * MiB, RC_OVERFLOW_AUTO);
@@ -235,7 +260,7 @@ START_TEST(setter_wakes_waiters)
   multi_burst(p, "/bytes?n=2M", 20, 10, 2 * MiB, 1);
   ck_assert_uint_eq(pool_stats(p).pauses, 0); /* off: nobody waited */
   ck_assert_int_eq(rc_pool_set_budget(p, 3 * MiB), RC_OK);
-  multi_burst(p, "/bytes?n=2M", 20, 10, 2 * MiB, 1);
+  multi_burst(p, "/bytes?n=2M&write=128k&delay_us=5000", 20, 10, 2 * MiB, 1);
   ck_assert_uint_gt(pool_stats(p).pauses, 0);
   rc_pool_free(p);
 }

@@ -449,7 +449,9 @@ static CURL *easy_for(rc_response *r, const char *path, long timeout_ms)
 /* respchain-multi(3), "Transfers that end while they wait": a transfer
  * that times out, or is removed, while it waits keeps its place in the
  * queue (waiting counts it; while it is the holder, a refused transfer
- * behind it cannot go on) until its response is reset or detached. */
+ * behind it cannot go on) until its response is reset or detached. The
+ * timeouts (1 s) leave a loaded machine time to reach the wait: its
+ * request and first body bytes take a millisecond on an idle one. */
 START_TEST(ended_while_waiting)
 {
   rc_pool *p = pool_with_budget(64 * KiB, RC_OVERFLOW_WAIT);
@@ -463,7 +465,7 @@ START_TEST(ended_while_waiting)
 
   /* b: refused, waits, times out; still queued. */
   rc_response *b = new_response(p, 0, RC_CAP_STOP);
-  CURL *eb = easy_for(b, "/bytes?n=128k", 300);
+  CURL *eb = easy_for(b, "/bytes?n=128k", 1000);
   CURLcode cc = run(p, multi, eb, 0);
   ck_assert_int_eq(cc, CURLE_OPERATION_TIMEDOUT);
   ck_assert_int_eq(rc_result(b, cc), RC_E_TRANSFER);
@@ -474,7 +476,7 @@ START_TEST(ended_while_waiting)
   rc_response_reset(a);
   ck_assert_uint_eq(pool_stats(p).waiting, 1);
   rc_response *c = new_response(p, 0, RC_CAP_STOP);
-  CURL *ec = easy_for(c, "/bytes?n=128k", 300);
+  CURL *ec = easy_for(c, "/bytes?n=128k", 1000);
   ck_assert_int_eq(run(p, multi, ec, 0), CURLE_OPERATION_TIMEDOUT);
   ck_assert_uint_eq(pool_stats(p).waiting, 2);
 

@@ -427,13 +427,18 @@ START_TEST(decoding_under_budget)
   multi_burst(p, "/gzip?n=2M&coding=gzip2&te=chunked", N, N, 2 * MiB, 1);
   rc_pool_stats st;
   rc_pool_stats_get(p, &st);
+  /* Kept back at rc_multi_add, all 12 added at once: each in alone, until
+   * its status line (8.1 to 8.6). */
   if (curl_keeps_back_fresh(RC_OVERFLOW_AUTO))
-    ck_assert_uint_gt(st.deferrals, 0); /* each in alone, until its status line */
-  else
-    ck_assert_uint_gt(st.pauses, 0);
+    ck_assert_uint_gt(st.deferrals, 0);
   /* Budget, one response past it, and at most one slice's output for each
    * transfer in flight. */
   ck_assert_uint_le(st.peak_in_use, 4 * MiB + (8 * MiB + 1 + 4 * KiB) + N * 64 * KiB);
+  /* How many bodies overlapped depends on scheduling; where none waited,
+   * none was refused: the bodies held no more than the budget (slices and
+   * header blocks aside). */
+  if (st.pauses == 0)
+    ck_assert_uint_le(st.peak_in_use, 4 * MiB + N * (64 + 4) * KiB);
   rc_pool_free(p);
 }
 END_TEST

@@ -31,7 +31,6 @@ struct out {
   char *out;
   size_t out_len;
   char *err;
-  double secs; /* how long it ran */
 };
 
 /* A program still running after this many seconds is killed: a hang fails
@@ -114,13 +113,11 @@ static struct out run_bin(const char *bin, const char *const *args)
     }
     nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
   }
-  double secs = seconds_since(&t0);
   posix_spawn_file_actions_destroy(&fa);
   close(out_fd);
   close(err_fd);
   struct out o;
   o.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-  o.secs = secs;
   o.out = slurp(out_path, &o.out_len);
   o.err = slurp(err_path, NULL);
   unlink(out_path);
@@ -236,7 +233,9 @@ START_TEST(full_response_and_redirects)
 END_TEST
 
 /* -I and -X HEAD: the server answers with GET's headers, a Content-Length
- * of 5000 among them, and no body; fetch must not wait for those bytes. */
+ * of 5000 among them, and no body; fetch must not wait for those bytes (a
+ * fetch that did would end with curl's error when the server closes the
+ * connection, or be killed at RUN_LIMIT_S: either fails its status). */
 START_TEST(head_requests)
 {
   const char *head[] = {"-I", "-i", "/bytes?n=5000", NULL};
@@ -246,7 +245,6 @@ START_TEST(head_requests)
   for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
     struct out o = run(runs[i]);
     ck_assert_msg(o.status == 0, "run %zu: status %d: %s", i, o.status, o.err);
-    ck_assert_msg(o.secs < 5, "run %zu took %.1f s", i, o.secs);
     ck_assert_msg(strncmp(o.out, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o.out);
     ck_assert_ptr_nonnull(strstr(o.out, "\r\nContent-Length: 5000\r\n"));
     /* The header block and nothing after it. */
@@ -259,7 +257,6 @@ START_TEST(head_requests)
   const char *quiet[] = {"-X", "HEAD", "-v", "/bytes?n=5000", NULL};
   struct out o = run(quiet);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
   ck_assert_uint_eq(o.out_len, 0);
   ck_assert_ptr_nonnull(strstr(o.err, "* hop 0: HTTP/1.1 200 OK"));
   ck_assert_ptr_nonnull(strstr(o.err, "< Content-Length: 5000\n"));
@@ -314,27 +311,27 @@ static int full_listener(int *client, int *port)
   return fd;
 }
 
-/* curl's words for CURLE_OPERATION_TIMEDOUT: "Operation timed out after",
- * "Connection timed out after", "Connection timeout after" (a connect that
- * ran out of the whole transfer's time, as happens on a loaded machine),
- * or its strerror text. */
+/* fetch's report of curl's CURLE_OPERATION_TIMEDOUT, in whichever phase
+ * the time ran out (a connect may run out of the whole transfer's time on
+ * a loaded machine). */
 static int says_timeout(const char *err)
 {
-  return strstr(err, "fetch: transfer failed: ") &&
-         (strstr(err, "timed out") || strstr(err, "Connection timeout after") ||
-          strstr(err, "Timeout was reached"));
+  const char *prefix = "fetch: transfer failed: ", *at = strstr(err, prefix);
+  return at && curl_says_timeout(at + strlen(prefix));
 }
 
 /* -m/--max-time and --connect-timeout: past them the transfer fails with
- * curl's timeout (exit status 1); a bad value is a usage error. */
+ * curl's timeout (exit status 1); a bad value is a usage error. How long
+ * each took is not asserted: without its limit a transfer here ends with
+ * its body (10 s) or is killed at RUN_LIMIT_S (the full accept queue), and
+ * either fails its status and message. */
 START_TEST(time_limits)
 {
   /* 100 KiB in 1 KiB writes 0.1 s apart: 10 s without the limit. */
   const char *slow[] = {"-m", "0.3", "/bytes?n=100k&write=1k&delay_us=100000", NULL};
   struct out o = run(slow);
   ck_assert_int_eq(o.status, 1);
-  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
-  ck_assert_msg(strstr(o.err, "fetch: transfer failed: Operation timed out"), "%s", o.err);
+  ck_assert_msg(says_timeout(o.err), "%s", o.err); /* in whichever phase */
   ck_assert_uint_lt(o.out_len, 100 * 1024);
   ck_assert(is_pattern(o.out, o.out_len)); /* what arrived is written */
   drop(&o);
@@ -352,14 +349,12 @@ START_TEST(time_limits)
   const char *connect[] = {"--connect-timeout", "0.3", url, NULL};
   o = run(connect);
   ck_assert_int_eq(o.status, 1);
-  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
   ck_assert_msg(says_timeout(o.err), "%s", o.err);
   drop(&o);
   /* -m covers the connect too. */
   const char *whole[] = {"-m", "0.3", url, NULL};
   o = run(whole);
   ck_assert_int_eq(o.status, 1);
-  ck_assert_msg(o.secs < 5, "took %.1f s", o.secs);
   ck_assert_msg(says_timeout(o.err), "%s", o.err);
   drop(&o);
   close(client);
@@ -535,7 +530,7 @@ static pid_t tls_server(const char *dir, int *port)
   posix_spawn_file_actions_destroy(&fa);
   /* It says "ACCEPT 127.0.0.1:PORT" once it listens. */
   *port = 0;
-  for (int i = 0; i < 100 && !*port; i++) {
+  for (int i = 0; i < 1200 && !*port; i++) { /* 60 s, for a loaded machine */
     nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
     char *text = slurp(log, NULL);
     const char *at = strstr(text, "ACCEPT 127.0.0.1:");

@@ -188,8 +188,12 @@ START_TEST(h2_burst_under_budget)
      * (before 7.88, 8.1 to 8.6). */
     ck_assert_uint_eq(st.pauses, 0);
     ck_assert_uint_gt(st.deferrals, 0);
-    if (!curl_keeps_back_fresh(RC_OVERFLOW_AUTO))
-      ck_assert_uint_gt(st.spills, 0); /* the first 24 went in at once */
+    /* The first 24 went in at once (but where rc_multi_add keeps fresh
+     * handles back: before 7.88, 8.1 to 8.6): what the budget refused
+     * spilled. How many overlap depends on scheduling; where none spilled,
+     * none was refused. */
+    if (st.spills == 0)
+      ck_assert_uint_le(st.peak_in_use, H2_BUDGET + H2_CONC * 4 * KiB);
   }
   ck_assert_uint_le(st.peak_in_use, H2_BUDGET + 8 * MiB + 1 + 64 * KiB);
   /* Without a budget the burst holds its bodies at once. */
@@ -380,10 +384,13 @@ static void socket_loop(int over_h2)
   curl_multi_setopt(l.multi, CURLMOPT_TIMERFUNCTION, on_timer);
   curl_multi_setopt(l.multi, CURLMOPT_TIMERDATA, &l);
   char url[256];
+  /* Over HTTP/1.1 each body takes the server at least 75 ms (16 writes
+   * 5 ms apart): the transfers of a round overlap, and those the budget
+   * refuses wait, however the machine schedules the loop. */
   if (over_h2)
     h2_url(h2, "/p/1m", url, sizeof url);
   else
-    ts_url(srv, "/bytes?n=1M", url, sizeof url);
+    ts_url(srv, "/bytes?n=1M&write=64k&delay_us=5000", url, sizeof url);
   CURL *easy[CONC];
   rc_response *resp[CONC];
   int started = 0, done = 0, running = 1;
@@ -481,10 +488,15 @@ START_TEST(two_threads_one_pool_h2)
   fprintf(stderr, "two threads: process peak +%zu MiB, pool peak %zu MiB, spills %llu\n",
           peak / MiB, st.peak_in_use / MiB, (unsigned long long)st.spills);
   ck_assert_uint_le(st.peak_in_use, 16 * MiB + 8 * MiB + 1 + 64 * KiB);
-  if (curl_holds_streams())
-    ck_assert_uint_gt(st.pauses, 0); /* held streams wait their turn */
-  else
-    ck_assert_uint_gt(st.spills, 0);
+  /* Two bodies at once do not fit in 16 MiB: the second waits (held
+   * streams, 8.14 and later) or spills. How many streams of the two
+   * connections overlap depends on how curl and nginx schedule them
+   * (Debian's 7.88.1 on an idle machine: 3 spills of 24); where nothing
+   * waited or spilled, no two bodies were in memory at once. */
+  if (!curl_holds_streams())
+    ck_assert_uint_eq(st.pauses, 0);
+  if (st.pauses == 0 && st.spills == 0)
+    ck_assert_uint_lt(st.peak_in_use, 2 * 8 * MiB);
   ck_assert_uint_eq(st.bytes_in_use, 0);
   ck_assert_uint_eq(st.waiting, 0); /* both bursts over: none queued */
   ck_assert_uint_le(peak, 16 * MiB + 3 * 8 * MiB + 32 * MiB);

@@ -277,12 +277,15 @@ START_TEST(spilled)
 END_TEST
 
 /* Transfers paused by the budget: every byte is observed once, in order,
- * when the chunk curl delivers again after the pause is taken. */
+ * when the chunk curl delivers again after the pause is taken. The server
+ * sends each body's first 16 KiB at once and the rest 2 ms apart (at least
+ * 62 ms for the identity body): the holder is still receiving when the
+ * other three, whose requests went out with its own, are refused. */
 START_TEST(paused)
 {
   enum { N = 4 };
-  static const char *const paths[] = {"/bytes?n=512k&write=16k",
-                                      "/gzip?n=512k&coding=gzip&write=16k"};
+  static const char *const paths[] = {"/bytes?n=512k&write=16k&delay_us=2000",
+                                      "/gzip?n=512k&coding=gzip&write=16k&delay_us=2000"};
   for (size_t p = 0; p < 2; p++) {
     rc_pool *pool = pool_with_budget(64 * KiB, RC_OVERFLOW_WAIT);
     CURLM *multi = curl_multi_init();
@@ -299,6 +302,10 @@ START_TEST(paused)
       curl_easy_setopt(e[i], CURLOPT_PRIVATE, (void *)r[i]);
       curl_multi_add_handle(multi, e[i]);
     }
+    /* This thread resumes what pauses (rc_pool_set_budget(3)), from the
+     * first curl_multi_perform on: a body refused there, before the first
+     * rc_multi_poll, would otherwise fail with RC_E_TIMEOUT. */
+    rc_pool_timeout(pool);
     int running = 1;
     while (running) {
       ck_assert_int_eq(curl_multi_perform(multi, &running), CURLM_OK);

@@ -1788,12 +1788,18 @@ START_TEST(conventions)
 END_TEST
 
 /* A timeout under a millisecond is one millisecond, not 0 (which would
- * mean none): a body sent over 40 ms does not arrive in time. */
+ * mean none): a body sent over 40 ms does not arrive in time. The time may
+ * run out while connecting or while the body arrives, by how the machine
+ * schedules the two: either is a timeout. */
 START_TEST(short_timeout)
 {
   const char *opts[] = {"--timeout", "0.0004", NULL};
   record r = scan_one("/bytes?n=400&write=1&delay_us=100", opts);
-  ck_assert_msg(!r.error_null && strstr(r.error, "timed out after"), "error %s", r.error);
+  const char *prefix = "transfer failed: ";
+  ck_assert_msg(!r.error_null && strncmp(r.error, prefix, strlen(prefix)) == 0 &&
+                    curl_says_timeout(r.error + strlen(prefix)),
+                "error %s", r.error);
+  ck_assert(r.failed);
   ck_assert_uint_lt(r.body_bytes, 400);
 }
 END_TEST
@@ -2062,7 +2068,10 @@ START_TEST(http_versions)
 END_TEST
 
 /* --rate: 10 requests at 20 per second span at least 9 intervals of 50 ms
- * (a generous lower bound measured around the whole run). */
+ * (a generous lower bound measured around the whole run); a rate of 1000
+ * lets the same 10 go. How fast a run without a limit is, or how much
+ * later than its slots a rated one ends, depends on the machine's load and
+ * is not asserted. */
 START_TEST(rate)
 {
   char url[160];
@@ -2079,12 +2088,15 @@ START_TEST(rate)
   ck_assert_int_eq(run_scan(args), 0);
   double took = now_s() - t0;
   ck_assert_uint_eq(ts_requests(srv) - before, 10);
-  ck_assert_msg(took >= 0.42 && took < 10, "10 requests at 20/s took %.3f s", took);
+  ck_assert_msg(took >= 0.42, "10 requests at 20/s took %.3f s", took);
 
-  args[4] = "1000"; /* the same without a real limit: fast */
-  t0 = now_s();
+  args[4] = "1000";
+  before = ts_requests(srv);
   ck_assert_int_eq(run_scan(args), 0);
-  ck_assert_msg(now_s() - t0 < 0.42, "unlimited took %.3f s", now_s() - t0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 10);
+  record *recs;
+  ck_assert_uint_eq(read_records(&recs), 10);
+  free(recs);
 }
 END_TEST
 
@@ -2160,7 +2172,9 @@ START_TEST(memory_options)
   ck_assert_uint_eq(spills, 0);
 
   char big[160];
-  ts_url(srv, "/bytes?n=2M&write=16384&delay_us=200", big, sizeof big);
+  /* Each body takes the server at least 127 ms (128 writes 1 ms apart):
+   * the six overlap, so under --overflow wait the budget makes some wait. */
+  ts_url(srv, "/bytes?n=2M&write=16384&delay_us=1000", big, sizeof big);
   static const char *const modes[] = {"spill", "wait"};
   for (size_t m = 0; m < 2; m++) {
     const char *args[32] = {"-c", "6", "--budget", "1M", "--overflow", modes[m], KEEP_BODIES};
@@ -2453,9 +2467,10 @@ START_TEST(interrupted)
   temp_path(list, sizeof list, "sig_list");
   temp_path(out, sizeof out, "sig_out");
   temp_path(err, sizeof err, "sig_err");
-  /* 1 MiB in 16 KiB writes 50 ms apart: 3.2 s, in flight when the signal
-   * comes. */
-  ts_url(srv, "/bytes?n=1M&write=16k&delay_us=50000", slow, sizeof slow);
+  /* 4 MiB in 16 KiB writes 50 ms apart: 12.8 s, in flight when the signal
+   * comes (the 200 quick targets at 20 a second take 10 s; the signal
+   * comes after 5 of them). */
+  ts_url(srv, "/bytes?n=4M&write=16k&delay_us=50000", slow, sizeof slow);
   write_slow_list(list, slow, 200);
   static const int sigs[] = {SIGINT, SIGTERM};
   for (size_t i = 0; i < 2; i++) {
@@ -2468,26 +2483,32 @@ START_TEST(interrupted)
     size_t n = read_records_from(out, &recs); /* every line whole */
     ck_assert_uint_ge(n, 5);
     ck_assert_uint_lt(n, 201);
-    size_t slow_seen = 0;
+    /* The slow one is in flight; the other slot's quick target may be
+     * too, by when the signal lands: then it is interrupted as well. */
+    size_t slow_seen = 0, cut = 0;
     for (size_t k = 0; k < n; k++) {
       check_common(&recs[k]);
       if (strcmp(recs[k].input, slow) != 0) {
-        ck_assert_msg(recs[k].error_null, "%s: %s", recs[k].input, recs[k].error);
+        ck_assert_msg(recs[k].error_null || !strcmp(recs[k].error, "interrupted"), "%s: %s",
+                      recs[k].input, recs[k].error);
+        cut += !recs[k].error_null;
         continue;
       }
       slow_seen++;
+      cut++;
       ck_assert_str_eq(recs[k].error, "interrupted");
       ck_assert(recs[k].failed);
       ck_assert_int_eq(recs[k].status, 200);
-      ck_assert_msg(recs[k].body_bytes > 0 && recs[k].body_bytes < MiB, "received %zu",
+      ck_assert_msg(recs[k].body_bytes > 0 && recs[k].body_bytes < 4 * MiB, "received %zu",
                     recs[k].body_bytes);
     }
     ck_assert_uint_eq(slow_seen, 1);
+    ck_assert_uint_le(cut, 2); /* -c 2 */
     free(recs);
-    char *text = slurp(err);
-    ck_assert_msg(strstr(text, sigs[i] == SIGINT ? "stopped by SIGINT: 1 transfers interrupted"
-                                                 : "stopped by SIGTERM: 1 transfers interrupted"),
-                  "%s", text);
+    char *text = slurp(err), want[80];
+    snprintf(want, sizeof want, "stopped by %s: %zu transfers interrupted",
+             sigs[i] == SIGINT ? "SIGINT" : "SIGTERM", cut);
+    ck_assert_msg(strstr(text, want), "want \"%s\": %s", want, text);
     free(text);
   }
 

@@ -30,8 +30,11 @@ START_TEST(burst_then_idle_retention)
   ck_assert_uint_eq(st.acquisitions, st.releases);
   ck_assert_uint_le(st.idle_large, cfg.max_large);
   ck_assert_uint_le(st.bytes_idle, cfg.max_large * cfg.max_buffer + cfg.max_idle_small);
-  /* 50 were in flight: the next burst will want as many, so they stay. */
-  ck_assert_uint_ge(st.idle_large, 40);
+  /* Kept: at least the floor of 2. How many more depends on how long ago
+   * the most were in use (the excess halves every 250 ms, and a loaded
+   * machine draws out the burst's tail); test_pool follows that decay by
+   * the clock, without a network. */
+  ck_assert_uint_ge(st.idle_large, 2);
   ck_assert_uint_le(st.peak_in_use, 50 * (4 * MiB + 1 + 4 * KiB) + 50 * 512 * KiB);
   /* What the allocator holds is what the pool says it keeps, plus the pool. */
   ck_assert_int_eq(ca.live, (long)(st.idle_small + st.idle_large) + 1);

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ typedef struct {
   gbuf head;     /* all header lines: interim, final, trailers */
   gbuf found;    /* the last value hfind copied out */
   size_t writes; /* write callback invocations */
+  atomic_size_t arrived; /* body bytes so far, for another thread to watch */
 } resp;
 
 typedef struct {
@@ -77,6 +79,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
   resp *r = userdata;
   gbuf_add(&r->body, data, size * nmemb);
   r->writes++;
+  atomic_fetch_add(&r->arrived, size * nmemb);
   return size * nmemb;
 }
 
@@ -496,8 +499,9 @@ START_TEST(bytes_drip)
   double elapsed = now_s() - t0;
   ck_assert_int_eq(r.rc, CURLE_OK);
   ck_body_pattern(&r, 20);
+  /* 20 writes 5 ms apart: at least 95 ms. In how many pieces curl hands
+   * them on depends on when the client is scheduled, so it is not counted. */
   ck_assert_msg(elapsed >= 0.095, "drip took only %.3f s", elapsed);
-  ck_assert_uint_ge(r.writes, 5); /* arrived in many pieces */
   resp_free(&r);
 }
 END_TEST
@@ -1090,20 +1094,20 @@ START_TEST(stop_interrupts_slow_responses)
 {
   resp r = {0};
   pthread_t t;
-  /* One byte per second: about 17 minutes unless ts_stop cuts it. */
+  /* One byte per second: about 17 minutes unless ts_stop cuts it (and
+   * 120 s, the client's CURLOPT_TIMEOUT, if ts_stop waited for the client
+   * to give up). */
   ts_url(srv, "/bytes?n=1000&write=1&delay_us=1000000", slow_url, sizeof slow_url);
   ck_assert_int_eq(pthread_create(&t, NULL, slow_fetch, &r), 0);
-  while (ts_requests(srv) == 0)
+  while (atomic_load(&r.arrived) == 0) /* the response is under way */
     usleep(1000);
-  usleep(200000);
-  double t0 = now_s();
   ts_stop(srv);
   srv = NULL;
-  double took = now_s() - t0;
   pthread_join(t, NULL);
-  ck_assert_msg(took < 1.0, "ts_stop took %.3f s", took);
-  ck_assert_int_ne(r.rc, CURLE_OK);
+  ck_assert_msg(r.rc != CURLE_OK && r.rc != CURLE_OPERATION_TIMEDOUT, "%s",
+                curl_easy_strerror(r.rc));
   ck_assert_uint_ge(r.body.len, 1);
+  ck_assert_uint_lt(r.body.len, 1000);
   ck_pattern_at(r.body.p, r.body.len, 0);
   resp_free(&r);
 }

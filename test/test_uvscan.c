@@ -37,22 +37,37 @@ static unsigned long long stat_of(const char *err, const char *name)
   return strtoull(p, NULL, 10);
 }
 
+/* 48 bodies of 4 MiB, 16 at a time, under 8 MiB: one body and the
+ * holder's fit, the others wait. Each body takes the server at least 75 ms
+ * (16 writes 5 ms apart), so the first ones are still arriving when the
+ * next have their first bytes: some transfer waits, on every curl (on 8.1
+ * to 8.6 rc_multi_add lets fresh handles in one at a time, each at the
+ * status line of the one before, and fewer wait than elsewhere: how many
+ * is not asserted). What is promised: all 48 arrive whole (status, length,
+ * RC_OK: uvscan fails on any other result), in memory or, past the wait
+ * bound (1 s, RC_OVERFLOW_AUTO over HTTP/1.1), spilled; the pool holds at
+ * most the budget and one response; a transfer that waited and did not
+ * spill was woken (one never resumed fails the test by its timeout). */
 START_TEST(h1_waits_and_resumes)
 {
   server_up();
   char url[256], want[300];
-  ts_url(srv, "/bytes?n=4M", url, sizeof url);
+  ts_url(srv, "/bytes?n=4M&write=256k&delay_us=5000", url, sizeof url);
   char *argv[] = {getenv("UVSCAN_BIN"), "--budget", "8M", "--parallel", "16",
                   "--repeat",           "48",       url,  NULL};
   ck_assert_ptr_nonnull(argv[0]);
   prog_out o = run_program(argv);
   fprintf(stderr, "%s", o.err);
   ck_assert_int_eq(o.status, 0);
+  snprintf(want, sizeof want, "200 4194304 1.1 file %s", url);
+  int spilled = count_lines(o.out, want);
   snprintf(want, sizeof want, "200 4194304 1.1 mem %s", url);
-  ck_assert_int_eq(count_lines(o.out, want), 48);
-  ck_assert_uint_gt(stat_of(o.err, "pauses"), 8);
-  ck_assert_uint_gt(stat_of(o.err, "wake-ups"), 8);
+  ck_assert_int_eq(spilled + count_lines(o.out, want), 48);
   ck_assert_uint_le(stat_of(o.err, "bytes"), 8u * 1024 * 1024 + 4 * 1024 * 1024 + 1 + 65536);
+  unsigned long long pauses = stat_of(o.err, "pauses"), wakeups = stat_of(o.err, "wake-ups");
+  ck_assert_uint_gt(pauses, 0);
+  if (spilled == 0)
+    ck_assert_uint_ge(wakeups, pauses);
   prog_out_free(&o);
   server_down();
 }

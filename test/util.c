@@ -159,6 +159,12 @@ int curl_loses_paused_streams(void) { return !curl_at_least(0x075800); }
 
 int curl_buffers_streams(void) { return curl_at_least(0x080100) && !curl_at_least(0x080700); }
 
+int curl_says_timeout(const char *text)
+{
+  return strstr(text, "timed out") || strstr(text, "timeout") || strstr(text, "Timeout") ||
+         strstr(text, "time-out");
+}
+
 int curl_keeps_back_fresh(rc_overflow mode)
 {
   return !curl_holds_streams() &&

@@ -79,6 +79,14 @@ int curl_loses_paused_streams(void);
  * its request on, paused or not (8.1 to 8.6). */
 int curl_buffers_streams(void);
 
+/* Whether text (curl's error buffer, or curl_easy_strerror) is one of the
+ * texts curl gives CURLE_OPERATION_TIMEDOUT over HTTP, in whichever phase
+ * the time ran out: 7.76.1 to 8.21.0 say "Connection time-out", "Connection
+ * timed out after", "Connection timeout after" or "connect timeout" while
+ * connecting, "Operation timed out after" later, "Timeout was reached"
+ * without a message. */
+int curl_says_timeout(const char *text);
+
 /* Where curl holds no stream (!curl_holds_streams()), rc_multi_add keeps
  * back under a budget a handle whose last transfer was HTTP/2, and one that
  * has not run yet where this says so: on 8.1 to 8.6, before 7.88, or under

@@ -1,55 +1,79 @@
 /* scan's templates as matchers: the words and regexes of the body of all
- * loaded templates as one set (each distinct one once), which the engine
- * runs over each body as it streams, and what the evaluation of each
- * cluster's response needs of it, decided once from the plan. */
+ * loaded templates as one set (each distinct one once), with the atoms of
+ * their DSL expressions over the body (contains(body, "w"), regex("r",
+ * body), over tolower(body) too: tpl-dsl.c), which the engine runs over
+ * each body as it streams, and what the evaluation of each cluster's
+ * response needs of it, decided once from the plan. */
 #include "eval.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The id of value i of body matcher m among out's matchers, added when
- * new. */
-static size_t pattern_id(matchers *out, const tpl_matcher *m, size_t i)
+/* The id of a word among out's matchers, added when new. */
+static size_t word_id(matchers *out, const char *word, int nocase)
 {
-  if (m->type == TM_WORD) {
-    for (size_t k = 0; k < out->nwords; k++)
-      if (out->word_nocase[k] == m->nocase && !strcmp(out->words[k], m->words[i]))
-        return k;
-    out->word_nocase[out->nwords] = (unsigned char)m->nocase;
-    out->words[out->nwords] = m->words[i];
-    return out->nwords++;
-  }
-  for (size_t k = 0; k < out->nregexes; k++)
-    if (!strcmp(out->regexes[k].text, m->regexes[i].text))
+  for (size_t k = 0; k < out->nwords; k++)
+    if (out->word_nocase[k] == nocase && !strcmp(out->words[k], word))
       return k;
-  out->regexes[out->nregexes] = m->regexes[i]; /* shared: freed with the template */
+  out->word_nocase[out->nwords] = (unsigned char)nocase;
+  out->words[out->nwords] = word;
+  return out->nwords++;
+}
+
+/* The id of a regex among out's regexes (from 0), added when new. */
+static size_t regex_id(matchers *out, const regex *re)
+{
+  for (size_t k = 0; k < out->nregexes; k++)
+    if (!strcmp(out->regexes[k].text, re->text))
+      return k;
+  out->regexes[out->nregexes] = *re; /* shared: freed with the template */
   return out->nregexes++;
 }
 
-/* The words and the regexes of the body of m (its subs too), counted. */
+/* The words and the regexes of the body of m (its atoms too), counted. */
 static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    count_values(&m->subs[i], words, regexes);
+    for (size_t k = 0; k < expr_atom_count(m->dsl[i].e); k++) {
+      *words += m->dsl[i].atoms[k] == TA_WORD;
+      *regexes += m->dsl[i].atoms[k] == TA_REGEX;
+    }
   if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
     *words += m->n;
   if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
     *regexes += m->n;
 }
 
-/* The ids of m's values of the body (its subs' too) among out's. Regex
+/* The ids of expression d's atoms of the body among out's (SIZE_MAX: an
+ * atom of no id). 0 or -1. */
+static int atom_ids(matchers *out, tpl_dsl *d)
+{
+  size_t n = expr_atom_count(d->e);
+  if (!(d->ids = calloc(n + 1, sizeof *d->ids)))
+    return -1;
+  for (size_t k = 0; k < n; k++) {
+    const expr_atom *a = expr_atom_get(d->e, k);
+    d->ids[k] = d->atoms[k] == TA_WORD    ? word_id(out, d->words[k], a->lower)
+                : d->atoms[k] == TA_REGEX ? regex_id(out, &d->regexes[k])
+                                          : SIZE_MAX;
+  }
+  return 0;
+}
+
+/* The ids of m's values of the body (its atoms' too) among out's. Regex
  * ids count from 0 here; shift_ids adds the words' count. 0 or -1. */
 static int assign_ids(matchers *out, tpl_matcher *m)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    if (assign_ids(out, &m->subs[i]) != 0)
+    if (atom_ids(out, &m->dsl[i]) != 0)
       return -1;
   if ((m->part != TP_BODY && m->part != TP_ALL) || (m->type != TM_WORD && m->type != TM_REGEX))
     return 0;
   if (!(m->ids = calloc(m->n, sizeof *m->ids)))
     return -1;
   for (size_t k = 0; k < m->n; k++)
-    m->ids[k] = pattern_id(out, m, k);
+    m->ids[k] = m->type == TM_WORD ? word_id(out, m->words[k], m->nocase)
+                                   : regex_id(out, &m->regexes[k]);
   return 0;
 }
 
@@ -57,7 +81,9 @@ static int assign_ids(matchers *out, tpl_matcher *m)
 static void shift_ids(tpl_matcher *m, size_t nwords)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    shift_ids(&m->subs[i], nwords);
+    for (size_t k = 0; k < expr_atom_count(m->dsl[i].e); k++)
+      if (m->dsl[i].atoms[k] == TA_REGEX)
+        m->dsl[i].ids[k] += nwords;
   for (size_t k = 0; m->ids && m->type == TM_REGEX && k < m->n; k++)
     m->ids[k] += nwords;
 }
@@ -89,27 +115,44 @@ int eval_matchers(templates *ts, const matchers *base, matchers *out)
   return 0;
 }
 
-/* Whether request q needs the body kept: an extractor of the body (its
- * matchers of the body run on the stream, or over a body kept for the
- * regexes the stream does not take: see eval_matchers). */
+/* Whether DSL expression d needs the body kept whole; an extractor's
+ * atoms (of no id) are the engine's to evaluate, over the body too. */
+int eval_dsl_whole_body(const tpl_dsl *d, int extractor)
+{
+  for (size_t k = 0; extractor && k < expr_atom_count(d->e); k++)
+    if (d->atoms[k] == TA_WORD || d->atoms[k] == TA_REGEX)
+      return 1;
+  return d->whole_body;
+}
+
+/* Whether request q needs the body kept: an extractor of the body, an
+ * expression that reads it whole (its matchers of the body run on the
+ * stream, or over a body kept for the regexes the stream does not take:
+ * see eval_matchers). */
 static int needs_body(const tpl_request *q)
 {
-  for (size_t i = 0; i < q->nextractors; i++)
-    if (!q->extractors[i].kval && q->extractors[i].part != TP_HEADER &&
-        q->extractors[i].part != TP_NAMED)
+  for (size_t i = 0; i < q->nextractors; i++) {
+    const tpl_extractor *x = &q->extractors[i];
+    if (x->type == TX_REGEX && x->part != TP_HEADER && x->part != TP_NAMED && x->part != TP_VAR)
       return 1;
+    for (size_t k = 0; x->type == TX_DSL && k < x->n; k++)
+      if (eval_dsl_whole_body(&x->dsl[k], 1))
+        return 1;
+  }
+  for (size_t i = 0; i < q->nmatchers; i++)
+    for (size_t k = 0; q->matchers[i].type == TM_DSL && k < q->matchers[i].n; k++)
+      if (eval_dsl_whole_body(&q->matchers[i].dsl[k], 0))
+        return 1;
   return 0;
 }
 
-/* Adds the ids of m's body values (its subs' too) to cluster e's, each
- * once (seen[id]: added already). 0, or -1 when out of memory. */
-static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, size_t *cap)
+/* Adds ids[0 .. n-1] (SIZE_MAX: none) to cluster e's, each once (seen[id]:
+ * added already). 0, or -1 when out of memory. */
+static int add_some(const size_t *ids, size_t n, unsigned char *seen, eval_cluster *e,
+                    size_t *cap)
 {
-  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    if (add_ids(&m->subs[i], seen, e, cap) != 0)
-      return -1;
-  for (size_t k = 0; m->ids && k < m->n; k++) {
-    if (seen[m->ids[k]])
+  for (size_t k = 0; ids && k < n; k++) {
+    if (ids[k] == SIZE_MAX || seen[ids[k]])
       continue;
     if (e->nids == *cap) {
       size_t *g = realloc(e->ids, (*cap = *cap ? 2 * *cap : 8) * sizeof *g);
@@ -117,10 +160,19 @@ static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, s
         return -1;
       e->ids = g;
     }
-    seen[m->ids[k]] = 1;
-    e->ids[e->nids++] = m->ids[k];
+    seen[ids[k]] = 1;
+    e->ids[e->nids++] = ids[k];
   }
   return 0;
+}
+
+/* Adds the ids of m's body values (its atoms' too) to cluster e's. */
+static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, size_t *cap)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    if (add_some(m->dsl[i].ids, expr_atom_count(m->dsl[i].e), seen, e, cap) != 0)
+      return -1;
+  return add_some(m->ids, m->n, seen, e, cap);
 }
 
 static int by_id(const void *a, const void *b)
@@ -129,16 +181,22 @@ static int by_id(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Whether a value of m (its subs too) runs over the kept body. */
+/* Whether one of ids[0 .. n-1] runs over the kept body. */
+static int some_unstreamed(const size_t *ids, size_t n, const unsigned char *streamed)
+{
+  for (size_t k = 0; ids && k < n; k++)
+    if (ids[k] != SIZE_MAX && !streamed[ids[k]])
+      return 1;
+  return 0;
+}
+
+/* Whether a value of m (its atoms too) runs over the kept body. */
 static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    if (unstreamed(&m->subs[i], streamed))
+    if (some_unstreamed(m->dsl[i].ids, expr_atom_count(m->dsl[i].e), streamed))
       return 1;
-  for (size_t k = 0; m->ids && k < m->n; k++)
-    if (!streamed[m->ids[k]])
-      return 1;
-  return 0;
+  return some_unstreamed(m->ids, m->n, streamed);
 }
 
 int eval_plan(engine *g, const templates *ts, const plan *p)
@@ -165,6 +223,7 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
         if (add_ids(&q->matchers[j], seen, e, &cap) != 0)
           any = -1;
         stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
+        stops &= q->matchers[j].type != TM_DSL; /* evaluated once the body is over */
       }
       stops &= !q->nextractors;
     }

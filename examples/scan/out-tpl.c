@@ -11,7 +11,8 @@
 typedef struct hit_at {
   const reading *r;
   const char *target, *url;
-  int stopped; /* its transfer ended early */
+  int stopped;     /* its transfer ended early */
+  double duration; /* seconds its transfer took */
 } hit_at;
 
 /* One line: template t matched the target, by matcher name (NULL: none
@@ -74,7 +75,8 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     o->write_error = ENOMEM;
     return 0;
   }
-  int matched = eval_request(h->r, q, hit, &x);
+  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {NULL, NULL}};
+  int matched = eval_request(h->r, q, &et, hit, &x);
   for (size_t i = 0; i < q->nmatchers; i++)
     named += hit[i] && q->matchers[i].name;
   if (matched && !q->cond_and && named) { /* each named matcher that hit */
@@ -118,7 +120,7 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
   if (a->how != ENDED || rc_hop_count(r->resp) == 0 ||
       (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
     return 0;
-  hit_at h = {r, target, a->url, rc == RC_STOPPED};
+  hit_at h = {r, target, a->url, rc == RC_STOPPED, a->took};
   for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
     const tpl *t = &ts->t[c->members[i].tpl];
     const tpl_request *q = &t->reqs[c->members[i].req];

@@ -65,6 +65,18 @@ typedef struct plan {
 int plan_build(plan *p, const templates *ts);
 void plan_free(plan *p);
 
+/* ---- Template variables of a target -------------------------------------- */
+
+/* Where the evaluation finds the values of a template's variables for the
+ * target a response is of (nuclei's variables:, constants, -var), as the
+ * plan makes them: lookup sets *out (valid until the target's next job)
+ * and returns 1, or returns 0 for a name it does not know. lookup NULL:
+ * no template has variables. */
+typedef struct plan_vars {
+  int (*lookup)(const void *ud, size_t tpl, const char *name, size_t len, expr_value *out);
+  const void *ud;
+} plan_vars;
+
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 
 /* The URL of cluster c for target, its variables replaced (new string),

@@ -331,6 +331,8 @@ static void dsl_or(char *out)
   int any = has(g.body, g.body_len, "absent-word") || regex_in("<h1>[a-z]+</h1>", g.body, g.body_len);
   int all = g.status == 200 && g.body_len > 100 && g.body_len < 200 &&
             has(g.body, g.body_len, "<h1>") && has(g.body, g.body_len, "</h1>");
+  size_t n = strlen(base); /* BaseURL: the target without a final slash */
+  all &= !strncmp(base, "http://", 7) && (n && base[n - 1] == '/' ? 0 : 1);
   if (any && all)
     expect(out, "/html?title=Acme+Portal", NULL, NULL);
 }
@@ -388,8 +390,9 @@ static void dsl_extract(char *out)
   const char *b = strstr(cookies, "b="); /* the cookie b's value */
   header_of(&g, "Content-Length", length, sizeof length);
   double half = (length[0] ? strtod(length, NULL) : (double)g.body_len) / 2;
-  snprintf(want, sizeof want, "%s|%ld|%zu|%s|%.*s|%s|true|%g", greeting, g.status * 2, g.body_len,
-           type, b ? (int)strcspn(b + 2, " ;") : 0, b ? b + 2 : "", cookies, half);
+  snprintf(want, sizeof want, "%s|%ld|%zu|%s|%.*s|%s|true|%g|%s", greeting, g.status * 2,
+           g.body_len, type, b ? (int)strcspn(b + 2, " ;") : 0, b ? b + 2 : "", cookies, half,
+           strrchr(base, ':') + 1);
   expect(out, "/headers", NULL, want);
 }
 

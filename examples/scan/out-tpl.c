@@ -64,6 +64,27 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
   write_line(o);
 }
 
+/* The variables of a target's URL as the DSL reads them (plan_vars),
+ * each made once, on first use. */
+typedef struct url_vars {
+  const plan *p;
+  const char *target;
+  line v[TPL_URL_VARS]; /* per variable, by its number from 1 */
+  unsigned char made[TPL_URL_VARS];
+} url_vars;
+
+static int url_var(void *ud, size_t t, const char *name, size_t len, expr_value *out)
+{
+  url_vars *u = ud;
+  int i = tpl_url_var(name, len) - 1;
+  (void)t;
+  if (i < 0 || (!u->made[i] && !plan_target_var(u->p, u->target, name, len, &u->v[i])))
+    return 0;
+  u->made[i] = 1;
+  *out = expr_str(u->v[i].p ? u->v[i].p : "", u->v[i].len);
+  return 1;
+}
+
 /* Template request q over the response: its lines. Returns how many were
  * written. */
 static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q)
@@ -75,8 +96,11 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     o->write_error = ENOMEM;
     return 0;
   }
-  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {NULL, NULL}};
+  url_vars u = {.p = h->r->g->plan, .target = h->target};
+  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {url_var, &u}};
   int matched = eval_request(h->r, q, &et, hit, &x);
+  for (size_t i = 0; i < sizeof u.v / sizeof *u.v; i++)
+    free(u.v[i].p);
   for (size_t i = 0; i < q->nmatchers; i++)
     named += hit[i] && q->matchers[i].name;
   if (matched && !q->cond_and && named) { /* each named matcher that hit */

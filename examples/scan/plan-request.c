@@ -185,3 +185,17 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
     return url;
   }
 }
+
+/* ---- The target's variables, for the evaluation -------------------------- */
+
+int plan_target_var(const plan *p, const char *target, const char *name, size_t n, line *out)
+{
+  url_parts u;
+  if (!tpl_url_var(name, n) || split_url(target, &u) != 0) {
+    free_parts(&u);
+    return 0;
+  }
+  variable(out, p, name, n, target, &u);
+  free_parts(&u);
+  return !out->nomem;
+}

@@ -68,13 +68,13 @@ void plan_free(plan *p);
 /* ---- Template variables of a target -------------------------------------- */
 
 /* Where the evaluation finds the values of a template's variables for the
- * target a response is of (nuclei's variables:, constants, -var), as the
- * plan makes them: lookup sets *out (valid until the target's next job)
- * and returns 1, or returns 0 for a name it does not know. lookup NULL:
- * no template has variables. */
+ * target a response is of (its URL's, tpl_url_var; nuclei's variables:,
+ * constants, -var), as the plan makes them: lookup sets *out (valid until
+ * ud is done with) and returns 1, or returns 0 for a name it does not
+ * know. lookup NULL: none. */
 typedef struct plan_vars {
-  int (*lookup)(const void *ud, size_t tpl, const char *name, size_t len, expr_value *out);
-  const void *ud;
+  int (*lookup)(void *ud, size_t tpl, const char *name, size_t len, expr_value *out);
+  void *ud;
 } plan_vars;
 
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
@@ -93,6 +93,10 @@ typedef struct plan_job {
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
                      const char *target, plan_job *job);
 void plan_job_free(plan_job *job);
+/* The value of the URL variable name[0..n) (tpl_url_var: BaseURL,
+ * RootURL, Hostname, Host, Port, Path, Scheme) for target, appended to
+ * out: 1, or 0 when it is none or target is no URL. */
+int plan_target_var(const plan *p, const char *target, const char *name, size_t n, line *out);
 /* The next job for a slot: its URL (new string), and in *cl, *seq and
  * *target (new string) its cluster, target number and target; NULL at
  * the end. */

@@ -27,6 +27,16 @@ int tpl_response_var(const char *name, size_t len)
   return 0;
 }
 
+int tpl_url_var(const char *name, size_t len)
+{
+  static const char *const URL_VARS[TPL_URL_VARS] = {"BaseURL", "RootURL", "Hostname", "Host",
+                                                     "Port",    "Path",    "Scheme"};
+  for (int i = 0; i < TPL_URL_VARS; i++)
+    if (is(name, len, URL_VARS[i]))
+      return i + 1;
+  return 0;
+}
+
 /* Where the _N suffix of a name begins (nuclei's request number), or len
  * when it has none. */
 static size_t suffix_at(const char *name, size_t len)
@@ -174,7 +184,7 @@ static int check_var(const tpl_request *q, const char *name, size_t len, char *w
   }
   /* A header's or a cookie's name is in lower case, with '_' for '-';
    * anything else must be a variable scan knows. */
-  if (tpl_response_var(name, len) || extractor_name(q, name, len) ||
+  if (tpl_response_var(name, len) || tpl_url_var(name, len) || extractor_name(q, name, len) ||
       (!has_upper(name, len) && !is(name, len, "request")))
     return 0;
   snprintf(why, cap, "dsl: variable %.*s", (int)len, name);

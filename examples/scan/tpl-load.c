@@ -269,8 +269,8 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
       ok = 1;
     else if (!strcmp(k, "part") && x->type == TX_REGEX)
       ok = take_part(r, s, &x->part, &x->header) == 0;
-    else if (!strcmp(k, "part") && x->type == TX_DSL)
-      ok = 1; /* nuclei's dsl extractors read the variables, not a part */
+    else if (!strcmp(k, "part"))
+      ok = 1; /* nuclei's kval and dsl extractors read the variables, not a part */
     else if (!strcmp(k, "internal"))
       ok = (x->internal = truthy(s)) || s;
     else if (!strcmp(k, "name"))

@@ -128,6 +128,11 @@ const char *tpl_raw(const char *text, tpl_request *q);
 /* The response variables of nuclei's DSL that are no header, as
  * TP_VAR names them; whether name[0..len) is one. */
 int tpl_response_var(const char *name, size_t len);
+/* Whether name[0..len) is a variable of the target's URL that nuclei
+ * gives requests and expressions alike (BaseURL, RootURL, Hostname, Host,
+ * Port, Path, Scheme): its number from 1, or 0. */
+#define TPL_URL_VARS 7
+int tpl_url_var(const char *name, size_t len);
 /* Compiles text into d, its atoms decided. 0, or -1 with why (a skip's
  * reason: "column N: what"). */
 int tpl_dsl_compile(tpl_dsl *d, const char *text, char *why, size_t cap);

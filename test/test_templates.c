@@ -247,6 +247,21 @@ START_TEST(dsl_bodies)
                 "%s", o.out);
   ck_assert_msg(!strstr(o.err, "bodies kept"), "%s", o.err);
   prog_out_free(&o);
+  /* --validate -v says so per template. */
+  char run[512], cap[512];
+  templates_path("run", run, sizeof run);
+  templates_path("cap", cap, sizeof cap);
+  char *v[] = {getenv("SCAN_BIN"), "--validate", "-v", "-t", run, "-t", cap, NULL};
+  o = run_program(v);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, vs ? "dsl-stream.yaml: body: streamed atoms and matchers (2, Vectorscan"
+                                 : "dsl-stream.yaml: body: whole body (no streaming engine)"),
+                "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-md5.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-favicon.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "len-cut.yaml: body: count only\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-named.yaml: body: none\n"), "%s", o.out);
+  prog_out_free(&o);
   /* Not cut, the body is 1 MiB: len(body) is not 10240. */
   o = run_templates("cap/len-cut.yaml", "-u", base, NULL);
   ck_assert_int_eq(o.status, 0);

@@ -241,6 +241,27 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
   return any;
 }
 
+void eval_keeps(const tpl *t, tpl_keeps *k)
+{
+  memset(k, 0, sizeof *k);
+  for (size_t r = 0; r < t->nreqs; r++) {
+    const tpl_request *q = &t->reqs[r];
+    size_t words = 0, regexes = 0;
+    k->whole |= needs_body(q);
+    for (size_t i = 0; i < q->nmatchers; i++) {
+      const tpl_matcher *m = &q->matchers[i];
+      count_values(m, &words, &regexes);
+      k->count |= m->type == TM_SIZE && (m->part == TP_BODY || m->part == TP_ALL);
+      for (size_t e = 0; m->type == TM_DSL && e < m->n; e++)
+        k->count |= m->dsl[e].body_len;
+    }
+    for (size_t i = 0; i < q->nextractors; i++)
+      for (size_t e = 0; q->extractors[i].type == TX_DSL && e < q->extractors[i].n; e++)
+        k->count |= q->extractors[i].dsl[e].body_len;
+    k->streamed += words + regexes;
+  }
+}
+
 void eval_matchers_free(matchers *out)
 {
   free(out->words);

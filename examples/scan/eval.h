@@ -176,6 +176,8 @@ void extract_free(reading *r);
 
 /* The engine this build has, as --help, --version and the summary name it. */
 const char *engine_name(void);
+/* Whether this build has one (else every body matcher runs over the kept body). */
+int engine_streams(void);
 /* The paragraph of --help about it. */
 void engine_usage(FILE *out);
 /* Compiles the body matchers the engine takes, marking them in
@@ -215,6 +217,16 @@ int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due
 int eval_matchers(templates *ts, const matchers *base, matchers *out);
 /* Frees what eval_matchers made (not what it shares with the templates). */
 void eval_matchers_free(matchers *out);
+/* What a template needs of its responses' bodies (--validate -v): its
+ * body words and regexes, and atoms of expressions, that run on the
+ * stream (where this build has a streaming engine); whether it keeps the
+ * body whole (md5(body), a regex extractor of the body, ...); whether it
+ * reads the body's length (len(body), a size matcher). */
+typedef struct tpl_keeps {
+  size_t streamed;
+  int whole, count;
+} tpl_keeps;
+void eval_keeps(const tpl *t, tpl_keeps *k);
 /* Once engine_build has decided which of those run on the stream: what
  * each cluster of p needs, into g->clusters (a regex extractor of the
  * body, or a matcher that runs over the kept body, keeps its bodies).

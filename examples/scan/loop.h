@@ -46,6 +46,7 @@ typedef struct options {
   const char **templates; /* -t, in order; room for argc */
   size_t ntemplates;
   int validate; /* --validate: load them, report, exit */
+  int verbose;  /* -v: --validate says what each template keeps of the body */
 } options;
 
 typedef enum slot_state {

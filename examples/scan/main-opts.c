@@ -121,6 +121,9 @@ static void usage(FILE *out)
         "                          with its reason, counted in the summary\n"
         "      --validate          load the -t templates, print each skipped one\n"
         "                          with its reason and the counts, and exit\n"
+        "  -v, --verbose           with --validate, first each template loaded and\n"
+        "                          what it keeps of the body: streamed atoms and\n"
+        "                          matchers, the whole body, or its count only\n"
         "\n"
         "Extractors (repeatable):\n"
         "      --extract REGEX     report what REGEX finds in the body (also\n"
@@ -288,6 +291,7 @@ static const struct option LONG_OPTIONS[] = {
     {"extract-regex", required_argument, NULL, OPT_EXTRACT},
     {"templates", required_argument, NULL, 't'},
     {"validate", no_argument, NULL, OPT_VALIDATE},
+    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -342,6 +346,7 @@ static int take_request_option(options *o, int c)
   case 'l': o->list = optarg; return -1;
   case 't': o->templates[o->ntemplates++] = optarg; return -1;
   case OPT_VALIDATE: o->validate = 1; return -1;
+  case 'v': o->verbose = 1; return -1;
   case 'o': o->output = optarg; return -1;
   case OPT_SHARD:
     if (parse_shard(optarg, &o->shard, &o->shards))
@@ -423,7 +428,7 @@ int parse_options(int argc, char **argv, options *o)
 
   opterr = 0; /* bad options get our one-line hint instead */
   int c;
-  while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hV", LONG_OPTIONS, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hVv", LONG_OPTIONS, NULL)) != -1) {
     if (c == 'h') {
       usage(stdout);
       return EXIT_RAN;

@@ -181,8 +181,27 @@ static void skip_counts(FILE *out, const templates *ts, const char *prefix)
   }
 }
 
-void out_validation(const templates *ts, const plan *p)
+/* What template t keeps of the body, as --validate -v prints it. */
+static void print_keeps(const tpl *t)
 {
+  tpl_keeps k;
+  eval_keeps(t, &k);
+  printf("loaded %s: body: ", t->file);
+  if (k.whole || (k.streamed && !engine_streams()))
+    printf("whole body%s", k.whole ? "" : " (no streaming engine)");
+  else if (k.streamed)
+    printf("streamed atoms and matchers (%zu, %s)", k.streamed, engine_name());
+  if (k.count)
+    printf("%scount only", k.whole || k.streamed ? ", " : "");
+  if (!k.whole && !k.streamed && !k.count)
+    printf("none");
+  putchar('\n');
+}
+
+void out_validation(const templates *ts, const plan *p, int verbose)
+{
+  for (size_t i = 0; verbose && i < ts->n; i++)
+    print_keeps(&ts->t[i]);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);

@@ -9,26 +9,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The id of a word among out's matchers, added when new. */
-static size_t word_id(matchers *out, const char *word, int nocase)
+/* The distinct words and regexes found so far, by their text: an open
+ * table of ids (words from 0, regexes from SET_REGEX), twice as large as
+ * all of them. */
+#define SET_REGEX ((size_t)1 << (sizeof(size_t) * 8 - 2))
+typedef struct pattern_set {
+  matchers *out;
+  size_t *slot; /* SIZE_MAX: free */
+  size_t mask;
+} pattern_set;
+
+static size_t text_hash(const char *s, int kind)
 {
-  for (size_t k = 0; k < out->nwords; k++)
-    if (out->word_nocase[k] == nocase && !strcmp(out->words[k], word))
-      return k;
-  out->word_nocase[out->nwords] = (unsigned char)nocase;
+  size_t h = 1469598103934665603u ^ (size_t)kind;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+/* The id of a word (kind 0, 1 nocase) or a regex (kind 2) among out's
+ * (regexes from 0), added when new. */
+static size_t pattern_id(pattern_set *ps, const char *word, const regex *re, int kind)
+{
+  matchers *out = ps->out;
+  const char *text = kind == 2 ? re->text : word;
+  size_t h = text_hash(text, kind) & ps->mask;
+  for (; ps->slot[h] != SIZE_MAX; h = (h + 1) & ps->mask) {
+    size_t id = ps->slot[h];
+    if (kind == 2 && id >= SET_REGEX && !strcmp(out->regexes[id - SET_REGEX].text, text))
+      return id - SET_REGEX;
+    if (kind < 2 && id < SET_REGEX && out->word_nocase[id] == kind && !strcmp(out->words[id], text))
+      return id;
+  }
+  if (kind == 2) {
+    out->regexes[out->nregexes] = *re; /* shared: freed with the template */
+    ps->slot[h] = SET_REGEX + out->nregexes;
+    return out->nregexes++;
+  }
+  out->word_nocase[out->nwords] = (unsigned char)kind;
   out->words[out->nwords] = word;
+  ps->slot[h] = out->nwords;
   return out->nwords++;
 }
 
-/* The id of a regex among out's regexes (from 0), added when new. */
-static size_t regex_id(matchers *out, const regex *re)
+static size_t word_id(pattern_set *ps, const char *word, int nocase)
 {
-  for (size_t k = 0; k < out->nregexes; k++)
-    if (!strcmp(out->regexes[k].text, re->text))
-      return k;
-  out->regexes[out->nregexes] = *re; /* shared: freed with the template */
-  return out->nregexes++;
+  return pattern_id(ps, word, NULL, nocase ? 1 : 0);
 }
+
+static size_t regex_id(pattern_set *ps, const regex *re) { return pattern_id(ps, NULL, re, 2); }
 
 /* The words and the regexes of the body of m (its atoms too), counted. */
 static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
@@ -46,7 +75,7 @@ static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
 
 /* The ids of expression d's atoms of the body among out's (SIZE_MAX: an
  * atom of no id). 0 or -1. */
-static int atom_ids(matchers *out, tpl_dsl *d)
+static int atom_ids(pattern_set *out, tpl_dsl *d)
 {
   size_t n = expr_atom_count(d->e);
   if (!(d->ids = calloc(n + 1, sizeof *d->ids)))
@@ -62,7 +91,7 @@ static int atom_ids(matchers *out, tpl_dsl *d)
 
 /* The ids of m's values of the body (its atoms' too) among out's. Regex
  * ids count from 0 here; shift_ids adds the words' count. 0 or -1. */
-static int assign_ids(matchers *out, tpl_matcher *m)
+static int assign_ids(pattern_set *out, tpl_matcher *m)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
     if (atom_ids(out, &m->dsl[i]) != 0)
@@ -108,9 +137,18 @@ int eval_matchers(templates *ts, const matchers *base, matchers *out)
   out->nwords = out->nregexes = out->nextracts = 0;
   out->part = PART_BODY;
   out->stop_on_match = 0;
-  if (!out->words || !out->word_nocase || !out->regexes)
+  pattern_set ps = {out, NULL, 1};
+  while (ps.mask < 2 * (nw + nr) + 1)
+    ps.mask = 2 * ps.mask + 1;
+  if (!out->words || !out->word_nocase || !out->regexes ||
+      !(ps.slot = malloc((ps.mask + 1) * sizeof *ps.slot)))
     return -1;
-  EACH_MATCHER(ts, m, if (assign_ids(out, m) != 0) return -1);
+  memset(ps.slot, 0xff, (ps.mask + 1) * sizeof *ps.slot);
+  int failed = 0;
+  EACH_MATCHER(ts, m, failed |= !failed && assign_ids(&ps, m) != 0);
+  free(ps.slot);
+  if (failed)
+    return -1;
   EACH_MATCHER(ts, m, shift_ids(m, out->nwords));
   return 0;
 }

@@ -333,6 +333,9 @@ static void dsl_or(char *out)
             has(g.body, g.body_len, "<h1>") && has(g.body, g.body_len, "</h1>");
   size_t n = strlen(base); /* BaseURL: the target without a final slash */
   all &= !strncmp(base, "http://", 7) && (n && base[n - 1] == '/' ? 0 : 1);
+  char length[32]; /* content_length: Content-Length, else the body's bytes */
+  header_of(&g, "Content-Length", length, sizeof length);
+  all &= !length[0] || strtoul(length, NULL, 10) == g.body_len;
   if (any && all)
     expect(out, "/html?title=Acme+Portal", NULL, NULL);
 }

@@ -262,6 +262,11 @@ START_TEST(dsl_bodies)
   ck_assert_msg(strstr(o.out, "len-cut.yaml: body: count only\n"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "dsl-named.yaml: body: none\n"), "%s", o.out);
   prog_out_free(&o);
+  /* A value that would pass the engine's cap fails its expression. */
+  o = run_templates("cap/hostile.yaml", "-u", base, "-s");
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_str_eq(o.out, "");
+  prog_out_free(&o);
   /* Not cut, the body is 1 MiB: len(body) is not 10240. */
   o = run_templates("cap/len-cut.yaml", "-u", base, NULL);
   ck_assert_int_eq(o.status, 0);

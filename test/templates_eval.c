@@ -503,6 +503,14 @@ static void dsl_stream(char *out)
     expect(out, "/html?title=Streamed+Page", NULL, NULL);
 }
 
+static void internal(char *out)
+{
+  got g;
+  fetch("/headers", NULL, NULL, 0, &g); /* the first request's are internal: no line */
+  if (has(g.body, g.body_len, "hello"))
+    expect(out, "/headers", NULL, NULL);
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -533,5 +541,6 @@ const evaluation RUN[] = {
     {"dsl-favicon", dsl_favicon, 0},
     {"dsl-tolower", dsl_tolower, 0},
     {"dsl-stream", dsl_stream, 0},
+    {"internal", internal, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

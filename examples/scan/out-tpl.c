@@ -99,6 +99,11 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
   url_vars u = {.p = h->r->g->plan, .target = h->target};
   eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {url_var, &u}};
   int matched = eval_request(h->r, q, &et, hit, &x);
+  size_t internal = 0;
+  for (size_t i = 0; i < q->nmatchers; i++)
+    internal += q->matchers[i].internal;
+  if (q->nmatchers && internal == q->nmatchers)
+    matched = 0; /* nuclei prints no event of internal matchers alone */
   for (size_t i = 0; i < sizeof u.v / sizeof *u.v; i++)
     free(u.v[i].p);
   for (size_t i = 0; i < q->nmatchers; i++)

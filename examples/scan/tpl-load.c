@@ -217,6 +217,8 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
       ok = (m->negative = truthy(s)) || s;
     else if (!strcmp(k, "case-insensitive"))
       ok = (m->nocase = truthy(s)) || s;
+    else if (!strcmp(k, "internal"))
+      ok = (m->internal = truthy(s)) || s;
     else if (!strcmp(k, "name"))
       ok = (m->name = dup(r, s)) != NULL;
     else if (!strcmp(k, "words") && m->type == TM_WORD)

@@ -52,6 +52,8 @@ typedef struct tpl_matcher {
   int cond_and;             /* condition: and (default or) */
   int negative;             /* the verdict inverted */
   int nocase;               /* case-insensitive (words) */
+  int internal;             /* hidden: a request all of whose matchers are
+                             * internal reports no line (nuclei's) */
   char **words;             /* TM_WORD; lower-cased when nocase */
   regex *regexes;           /* TM_REGEX */
   long *numbers;            /* TM_STATUS, TM_SIZE */

@@ -9,7 +9,10 @@
  * test fetches each template's request itself with libcurl and applies
  * the template's matchers by hand (memmem, strcasestr, PCRE2) to what it
  * got. The server's request count shows that templates with the same
- * request shared one.
+ * request shared one. The verdicts of cap/ and of the DSL table (dsl_table,
+ * whose templates the test writes) are written in the test instead: the
+ * table's values from the DSL library's documented behaviour and the
+ * algorithms' own (hashes).
  *
  * SCAN_BIN is the scan binary, TEMPLATES the directory test/templates. */
 #include <check.h>

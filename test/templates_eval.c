@@ -6,7 +6,10 @@
 #include <string.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <ctype.h>
+#include <openssl/evp.h>
 #include <pcre2.h>
+#include <stdint.h>
 
 #include "templates_eval.h"
 
@@ -311,6 +314,203 @@ static void dsl(char *out)
     expect(out, "/html?title=Acme+Portal", NULL, NULL);
 }
 
+/* ---- The DSL templates (run/dsl-*.yaml) ---------------------------------- */
+
+/* text in ASCII lower case, into out (cap > len). */
+static void lowered(const char *text, size_t len, char *out)
+{
+  for (size_t i = 0; i < len; i++)
+    out[i] = (char)tolower((unsigned char)text[i]);
+  out[len] = '\0';
+}
+
+static void dsl_or(char *out)
+{
+  got g;
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  int any = has(g.body, g.body_len, "absent-word") || regex_in("<h1>[a-z]+</h1>", g.body, g.body_len);
+  int all = g.status == 200 && g.body_len > 100 && g.body_len < 200 &&
+            has(g.body, g.body_len, "<h1>") && has(g.body, g.body_len, "</h1>");
+  size_t n = strlen(base); /* BaseURL: the target without a final slash */
+  all &= !strncmp(base, "http://", 7) && (n && base[n - 1] == '/' ? 0 : 1);
+  char length[32]; /* content_length: Content-Length, else the body's bytes */
+  header_of(&g, "Content-Length", length, sizeof length);
+  all &= !length[0] || strtoul(length, NULL, 10) == g.body_len;
+  if (any && all)
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+static void dsl_negative(char *out)
+{
+  got g;
+  static char low[sizeof g.body];
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  lowered(g.body, g.body_len, low);
+  int first = g.status == 200 &&
+              (has(g.body, g.body_len, "nope-1") || has(g.body, g.body_len, "nope-2"));
+  if (!first && !has(low, g.body_len, "ACME"))
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+static void dsl_named(char *out)
+{
+  got g;
+  char v[256];
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  header_of(&g, "Server", v, sizeof v);
+  if (strstr(v, "respchain-test"))
+    expect(out, "/html?title=Acme+Portal", "server", NULL);
+  if (g.status == 404)
+    expect(out, "/html?title=Acme+Portal", "not-found", NULL);
+  header_of(&g, "Set-Cookie", v, sizeof v);
+  if (v[0])
+    expect(out, "/html?title=Acme+Portal", "no-cookie", NULL);
+}
+
+/* Every value of header name, joined by a space, into out. */
+static void header_values(const got *g, const char *name, char *out, size_t cap)
+{
+  out[0] = '\0';
+  for (const char *p = g->head; *p; p += strcspn(p, "\n"), p += *p == '\n')
+    if (!strncasecmp(p, name, strlen(name)) && p[strlen(name)] == ':') {
+      const char *v = p + strlen(name) + 1;
+      v += strspn(v, " ");
+      snprintf(out + strlen(out), cap - strlen(out), "%s%.*s", out[0] ? " " : "",
+               (int)strcspn(v, "\r\n"), v);
+    }
+}
+
+static void dsl_extract(char *out)
+{
+  got g;
+  char greeting[64], type[128], cookies[256], want[1024], length[32];
+  fetch("/headers", NULL, NULL, 0, &g);
+  regex_all("h(el+)o", g.body, g.body_len, 1, greeting, sizeof greeting);
+  for (char *p = greeting; *p; p++)
+    *p = (char)toupper((unsigned char)*p);
+  header_of(&g, "Content-Type", type, sizeof type);
+  header_values(&g, "Set-Cookie", cookies, sizeof cookies);
+  const char *b = strstr(cookies, "b="); /* the cookie b's value */
+  header_of(&g, "Content-Length", length, sizeof length);
+  double half = (length[0] ? strtod(length, NULL) : (double)g.body_len) / 2;
+  snprintf(want, sizeof want, "%s|%ld|%zu|%s|%.*s|%s|true|%g|%s", greeting, g.status * 2,
+           g.body_len, type, b ? (int)strcspn(b + 2, " ;") : 0, b ? b + 2 : "", cookies, half,
+           strrchr(base, ':') + 1);
+  expect(out, "/headers", NULL, want);
+}
+
+static void dsl_part(char *out)
+{
+  got g;
+  char server[128], type[128], charset[64];
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  header_of(&g, "Server", server, sizeof server);
+  header_of(&g, "Content-Type", type, sizeof type);
+  regex_all("charset=([a-z0-9-]+)", type, strlen(type), 1, charset, sizeof charset);
+  if (strstr(server, "respchain-test/1") && !strcmp(type, "text/html; charset=utf-8") &&
+      g.status == 200)
+    expect(out, "/html?title=Acme+Portal", NULL, charset);
+}
+
+static void dsl_content_type(char *out)
+{
+  got g;
+  char type[128], low[sizeof g.head];
+  fetch("/headers", NULL, NULL, 0, &g);
+  header_of(&g, "Content-Type", type, sizeof type);
+  lowered(g.head, g.head_len, low);
+  if (!strcmp(type, "text/plain") && strstr(low, "content-type: text/plain"))
+    expect(out, "/headers", NULL, NULL);
+}
+
+static void dsl_md5(char *out)
+{
+  got g;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned n = 0;
+  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  ck_assert(EVP_Digest(g.body, g.body_len, md, &n, EVP_md5(), NULL));
+  for (unsigned i = 0; i < n; i++)
+    snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  if (!strcmp(hex, "65326d3fbcf14cf801cc669b65dcbf44"))
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+/* MurmurHash3's 32-bit hash (seed 0), as a signed number. */
+static int32_t murmur3(const unsigned char *p, size_t n)
+{
+  uint32_t h = 0, k;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    k = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+    k *= 0xcc9e2d51u, k = k << 15 | k >> 17, k *= 0x1b873593u;
+    h ^= k, h = h << 13 | h >> 19, h = h * 5 + 0xe6546b64u;
+  }
+  k = 0;
+  switch (n & 3) {
+  case 3: k ^= (uint32_t)p[i + 2] << 16; /* fall through */
+  case 2: k ^= (uint32_t)p[i + 1] << 8;  /* fall through */
+  case 1: k ^= p[i], k *= 0xcc9e2d51u, k = k << 15 | k >> 17, k *= 0x1b873593u, h ^= k;
+  }
+  h ^= (uint32_t)n, h ^= h >> 16, h *= 0x85ebca6bu, h ^= h >> 13, h *= 0xc2b2ae35u, h ^= h >> 16;
+  return (int32_t)h;
+}
+
+/* Base64 as Python's encodebytes writes it: lines of 76, each ended by a
+ * newline. Returns its length. */
+static size_t base64_lines(const unsigned char *p, size_t n, char *out)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i += 57) {
+    size_t take = n - i < 57 ? n - i : 57;
+    k += (size_t)EVP_EncodeBlock((unsigned char *)out + k, p + i, (int)take);
+    out[k++] = '\n';
+  }
+  return k;
+}
+
+static void dsl_favicon(char *out)
+{
+  static const char path[] =
+      "/html?title=Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+"
+      "Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+"
+      "Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+"
+      "Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+Favicon+";
+  got g;
+  static char b64[2 * sizeof g.body];
+  fetch(path, NULL, NULL, 0, &g);
+  size_t n = base64_lines((const unsigned char *)g.body, g.body_len, b64);
+  if (g.status == 200 && murmur3((const unsigned char *)b64, n) == 854774093)
+    expect(out, path, NULL, NULL);
+}
+
+static void dsl_tolower(char *out)
+{
+  got g;
+  static char low[sizeof g.body];
+  fetch("/html?title=Acme+Portal", NULL, NULL, 0, &g);
+  lowered(g.body, g.body_len, low);
+  if (regex_in("<title[^>]*>acme portal</title>", low, g.body_len))
+    expect(out, "/html?title=Acme+Portal", NULL, NULL);
+}
+
+static void dsl_stream(char *out)
+{
+  got g;
+  fetch("/html?title=Streamed+Page", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "Streamed Page") && !has(g.body, g.body_len, "absent-word"))
+    expect(out, "/html?title=Streamed+Page", NULL, NULL);
+}
+
+static void internal(char *out)
+{
+  got g;
+  fetch("/headers", NULL, NULL, 0, &g); /* the first request's are internal: no line */
+  if (has(g.body, g.body_len, "hello"))
+    expect(out, "/headers", NULL, NULL);
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -331,5 +531,16 @@ const evaluation RUN[] = {
     {"regex-backref", regex_backref, 0},
     {"raw-plain", raw_plain, 0},
     {"dsl", dsl, 0},
+    {"dsl-or", dsl_or, 0},
+    {"dsl-negative", dsl_negative, 0},
+    {"dsl-named", dsl_named, 0},
+    {"dsl-extract", dsl_extract, 0},
+    {"dsl-part", dsl_part, 0},
+    {"dsl-content-type", dsl_content_type, 0},
+    {"dsl-md5", dsl_md5, 0},
+    {"dsl-favicon", dsl_favicon, 0},
+    {"dsl-tolower", dsl_tolower, 0},
+    {"dsl-stream", dsl_stream, 0},
+    {"internal", internal, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

@@ -9,7 +9,10 @@
  * test fetches each template's request itself with libcurl and applies
  * the template's matchers by hand (memmem, strcasestr, PCRE2) to what it
  * got. The server's request count shows that templates with the same
- * request shared one.
+ * request shared one. The verdicts of cap/ and of the DSL table (dsl_table,
+ * whose templates the test writes) are written in the test instead: the
+ * table's values from the DSL library's documented behaviour and the
+ * algorithms' own (hashes).
  *
  * SCAN_BIN is the scan binary, TEMPLATES the directory test/templates. */
 #include <check.h>
@@ -132,15 +135,18 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 19 templates, 20 paths, 12 distinct requests; redirects.yaml follows
+  /* 30 templates, 32 paths, 14 distinct requests; redirects.yaml follows
    * three redirects, which the server counts too. */
-  ck_assert_msg(strstr(o.err, "19 loaded, 0 skipped; 12 clusters, 12 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 12 + 3);
+  ck_assert_msg(strstr(o.err, "30 loaded, 0 skipped; 14 clusters, 14 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 14 + 3);
   size_t lines = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
     RUN[i].expected(want);
     reported(o.out, RUN[i].id, have);
+    /* The DSL's templates are written to match the server's answers: a
+     * verdict of none would test nothing. */
+    ck_assert_msg(strncmp(RUN[i].id, "dsl", 3) || want[0], "%s: no match expected", RUN[i].id);
     if (RUN[i].one_of && want[0])
       ck_assert_msg(strchr(have, '\n') == have + strlen(have) - 1 && strstr(want, have),
                     "%s: expected one of\n%sgot\n%s", RUN[i].id, want, have);
@@ -213,6 +219,230 @@ START_TEST(streamed)
 }
 END_TEST
 
+/* A dsl matcher of atoms over the body runs them on the stream (with
+ * Vectorscan), its body not kept; md5(body) keeps the body whole;
+ * len(body) of a body cut at --max-body counts the bytes kept, the body
+ * not kept for it. */
+START_TEST(dsl_bodies)
+{
+  int vs = with_vectorscan();
+  prog_out o = run_templates("run/dsl-stream.yaml", "-u", base, NULL);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert(strstr(o.out, "\"template-id\":\"dsl-stream\""));
+  if (vs)
+    ck_assert_msg(strstr(o.err, "2 streamed") && strstr(o.err, "bodies not kept"), "%s", o.err);
+  else
+    ck_assert_msg(strstr(o.err, "2 over the kept body") && strstr(o.err, "bodies kept"), "%s",
+                  o.err);
+  prog_out_free(&o);
+  o = run_templates("run/dsl-md5.yaml", "-u", base, NULL);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert(strstr(o.out, "\"template-id\":\"dsl-md5\""));
+  ck_assert_msg(strstr(o.err, "bodies kept"), "%s", o.err);
+  prog_out_free(&o);
+  char path[512];
+  templates_path("cap/len-cut.yaml", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "--max-body", "10k", NULL};
+  o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "\"template-id\":\"len-cut\"") &&
+                    strstr(o.out, "\"body-bytes\":10240,\"truncated\":true"),
+                "%s", o.out);
+  ck_assert_msg(!strstr(o.err, "bodies kept"), "%s", o.err);
+  prog_out_free(&o);
+  /* --validate -v says so per template. */
+  char run[512], cap[512];
+  templates_path("run", run, sizeof run);
+  templates_path("cap", cap, sizeof cap);
+  char *v[] = {getenv("SCAN_BIN"), "--validate", "-v", "-t", run, "-t", cap, NULL};
+  o = run_program(v);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, vs ? "dsl-stream.yaml: body: streamed atoms and matchers (2, Vectorscan"
+                                 : "dsl-stream.yaml: body: whole body (no streaming engine)"),
+                "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-md5.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-favicon.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "len-cut.yaml: body: count only\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-named.yaml: body: none\n"), "%s", o.out);
+  prog_out_free(&o);
+  /* A value that would pass the engine's cap fails its expression. */
+  o = run_templates("cap/hostile.yaml", "-u", base, "-s");
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_str_eq(o.out, "");
+  prog_out_free(&o);
+  /* Not cut, the body is 1 MiB: len(body) is not 10240. */
+  o = run_templates("cap/len-cut.yaml", "-u", base, NULL);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_str_eq(o.out, "");
+  prog_out_free(&o);
+}
+END_TEST
+
+/* The DSL table: each expression, in a dsl matcher of scan -t as
+ * "(EXPR) == EXPECTED", matches the test server's response; the same with
+ * a wrong expected value does not. The cases are written from the DSL
+ * library's documentation of each function (projectdiscovery/dsl), with
+ * inputs of this test's own; the hashes' values are the algorithms'. */
+typedef struct dsl_case {
+  const char *expr;
+  char kind;         /* 's' string, 'n' number, 'b' bool */
+  const char *value; /* as the DSL writes it, unquoted */
+} dsl_case;
+
+static const dsl_case TABLE[] = {
+    /* strings */
+    {"to_upper(\"scan me\")", 's', "SCAN ME"},
+    {"to_lower(\"MiXeD\")", 's', "mixed"},
+    {"tolower(\"ABC\")", 's', "abc"},
+    {"toupper(\"abc\")", 's', "ABC"},
+    {"to_title(\"hELLO wORLD\")", 's', "Hello World"},
+    {"reverse(\"respchain\")", 's', "niahcpser"},
+    {"replace(\"a-b-c\", \"-\", \"+\")", 's', "a+b+c"},
+    {"replace_regex(\"id=42;\", \"[0-9]+\", \"N\")", 's', "id=N;"},
+    {"trim(\"xxcorexx\", \"x\")", 's', "core"},
+    {"trim_left(\"--flag--\", \"-\")", 's', "flag--"},
+    {"trim_right(\"--flag--\", \"-\")", 's', "--flag"},
+    {"trim_prefix(\"prefix-body\", \"prefix-\")", 's', "body"},
+    {"trim_suffix(\"name.yaml\", \".yaml\")", 's', "name"},
+    {"trim_space(\"   pad   \")", 's', "pad"},
+    {"repeat(\"ab\", 3)", 's', "ababab"},
+    {"repeat(\"-\", \"4\")", 's', "----"},
+    {"repeat(7, 3)", 's', "777"},
+    {"concat(\"a\", 1, \"b\", 2)", 's', "a1b2"},
+    {"join(\"/\", \"usr\", \"local\", 7)", 's', "usr/local/7"},
+    {"substr(\"abcdefgh\", 2, 5)", 's', "cde"},
+    {"substr(\"abcdefgh\", 3)", 's', "defgh"},
+    {"sort(\"dcba4321\")", 's', "1234abcd"},
+    {"sort(53142)", 's', "12345"},
+    {"uniq(\"aabbccaa\")", 's', "abc"},
+    {"join(\",\", split(\"a;b;c\", \";\"))", 's', "a,b,c"},
+    {"join(\",\", split(\"abcdefg\", 3))", 's', "abc,def,g"},
+    {"join(\",\", split(\"a;b;c\", \";\", 2))", 's', "a,b;c"},
+    {"join(\"|\", sort(\"z\", \"y\", \"x\"))", 's', "x|y|z"},
+    {"join(\"|\", uniq(\"q\", \"w\", \"q\", \"e\"))", 's', "q|w|e"},
+    {"padding(\"7\", \"0\", 3, \"prefix\")", 's', "007"},
+    {"padding(\"ab\", \"-\", 4, \"suffix\")", 's', "ab--"},
+    {"remove_bad_chars(\"a.b,c\", \".,\")", 's', "abc"},
+    {"to_string(42)", 's', "42"},
+    {"\"a\" + \"b\"", 's', "ab"},
+    {"\"n\" + 1", 's', "n1"},
+    {"status_code == 200 ? \"ok\" : \"no\"", 's', "ok"},
+    /* numbers and bools */
+    {"len(\"respchain\")", 'n', "9"},
+    {"len(12345)", 'n', "5"},
+    {"len(split(\"1.2.3\", \".\"))", 'n', "3"},
+    {"count(\"mississippi\", \"ss\")", 'n', "2"},
+    {"to_number(\"17\")", 'n', "17"},
+    {"(2 + 3) * 4", 'n', "20"},
+    {"10 / 4", 'n', "2.5"},
+    {"7 % 3", 'n', "1"},
+    {"-5 + 2", 'n', "-3"},
+    {"hex_to_dec(\"1f\")", 'n', "31"},
+    {"hex_to_dec(\"0x1f\")", 'n', "31"},
+    {"oct_to_dec(\"17\")", 'n', "15"},
+    {"bin_to_dec(\"1101\")", 'n', "13"},
+    {"bin_to_dec(\"0b1101\")", 'n', "13"},
+    {"contains(\"haystack\", \"st\")", 'b', "true"},
+    {"contains_all(\"haystack\", \"hay\", \"stack\")", 'b', "true"},
+    {"contains_any(\"haystack\", \"x\", \"y\")", 'b', "true"},
+    {"starts_with(\"template\", \"temp\")", 'b', "true"},
+    {"ends_with(\"template\", \"late\")", 'b', "true"},
+    {"regex(\"^re[a-z]+n$\", \"respchain\")", 'b', "true"},
+    {"\"abc\" =~ \"^a\"", 'b', "true"},
+    {"\"abc\" !~ \"z\"", 'b', "true"},
+    {"1 < 2 && \"b\" > \"a\"", 'b', "true"},
+    {"to_bool(\"true\")", 'b', "true"},
+    {"to_bool(0)", 'b', "false"},
+    {"compare_versions(\"2.4.1\", \">=2.4.0\", \"<2.5\")", 'b', "true"},
+    {"compare_versions(\"1.9\", \">2.0\")", 'b', "false"},
+    /* codings */
+    {"base64(\"respchain\")", 's', "cmVzcGNoYWlu"},
+    {"base64_decode(\"c2Nhbg==\")", 's', "scan"},
+    {"base64_py(\"scan\") == concat(base64(\"scan\"), hex_decode(\"0a\"))", 'b', "true"},
+    {"hex_encode(\"scan\")", 's', "7363616e"},
+    {"hex_decode(\"7363616e\")", 's', "scan"},
+    {"url_encode(\"a/b?c=d&e\")", 's', "a%2Fb%3Fc%3Dd%26e"},
+    {"url_decode(\"a%2Fb%3Fc\")", 's', "a/b?c"},
+    {"html_escape(\"<b>\")", 's', "&lt;b&gt;"},
+    {"html_unescape(\"&lt;i&gt;&amp;\")", 's', "<i>&"},
+    {"dec_to_hex(255)", 's', "ff"},
+    {"hex_encode(xor(\"ab\", \"  \"))", 's', "4142"},
+    {"json_minify('{ \"b\": 1, \"a\": 2 }')", 's', "{\"a\":2,\"b\":1}"},
+    {"gzip_decode(gzip(\"round trip\"))", 's', "round trip"},
+    {"zlib_decode(zlib(\"payload\"))", 's', "payload"},
+    {"inflate(deflate(\"payload\"))", 's', "payload"},
+    /* hashes */
+    {"md5(\"respchain\")", 's', "878499107ff0aa5646ab542e8ced051f"},
+    {"sha1(\"respchain\")", 's', "5b9879647cc663d52675603ab66f680595f61eeb"},
+    {"sha256(\"respchain\")", 's', "73b8a73e5cec1ab22026dc893852738f92db461b8b0236a6691f9ed5f7ef6a30"},
+    {"sha512(\"respchain\")", 's',
+     "8b03dacca6be729782c6fcc5ed11257443a27ad79a60c64b6ed1eadea3bf5d52abaa85104297c8b5974b29bcc961db4af2"
+     "beec7631849d52033091809c3b083c"},
+    {"mmh3(\"respchain\")", 's', "1042357847"},
+    {"mmh3(\"favicon.ico\")", 's', "1099553486"},
+    {"hmac(\"sha256\", \"message\", \"key\")", 's',
+     "6e9ef29b75fffc5b7abae527d58fdadb2fe42e7219011976917343065f58ed4a"},
+    {"hmac(\"sha1\", \"message\", \"key\")", 's', "2088df74d5f2146b48146caf4965377e9d0be3a4"},
+};
+
+/* The DSL literal of c's value, or of a wrong one, into out. */
+static void dsl_literal(const dsl_case *c, int wrong, char *out, size_t cap)
+{
+  if (c->kind == 'n')
+    snprintf(out, cap, "%s%s", c->value, wrong ? " + 1" : "");
+  else if (c->kind == 'b')
+    snprintf(out, cap, "%s", (!strcmp(c->value, "true") ^ wrong) ? "true" : "false");
+  else if (strchr(c->value, '"'))
+    snprintf(out, cap, "'%s%s'", c->value, wrong ? "x" : "");
+  else
+    snprintf(out, cap, "\"%s%s\"", c->value, wrong ? "x" : "");
+}
+
+START_TEST(dsl_table)
+{
+  enum { N = sizeof TABLE / sizeof *TABLE };
+  char dir[256];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, sizeof dir, "%s/test_dsl_table_XXXXXX", tmp);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int i = 0; i < 2 * N; i++) {
+    char path[512], want[512];
+    snprintf(path, sizeof path, "%s/t%03d%s.yaml", dir, i / 2, i % 2 ? "-wrong" : "");
+    dsl_literal(&TABLE[i / 2], i % 2, want, sizeof want);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "id: table-%03d%s\ninfo: {name: t, severity: info}\nhttp:\n"
+            "  - path: [\"{{BaseURL}}/html?title=Table\"]\n    matchers:\n"
+            "      - type: dsl\n        dsl:\n          - |-\n            (%s) == %s\n",
+            i / 2, i % 2 ? "-wrong" : "", TABLE[i / 2].expr, want);
+    fclose(f);
+  }
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  char counts[64];
+  snprintf(counts, sizeof counts, "%d loaded, 0 skipped; 1 clusters", 2 * N);
+  ck_assert_msg(strstr(o.err, counts), "%s", o.err);
+  char failed[4096] = "";
+  for (int i = 0; i < 2 * N; i++) {
+    char id[64];
+    snprintf(id, sizeof id, "\"template-id\":\"table-%03d%s\"", i / 2, i % 2 ? "-wrong" : "");
+    if ((strstr(o.out, id) == NULL) != (i % 2))
+      snprintf(failed + strlen(failed), sizeof failed - strlen(failed), "\n%s == %s: %s",
+               TABLE[i / 2].expr, TABLE[i / 2].value, i % 2 ? "a wrong value matched" : "no match");
+  }
+  ck_assert_msg(!failed[0], "%s", failed);
+  prog_out_free(&o);
+  for (int i = 0; i < 2 * N; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/t%03d%s.yaml", dir, i / 2, i % 2 ? "-wrong" : "");
+    unlink(path);
+  }
+  rmdir(dir);
+}
+END_TEST
+
 /* --validate: each template of skip/ is skipped with the reason its first
  * line names, and counted; nothing is requested. */
 START_TEST(validate)
@@ -249,7 +479,7 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 19 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 30 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -510,6 +740,8 @@ int main(void)
   tcase_add_test(tc, verdicts);
   tcase_add_test(tc, fields);
   tcase_add_test(tc, streamed);
+  tcase_add_test(tc, dsl_bodies);
+  tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, cut_and_failed);

@@ -1,55 +1,108 @@
 /* scan's templates as matchers: the words and regexes of the body of all
- * loaded templates as one set (each distinct one once), which the engine
- * runs over each body as it streams, and what the evaluation of each
- * cluster's response needs of it, decided once from the plan. */
+ * loaded templates as one set (each distinct one once), with the atoms of
+ * their DSL expressions over the body (contains(body, "w"), regex("r",
+ * body), over tolower(body) too: tpl-dsl.c), which the engine runs over
+ * each body as it streams, and what the evaluation of each cluster's
+ * response needs of it, decided once from the plan. */
 #include "eval.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The id of value i of body matcher m among out's matchers, added when
- * new. */
-static size_t pattern_id(matchers *out, const tpl_matcher *m, size_t i)
+/* The distinct words and regexes found so far, by their text: an open
+ * table of ids (words from 0, regexes from SET_REGEX), twice as large as
+ * all of them. */
+#define SET_REGEX ((size_t)1 << (sizeof(size_t) * 8 - 2))
+typedef struct pattern_set {
+  matchers *out;
+  size_t *slot; /* SIZE_MAX: free */
+  size_t mask;
+} pattern_set;
+
+static size_t text_hash(const char *s, int kind)
 {
-  if (m->type == TM_WORD) {
-    for (size_t k = 0; k < out->nwords; k++)
-      if (out->word_nocase[k] == m->nocase && !strcmp(out->words[k], m->words[i]))
-        return k;
-    out->word_nocase[out->nwords] = (unsigned char)m->nocase;
-    out->words[out->nwords] = m->words[i];
-    return out->nwords++;
-  }
-  for (size_t k = 0; k < out->nregexes; k++)
-    if (!strcmp(out->regexes[k].text, m->regexes[i].text))
-      return k;
-  out->regexes[out->nregexes] = m->regexes[i]; /* shared: freed with the template */
-  return out->nregexes++;
+  size_t h = 1469598103934665603u ^ (size_t)kind;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
 }
 
-/* The words and the regexes of the body of m (its subs too), counted. */
+/* The id of a word (kind 0, 1 nocase) or a regex (kind 2) among out's
+ * (regexes from 0), added when new. */
+static size_t pattern_id(pattern_set *ps, const char *word, const regex *re, int kind)
+{
+  matchers *out = ps->out;
+  const char *text = kind == 2 ? re->text : word;
+  size_t h = text_hash(text, kind) & ps->mask;
+  for (; ps->slot[h] != SIZE_MAX; h = (h + 1) & ps->mask) {
+    size_t id = ps->slot[h];
+    if (kind == 2 && id >= SET_REGEX && !strcmp(out->regexes[id - SET_REGEX].text, text))
+      return id - SET_REGEX;
+    if (kind < 2 && id < SET_REGEX && out->word_nocase[id] == kind && !strcmp(out->words[id], text))
+      return id;
+  }
+  if (kind == 2) {
+    out->regexes[out->nregexes] = *re; /* shared: freed with the template */
+    ps->slot[h] = SET_REGEX + out->nregexes;
+    return out->nregexes++;
+  }
+  out->word_nocase[out->nwords] = (unsigned char)kind;
+  out->words[out->nwords] = word;
+  ps->slot[h] = out->nwords;
+  return out->nwords++;
+}
+
+static size_t word_id(pattern_set *ps, const char *word, int nocase)
+{
+  return pattern_id(ps, word, NULL, nocase ? 1 : 0);
+}
+
+static size_t regex_id(pattern_set *ps, const regex *re) { return pattern_id(ps, NULL, re, 2); }
+
+/* The words and the regexes of the body of m (its atoms too), counted. */
 static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    count_values(&m->subs[i], words, regexes);
+    for (size_t k = 0; k < expr_atom_count(m->dsl[i].e); k++) {
+      *words += m->dsl[i].atoms[k] == TA_WORD;
+      *regexes += m->dsl[i].atoms[k] == TA_REGEX;
+    }
   if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
     *words += m->n;
   if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
     *regexes += m->n;
 }
 
-/* The ids of m's values of the body (its subs' too) among out's. Regex
+/* The ids of expression d's atoms of the body among out's (SIZE_MAX: an
+ * atom of no id). 0 or -1. */
+static int atom_ids(pattern_set *out, tpl_dsl *d)
+{
+  size_t n = expr_atom_count(d->e);
+  if (!(d->ids = calloc(n + 1, sizeof *d->ids)))
+    return -1;
+  for (size_t k = 0; k < n; k++) {
+    const expr_atom *a = expr_atom_get(d->e, k);
+    d->ids[k] = d->atoms[k] == TA_WORD    ? word_id(out, d->words[k], a->lower)
+                : d->atoms[k] == TA_REGEX ? regex_id(out, &d->regexes[k])
+                                          : SIZE_MAX;
+  }
+  return 0;
+}
+
+/* The ids of m's values of the body (its atoms' too) among out's. Regex
  * ids count from 0 here; shift_ids adds the words' count. 0 or -1. */
-static int assign_ids(matchers *out, tpl_matcher *m)
+static int assign_ids(pattern_set *out, tpl_matcher *m)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    if (assign_ids(out, &m->subs[i]) != 0)
+    if (atom_ids(out, &m->dsl[i]) != 0)
       return -1;
   if ((m->part != TP_BODY && m->part != TP_ALL) || (m->type != TM_WORD && m->type != TM_REGEX))
     return 0;
   if (!(m->ids = calloc(m->n, sizeof *m->ids)))
     return -1;
   for (size_t k = 0; k < m->n; k++)
-    m->ids[k] = pattern_id(out, m, k);
+    m->ids[k] = m->type == TM_WORD ? word_id(out, m->words[k], m->nocase)
+                                   : regex_id(out, &m->regexes[k]);
   return 0;
 }
 
@@ -57,7 +110,9 @@ static int assign_ids(matchers *out, tpl_matcher *m)
 static void shift_ids(tpl_matcher *m, size_t nwords)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    shift_ids(&m->subs[i], nwords);
+    for (size_t k = 0; k < expr_atom_count(m->dsl[i].e); k++)
+      if (m->dsl[i].atoms[k] == TA_REGEX)
+        m->dsl[i].ids[k] += nwords;
   for (size_t k = 0; m->ids && m->type == TM_REGEX && k < m->n; k++)
     m->ids[k] += nwords;
 }
@@ -82,34 +137,60 @@ int eval_matchers(templates *ts, const matchers *base, matchers *out)
   out->nwords = out->nregexes = out->nextracts = 0;
   out->part = PART_BODY;
   out->stop_on_match = 0;
-  if (!out->words || !out->word_nocase || !out->regexes)
+  pattern_set ps = {out, NULL, 1};
+  while (ps.mask < 2 * (nw + nr) + 1)
+    ps.mask = 2 * ps.mask + 1;
+  if (!out->words || !out->word_nocase || !out->regexes ||
+      !(ps.slot = malloc((ps.mask + 1) * sizeof *ps.slot)))
     return -1;
-  EACH_MATCHER(ts, m, if (assign_ids(out, m) != 0) return -1);
+  memset(ps.slot, 0xff, (ps.mask + 1) * sizeof *ps.slot);
+  int failed = 0;
+  EACH_MATCHER(ts, m, failed |= !failed && assign_ids(&ps, m) != 0);
+  free(ps.slot);
+  if (failed)
+    return -1;
   EACH_MATCHER(ts, m, shift_ids(m, out->nwords));
   return 0;
 }
 
-/* Whether request q needs the body kept: an extractor of the body (its
- * matchers of the body run on the stream, or over a body kept for the
- * regexes the stream does not take: see eval_matchers). */
+/* Whether DSL expression d needs the body kept whole; an extractor's
+ * atoms (of no id) are the engine's to evaluate, over the body too. */
+int eval_dsl_whole_body(const tpl_dsl *d, int extractor)
+{
+  for (size_t k = 0; extractor && k < expr_atom_count(d->e); k++)
+    if (d->atoms[k] == TA_WORD || d->atoms[k] == TA_REGEX)
+      return 1;
+  return d->whole_body;
+}
+
+/* Whether request q needs the body kept: an extractor of the body, an
+ * expression that reads it whole (its matchers of the body run on the
+ * stream, or over a body kept for the regexes the stream does not take:
+ * see eval_matchers). */
 static int needs_body(const tpl_request *q)
 {
-  for (size_t i = 0; i < q->nextractors; i++)
-    if (!q->extractors[i].kval && q->extractors[i].part != TP_HEADER &&
-        q->extractors[i].part != TP_NAMED)
+  for (size_t i = 0; i < q->nextractors; i++) {
+    const tpl_extractor *x = &q->extractors[i];
+    if (x->type == TX_REGEX && x->part != TP_HEADER && x->part != TP_NAMED && x->part != TP_VAR)
       return 1;
+    for (size_t k = 0; x->type == TX_DSL && k < x->n; k++)
+      if (eval_dsl_whole_body(&x->dsl[k], 1))
+        return 1;
+  }
+  for (size_t i = 0; i < q->nmatchers; i++)
+    for (size_t k = 0; q->matchers[i].type == TM_DSL && k < q->matchers[i].n; k++)
+      if (eval_dsl_whole_body(&q->matchers[i].dsl[k], 0))
+        return 1;
   return 0;
 }
 
-/* Adds the ids of m's body values (its subs' too) to cluster e's, each
- * once (seen[id]: added already). 0, or -1 when out of memory. */
-static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, size_t *cap)
+/* Adds ids[0 .. n-1] (SIZE_MAX: none) to cluster e's, each once (seen[id]:
+ * added already). 0, or -1 when out of memory. */
+static int add_some(const size_t *ids, size_t n, unsigned char *seen, eval_cluster *e,
+                    size_t *cap)
 {
-  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    if (add_ids(&m->subs[i], seen, e, cap) != 0)
-      return -1;
-  for (size_t k = 0; m->ids && k < m->n; k++) {
-    if (seen[m->ids[k]])
+  for (size_t k = 0; ids && k < n; k++) {
+    if (ids[k] == SIZE_MAX || seen[ids[k]])
       continue;
     if (e->nids == *cap) {
       size_t *g = realloc(e->ids, (*cap = *cap ? 2 * *cap : 8) * sizeof *g);
@@ -117,10 +198,19 @@ static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, s
         return -1;
       e->ids = g;
     }
-    seen[m->ids[k]] = 1;
-    e->ids[e->nids++] = m->ids[k];
+    seen[ids[k]] = 1;
+    e->ids[e->nids++] = ids[k];
   }
   return 0;
+}
+
+/* Adds the ids of m's body values (its atoms' too) to cluster e's. */
+static int add_ids(const tpl_matcher *m, unsigned char *seen, eval_cluster *e, size_t *cap)
+{
+  for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
+    if (add_some(m->dsl[i].ids, expr_atom_count(m->dsl[i].e), seen, e, cap) != 0)
+      return -1;
+  return add_some(m->ids, m->n, seen, e, cap);
 }
 
 static int by_id(const void *a, const void *b)
@@ -129,16 +219,22 @@ static int by_id(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Whether a value of m (its subs too) runs over the kept body. */
+/* Whether one of ids[0 .. n-1] runs over the kept body. */
+static int some_unstreamed(const size_t *ids, size_t n, const unsigned char *streamed)
+{
+  for (size_t k = 0; ids && k < n; k++)
+    if (ids[k] != SIZE_MAX && !streamed[ids[k]])
+      return 1;
+  return 0;
+}
+
+/* Whether a value of m (its atoms too) runs over the kept body. */
 static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
 {
   for (size_t i = 0; m->type == TM_DSL && i < m->n; i++)
-    if (unstreamed(&m->subs[i], streamed))
+    if (some_unstreamed(m->dsl[i].ids, expr_atom_count(m->dsl[i].e), streamed))
       return 1;
-  for (size_t k = 0; m->ids && k < m->n; k++)
-    if (!streamed[m->ids[k]])
-      return 1;
-  return 0;
+  return some_unstreamed(m->ids, m->n, streamed);
 }
 
 int eval_plan(engine *g, const templates *ts, const plan *p)
@@ -165,6 +261,7 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
         if (add_ids(&q->matchers[j], seen, e, &cap) != 0)
           any = -1;
         stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
+        stops &= q->matchers[j].type != TM_DSL; /* evaluated once the body is over */
       }
       stops &= !q->nextractors;
     }
@@ -180,6 +277,27 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
   }
   free(seen);
   return any;
+}
+
+void eval_keeps(const tpl *t, tpl_keeps *k)
+{
+  memset(k, 0, sizeof *k);
+  for (size_t r = 0; r < t->nreqs; r++) {
+    const tpl_request *q = &t->reqs[r];
+    size_t words = 0, regexes = 0;
+    k->whole |= needs_body(q);
+    for (size_t i = 0; i < q->nmatchers; i++) {
+      const tpl_matcher *m = &q->matchers[i];
+      count_values(m, &words, &regexes);
+      k->count |= m->type == TM_SIZE && (m->part == TP_BODY || m->part == TP_ALL);
+      for (size_t e = 0; m->type == TM_DSL && e < m->n; e++)
+        k->count |= m->dsl[e].body_len;
+    }
+    for (size_t i = 0; i < q->nextractors; i++)
+      for (size_t e = 0; q->extractors[i].type == TX_DSL && e < q->extractors[i].n; e++)
+        k->count |= q->extractors[i].dsl[e].body_len;
+    k->streamed += words + regexes;
+  }
 }
 
 void eval_matchers_free(matchers *out)

@@ -1,5 +1,7 @@
 /* scan's template verdicts: the matchers and extractors of a template
- * request, over the one response of its cluster. */
+ * request, over the one response of its cluster; as nuclei, the
+ * extractors first, so that the named ones' values are variables of the
+ * DSL for the later extractors and the matchers (eval-dsl.c). */
 #include "eval.h"
 
 #include <ctype.h>
@@ -14,10 +16,13 @@ typedef struct texts {
   size_t n, len;
 } texts;
 
-static void part_texts(const rc_response *r, tpl_part where, const char *header, texts *t)
+static void part_texts(dsl_view *dv, tpl_part where, const char *header, texts *t)
 {
+  const rc_response *r = dv->r->resp;
   rc_hop_info last;
   t->n = t->len = 0;
+  if (where == TP_VAR && dsl_var_text(dv, header, &t->v[0]))
+    t->n = 1;
   if ((where == TP_HEADER || where == TP_ALL) && rc_hop(r, -1, &last) == RC_OK)
     t->v[t->n++] = last.raw;
   if (where == TP_BODY || where == TP_ALL)
@@ -53,31 +58,30 @@ static int contains(rc_view hay, const char *needle, int nocase)
   return 0;
 }
 
-static int matcher_hits(const reading *r, const tpl_matcher *m);
-
 /* Value i of matcher m hits: over the header block or a header's values
  * here, in the body by the reading's verdict (the engine's, see
  * eval_matchers). */
-static int value_hits(const reading *rd, const tpl_matcher *m, size_t i)
+static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 {
+  const reading *rd = dv->r;
   const rc_response *r = rd->resp;
   rc_hop_info last;
   size_t head = rc_hop(r, -1, &last) == RC_OK ? last.raw.len : 0;
   switch (m->type) {
   case TM_STATUS: return m->numbers[i] == rc_status(r);
   case TM_SIZE:
-    if (m->part == TP_NAMED)
+    if (m->part == TP_NAMED || m->part == TP_VAR)
       break;
     return m->numbers[i] >= 0 &&
            (size_t)m->numbers[i] ==
                (m->part == TP_HEADER ? head : 0) + (m->part != TP_HEADER ? rc_body_length(r) : 0);
-  case TM_DSL: return matcher_hits(rd, &m->subs[i]);
+  case TM_DSL: return 0; /* matcher_hits evaluates them */
   default:
     if (m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
       return 1;
   }
   texts t;
-  part_texts(r, m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
+  part_texts(dv, m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
   if (m->part == TP_BODY)
     return 0;
   if (m->type == TM_SIZE)
@@ -90,11 +94,13 @@ static int value_hits(const reading *rd, const tpl_matcher *m, size_t i)
 }
 
 /* Matcher m's verdict: its condition over its values, negative applied. */
-static int matcher_hits(const reading *r, const tpl_matcher *m)
+static int matcher_hits(dsl_view *dv, const tpl_matcher *m)
 {
   int hit = m->cond_and;
-  for (size_t i = 0; i < m->n; i++) {
-    int h = value_hits(r, m, i);
+  if (m->type == TM_DSL)
+    hit = dsl_match(dv, m);
+  for (size_t i = 0; m->type != TM_DSL && i < m->n; i++) {
+    int h = value_hits(dv, m, i);
     if (m->cond_and && !h) {
       hit = 0;
       break;
@@ -109,7 +115,7 @@ static int matcher_hits(const reading *r, const tpl_matcher *m)
 
 /* ---- Extractors --------------------------------------------------------- */
 
-static void add_value(tpl_values *x, const char *p, size_t len)
+void tpl_values_add(tpl_values *x, const char *p, size_t len)
 {
   if (len > EXTRACT_VALUE)
     len = EXTRACT_VALUE;
@@ -131,7 +137,7 @@ static void regex_values(const regex *re, long g, rc_view text, tpl_values *x)
       break;
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
     if (rc > g && ov[2 * g] != PCRE2_UNSET)
-      add_value(x, text.ptr + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
+      tpl_values_add(x, text.ptr + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
     at = ov[1] > ov[0] ? ov[1] : ov[1] + 1;
   }
   if (!md)
@@ -139,14 +145,19 @@ static void regex_values(const regex *re, long g, rc_view text, tpl_values *x)
   pcre2_match_data_free(md);
 }
 
-static void extract(const tpl_extractor *e, const rc_response *r, tpl_values *x)
+static void extract(dsl_view *dv, const tpl_extractor *e, tpl_values *x)
 {
   texts t;
+  if (e->type == TX_DSL) {
+    dsl_extract(dv, e, x);
+    return;
+  }
   for (size_t i = 0; i < e->n; i++) {
-    part_texts(r, e->kval ? TP_NAMED : e->part, e->kval ? e->keys[i] : e->header, &t);
+    int kval = e->type == TX_KVAL;
+    part_texts(dv, kval ? TP_NAMED : e->part, kval ? e->keys[i] : e->header, &t);
     for (size_t k = 0; k < t.n; k++) {
-      if (e->kval)
-        add_value(x, t.v[k].ptr, t.v[k].len);
+      if (kval)
+        tpl_values_add(x, t.v[k].ptr, t.v[k].len);
       else
         regex_values(&e->regexes[i], e->group, t.v[k], x);
     }
@@ -162,15 +173,32 @@ void tpl_values_free(tpl_values *x)
 
 /* ---- Verdicts ----------------------------------------------------------- */
 
-int eval_request(const reading *r, const tpl_request *q, unsigned char *hit, tpl_values *x)
+int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
+                 unsigned char *hit, tpl_values *x)
 {
   size_t hits = 0;
-  for (size_t i = 0; i < q->nextractors; i++)
-    extract(&q->extractors[i], r->resp, x);
+  dsl_view dv;
+  dsl_view_init(&dv, r, q, t);
+  tpl_values *each = calloc(q->nextractors + 1, sizeof *each);
+  if (!each)
+    x->nomem = 1;
+  for (size_t i = 0; each && i < q->nextractors; i++) {
+    extract(&dv, &q->extractors[i], &each[i]);
+    dv.values = each;
+    dv.nvalues = i + 1;
+    x->nomem |= each[i].nomem;
+    for (size_t k = 0; !q->extractors[i].internal && k < each[i].n; k++)
+      tpl_values_add(x, each[i].v[k], strlen(each[i].v[k]));
+  }
   for (size_t i = 0; i < q->nmatchers; i++) {
-    hit[i] = (unsigned char)matcher_hits(r, &q->matchers[i]);
+    hit[i] = (unsigned char)matcher_hits(&dv, &q->matchers[i]);
     hits += hit[i];
   }
+  x->nomem |= dv.nomem;
+  dsl_view_free(&dv);
+  for (size_t i = 0; each && i < q->nextractors; i++)
+    tpl_values_free(&each[i]);
+  free(each);
   return !q->nmatchers ? x->n > 0 : q->cond_and ? hits == q->nmatchers : hits > 0;
 }
 

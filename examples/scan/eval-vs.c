@@ -59,6 +59,8 @@ struct vs_stream {
   hs_stream_t *ex_stream; /* the extractors' prefilter, for this hop's body */
 };
 
+int engine_streams(void) { return 1; }
+
 const char *engine_name(void)
 {
   static char name[64];
@@ -590,6 +592,8 @@ int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due
 #else /* no Vectorscan: nothing streams */
 
 const char *engine_name(void) { return "none (built without Vectorscan)"; }
+
+int engine_streams(void) { return 0; }
 
 void engine_usage(FILE *out)
 {

@@ -10,6 +10,7 @@
  *   eval-set.c      -t: the templates' words and regexes of the body as
  *                   one set of matchers, and what each cluster needs
  *   eval-tpl.c      -t: the verdicts of a template's request
+ *   eval-dsl.c      -t: nuclei's DSL over a response, its variables
  * The words and regexes of the body of all templates become one set of
  * matchers (eval_matchers), so the engine runs them as each body streams,
  * each response by those of its cluster alone (eval_plan lists them once);
@@ -178,6 +179,8 @@ void extract_free(reading *r);
 
 /* The engine this build has, as --help, --version and the summary name it. */
 const char *engine_name(void);
+/* Whether this build has one (else every body matcher runs over the kept body). */
+int engine_streams(void);
 /* The paragraph of --help about it. */
 void engine_usage(FILE *out);
 /* Compiles the body matchers the engine takes, marking them in
@@ -217,6 +220,16 @@ int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due
 int eval_matchers(templates *ts, const matchers *base, matchers *out);
 /* Frees what eval_matchers made (not what it shares with the templates). */
 void eval_matchers_free(matchers *out);
+/* What a template needs of its responses' bodies (--validate -v): its
+ * body words and regexes, and atoms of expressions, that run on the
+ * stream (where this build has a streaming engine); whether it keeps the
+ * body whole (md5(body), a regex extractor of the body, ...); whether it
+ * reads the body's length (len(body), a size matcher). */
+typedef struct tpl_keeps {
+  size_t streamed;
+  int whole, count;
+} tpl_keeps;
+void eval_keeps(const tpl *t, tpl_keeps *k);
 /* Once engine_build has decided which of those run on the stream: what
  * each cluster of p needs, into g->clusters (a regex extractor of the
  * body, or a matcher that runs over the kept body, keeps its bodies).
@@ -235,9 +248,59 @@ typedef struct tpl_values {
   size_t n;
   int nomem; /* one was not kept: out of memory */
 } tpl_values;
-/* Template request q over the reading's response: hit[i] per matcher of
- * q, its extractors' values added to x. Returns whether q matched. */
-int eval_request(const reading *r, const tpl_request *q, unsigned char *hit, tpl_values *x);
 void tpl_values_free(tpl_values *x);
+
+/* What the DSL sees of a target besides its response. */
+typedef struct eval_target {
+  const char *host;    /* the target as given (host) */
+  const char *matched; /* the request's URL (matched) */
+  double duration;     /* seconds its transfer took (duration) */
+  size_t tpl;          /* the template, for vars */
+  plan_vars vars;      /* its template variables */
+} eval_target;
+
+/* Template request q over the reading's response of target t: hit[i] per
+ * matcher of q, its extractors' values added to x. Returns whether q
+ * matched. */
+int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
+                 unsigned char *hit, tpl_values *x);
+
+/* ---- Templates: the DSL over a response (eval-dsl.c) -------------------- */
+
+/* One response as nuclei's DSL sees it, for one template request: the
+ * response's variables (body, all_headers and header, response, host,
+ * status_code, content_length, duration, matched, type; each header by its
+ * name in lower case, '-' as '_', its values joined by a space; each
+ * cookie's value by its name), nuclei's X_1 for X in a request of one
+ * path, the values of the request's named extractors so far, then the
+ * target's template variables. */
+typedef struct dsl_view {
+  const reading *r;
+  const tpl_request *q;
+  const eval_target *t;
+  const tpl_dsl *d;         /* the expression being evaluated: its atoms */
+  const tpl_values *values; /* per extractor of q, those run so far */
+  size_t nvalues;
+  expr_arena arena; /* the evaluations' values */
+  void **own;       /* what lookups made, freed with the view */
+  size_t nown;
+  int nomem;
+} dsl_view;
+
+void dsl_view_init(dsl_view *v, const reading *r, const tpl_request *q, const eval_target *t);
+void dsl_view_free(dsl_view *v);
+/* Variable name[0..len) of the view (expr_env's lookup). */
+int dsl_lookup(void *ud, const char *name, size_t len, expr_value *out);
+/* Response variable name (TP_VAR) as text; 0 when it has no value. */
+int dsl_var_text(dsl_view *v, const char *name, rc_view *out);
+/* dsl matcher m's condition over its expressions (negative not applied). */
+int dsl_match(dsl_view *v, const tpl_matcher *m);
+/* dsl extractor e's values: each expression's, as fmt.Sprint prints it. */
+void dsl_extract(dsl_view *v, const tpl_extractor *e, tpl_values *x);
+/* Adds a value to x unless known (cut at EXTRACT_VALUE). */
+void tpl_values_add(tpl_values *x, const char *p, size_t len);
+/* Whether DSL expression d needs the body kept whole (eval-set.c); an
+ * extractor's atoms, of no matcher id, are the engine's over the body. */
+int eval_dsl_whole_body(const tpl_dsl *d, int extractor);
 
 #endif

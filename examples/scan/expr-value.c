@@ -468,3 +468,12 @@ const char *expr__memmem(const char *h, size_t hn, const char *n, size_t nn)
   }
   return NULL;
 }
+
+expr_code expr_format(const expr_value *v, expr_arena *a, expr_value *out)
+{
+  expr_env env;
+  expr_error err;
+  expr_env_init(&env);
+  expr_ctx c = {.env = &env, .a = a, .err = &err, .max_len = EXPR_MAX_LEN};
+  return expr__str_v(&c, v, out);
+}

@@ -199,4 +199,9 @@ unsigned expr_calls(const expr *e);
 
 const char *expr_strcode(expr_code c);
 
+/* v as text the way Go's fmt.Sprint prints it (what a dsl extractor
+ * reports): strings as they are, numbers as %v (200, 1.5, 1e+06), true,
+ * false, <nil>, lists as [a b]; into *out, in a when made. */
+expr_code expr_format(const expr_value *v, expr_arena *a, expr_value *out);
+
 #endif

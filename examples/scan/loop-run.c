@@ -476,7 +476,7 @@ static void summary(scan *s)
   fprintf(stderr, "scan: received %.1f MiB of bodies (%.1f MiB on the wire)\n",
           (double)s->body_bytes / MiB, (double)s->wire_bytes / MiB);
   const engine *g = &s->engine;
-  if (g->nstreamed || g->nwhole)
+  if (g->nstreamed || g->nwhole || g->keep_body) /* -t: md5(body) keeps bodies, alone */
     fprintf(stderr,
             "scan: body matchers: %zu streamed (%s), %zu over the kept body (PCRE2); bodies %s\n",
             g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");

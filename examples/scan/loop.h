@@ -48,6 +48,7 @@ typedef struct options {
   int validate; /* --validate: load them, report, exit */
   const char **vars; /* --var NAME=VALUE, in order; room for argc */
   size_t nvars;
+  int verbose;  /* -v: --validate says what each template keeps of the body */
 } options;
 
 typedef enum slot_state {

@@ -127,8 +127,12 @@ static void usage(FILE *out)
         "                          later one of a name wins): over a template's\n"
         "                          variable and the target variables of that\n"
         "                          name, under its constants\n"
-        "\n"
-        "Extractors (repeatable):\n"
+        "  -v, --verbose           with --validate, first each template loaded and\n"
+        "                          what it keeps of the body: streamed atoms and\n"
+        "                          matchers, the whole body, or its count only\n"
+        "\n",
+        out);
+  fputs("Extractors (repeatable):\n"
         "      --extract REGEX     report what REGEX finds in the body (also\n"
         "                          --extract-regex): group 1 of each match if it\n"
         "                          has groups, else the whole match; distinct\n"
@@ -298,6 +302,7 @@ static const struct option LONG_OPTIONS[] = {
     {"templates", required_argument, NULL, 't'},
     {"validate", no_argument, NULL, OPT_VALIDATE},
     {"var", required_argument, NULL, OPT_VAR},
+    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -377,6 +382,7 @@ static int take_request_option(options *o, int c)
   case 't': o->templates[o->ntemplates++] = optarg; return -1;
   case OPT_VALIDATE: o->validate = 1; return -1;
   case OPT_VAR: return add_var(o, optarg);
+  case 'v': o->verbose = 1; return -1;
   case 'o': o->output = optarg; return -1;
   case OPT_SHARD:
     if (parse_shard(optarg, &o->shard, &o->shards))
@@ -460,7 +466,7 @@ int parse_options(int argc, char **argv, options *o)
   opterr = 0; /* bad options get our one-line hint instead */
   nuclei_spellings(argc, argv);
   int c;
-  while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hV", LONG_OPTIONS, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hVv", LONG_OPTIONS, NULL)) != -1) {
     if (c == 'h') {
       usage(stdout);
       return EXIT_RAN;

@@ -26,7 +26,7 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
     return EXIT_SETUP;
   }
   if (o->validate) {
-    out_validation(ts, p);
+    out_validation(ts, p, o->verbose);
     return EXIT_RAN;
   }
   s->tpl = ts;

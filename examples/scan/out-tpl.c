@@ -11,7 +11,8 @@
 typedef struct hit_at {
   const reading *r;
   const char *target, *url;
-  int stopped; /* its transfer ended early */
+  int stopped;     /* its transfer ended early */
+  double duration; /* seconds its transfer took */
 } hit_at;
 
 /* One line: template t matched the target, by matcher name (NULL: none
@@ -63,6 +64,26 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
   write_line(o);
 }
 
+/* A template's values for the target (plan_vals: its constants, -var,
+ * the target's variables, its variables:) as the DSL reads them
+ * (plan_vars), made on first use. */
+typedef struct tpl_vals {
+  const plan *p;
+  const char *target;
+  plan_vals v;
+  int made, failed;
+} tpl_vals;
+
+static int template_value(void *ud, size_t t, const char *name, size_t len, expr_value *out)
+{
+  tpl_vals *u = ud;
+  if (!u->made) {
+    u->made = 1;
+    u->failed = plan_vals_eval(&u->v, u->p, t, u->target, 1) != 0;
+  }
+  return !u->failed && plan_vals_lookup(&u->v, name, len, out);
+}
+
 /* Template request q over the response: its lines. Returns how many were
  * written. */
 static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q)
@@ -74,7 +95,16 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     o->write_error = ENOMEM;
     return 0;
   }
-  int matched = eval_request(h->r, q, hit, &x);
+  tpl_vals u = {.p = h->r->g->plan, .target = h->target};
+  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {template_value, &u}};
+  int matched = eval_request(h->r, q, &et, hit, &x);
+  size_t internal = 0;
+  for (size_t i = 0; i < q->nmatchers; i++)
+    internal += q->matchers[i].internal;
+  if (q->nmatchers && internal == q->nmatchers)
+    matched = 0; /* nuclei prints no event of internal matchers alone */
+  if (u.made)
+    plan_vals_free(&u.v);
   for (size_t i = 0; i < q->nmatchers; i++)
     named += hit[i] && q->matchers[i].name;
   if (matched && !q->cond_and && named) { /* each named matcher that hit */
@@ -118,7 +148,7 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
   if (a->how != ENDED || rc_hop_count(r->resp) == 0 ||
       (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
     return 0;
-  hit_at h = {r, target, a->url, rc == RC_STOPPED};
+  hit_at h = {r, target, a->url, rc == RC_STOPPED, a->took};
   for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
     const tpl *t = &ts->t[c->members[i].tpl];
     const tpl_request *q = &t->reqs[c->members[i].req];
@@ -155,8 +185,27 @@ static void skip_counts(FILE *out, const templates *ts, const char *prefix)
   }
 }
 
-void out_validation(const templates *ts, const plan *p)
+/* What template t keeps of the body, as --validate -v prints it. */
+static void print_keeps(const tpl *t)
 {
+  tpl_keeps k;
+  eval_keeps(t, &k);
+  printf("loaded %s: body: ", t->file);
+  if (k.whole || (k.streamed && !engine_streams()))
+    printf("whole body%s", k.whole ? "" : " (no streaming engine)");
+  else if (k.streamed)
+    printf("streamed atoms and matchers (%zu, %s)", k.streamed, engine_name());
+  if (k.count)
+    printf("%scount only", k.whole || k.streamed ? ", " : "");
+  if (!k.whole && !k.streamed && !k.count)
+    printf("none");
+  putchar('\n');
+}
+
+void out_validation(const templates *ts, const plan *p, int verbose)
+{
+  for (size_t i = 0; verbose && i < ts->n; i++)
+    print_keeps(&ts->t[i]);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);

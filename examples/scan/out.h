@@ -69,8 +69,10 @@ void out_free(output *o);
  * how many. None for a transfer that failed or was interrupted. */
 size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
                      unsigned long seq);
-/* --validate: each skip and its reason, then the counts, on stdout. */
-void out_validation(const templates *ts, const plan *p);
+/* --validate: each skip and its reason, then the counts, on stdout;
+ * verbose (-v): first, for each template loaded, what it keeps of the
+ * body (eval_keeps). */
+void out_validation(const templates *ts, const plan *p, int verbose);
 /* The summary's lines for templates, on stderr. */
 void out_summary(const templates *ts, const plan *p, unsigned long requests, unsigned long matches);
 

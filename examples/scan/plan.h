@@ -128,6 +128,17 @@ expr_code plan_render(const plan_vals *v, const char *text, line *out, expr_erro
  * target (plan_build does it). 0, or -1 when out of memory. */
 int plan_fix(plan *p);
 void plan_unfix(plan *p);
+/* ---- Template variables of a target -------------------------------------- */
+
+/* Where the evaluation finds the values of a template's variables for the
+ * target a response is of (its URL's, tpl_url_var; nuclei's variables:,
+ * constants, -var), as the plan makes them: lookup sets *out (valid until
+ * ud is done with) and returns 1, or returns 0 for a name it does not
+ * know. lookup NULL: none. */
+typedef struct plan_vars {
+  int (*lookup)(void *ud, size_t tpl, const char *name, size_t len, expr_value *out);
+  void *ud;
+} plan_vars;
 
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 

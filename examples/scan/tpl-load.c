@@ -117,11 +117,15 @@ static int take_part(reader *r, const char *s, tpl_part *where, char **header)
 {
   if (!s || !strcmp(s, "body"))
     *where = TP_BODY;
-  else if (!strcmp(s, "header"))
+  else if (!strcmp(s, "header") || !strcmp(s, "all_headers"))
     *where = TP_HEADER;
-  else if (!strcmp(s, "all"))
-    *where = TP_ALL;
-  else if (!strcmp(s, "response") || !strcmp(s, "raw") || !strcmp(s, "request") ||
+  else if (!strcmp(s, "all") || !strcmp(s, "response"))
+    *where = TP_ALL; /* nuclei's response is the header block, then the body */
+  else if (tpl_response_var(s, strlen(s))) {
+    *where = TP_VAR;
+    if (!(*header = dup(r, s)))
+      return -1;
+  } else if (!strcmp(s, "raw") || !strcmp(s, "request") ||
            !strcmp(s, "interactsh_protocol") || !strcmp(s, "interactsh_request") ||
            !strncmp(s, "body_", 5) || !strncmp(s, "header_", 7) || strchr(s, '.'))
     return skip(r, "part", s);
@@ -183,17 +187,21 @@ static int matcher_type(reader *r, tpl_matcher *m, const char *s)
   return 0;
 }
 
-/* dsl: expressions of the subset, each a matcher of its own. */
-static int load_dsl(reader *r, yaml_node_t *v, tpl_matcher *m)
+/* dsl: expressions, compiled (a matcher's or an extractor's). */
+static int load_dsl(reader *r, yaml_node_t *v, tpl_dsl **out, size_t *count)
 {
   char **exprs;
   size_t n;
   if (strings(r, v, &exprs, &n) != 0)
     return -1;
-  int failed = !(m->subs = calloc(n + 1, sizeof *m->subs));
+  int failed = !(*out = calloc(n + 1, sizeof **out));
+  if (failed)
+    r->nomem = 1;
   for (size_t i = 0; i < n; i++) {
-    if (!failed && tpl_dsl(exprs[i], &m->subs[m->n++]) != 0) {
-      skip(r, "dsl", exprs[i]);
+    char why[REASON_MAX - 8];
+    if (!failed && tpl_dsl_compile(&(*out)[(*count)++], exprs[i], why, sizeof why) != 0) {
+      r->nomem |= !strcmp(why, "out of memory");
+      skip(r, "dsl", why);
       failed = 1;
     }
     free(exprs[i]);
@@ -225,6 +233,8 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
       ok = (m->negative = truthy(s)) || s;
     else if (!strcmp(k, "case-insensitive"))
       ok = (m->nocase = truthy(s)) || s;
+    else if (!strcmp(k, "internal"))
+      ok = (m->internal = truthy(s)) || s;
     else if (!strcmp(k, "name"))
       ok = (m->name = dup(r, s)) != NULL;
     else if (!strcmp(k, "words") && m->type == TM_WORD)
@@ -232,7 +242,7 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
     else if (!strcmp(k, "regex") && m->type == TM_REGEX)
       ok = regexes(r, v, &m->regexes, &m->n) == 0;
     else if (!strcmp(k, "dsl") && m->type == TM_DSL)
-      ok = load_dsl(r, v, m) == 0;
+      ok = load_dsl(r, v, &m->dsl, &m->n) == 0;
     else if ((!strcmp(k, "status") && m->type == TM_STATUS) ||
              (!strcmp(k, "size") && m->type == TM_SIZE))
       ok = numbers(r, v, &m->numbers, &m->n) == 0;
@@ -264,9 +274,9 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
   EACH_KEY(r, n, k, v)
   if (k && !strcmp(k, "type")) {
     const char *s = scalar(v);
-    if (!s || (strcmp(s, "regex") && strcmp(s, "kval")))
+    if (!s || (strcmp(s, "regex") && strcmp(s, "kval") && strcmp(s, "dsl")))
       return skip(r, "extractor type", s);
-    x->kval = !strcmp(s, "kval");
+    x->type = !strcmp(s, "kval") ? TX_KVAL : !strcmp(s, "dsl") ? TX_DSL : TX_REGEX;
   }
   EACH_KEY(r, n, k, v)
   {
@@ -275,20 +285,26 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
     int ok = 0;
     if (!k || !strcmp(k, "type"))
       ok = 1;
-    else if (!strcmp(k, "part") && !x->kval)
+    else if (!strcmp(k, "part") && x->type == TX_REGEX)
       ok = take_part(r, s, &x->part, &x->header) == 0;
+    else if (!strcmp(k, "part"))
+      ok = 1; /* nuclei's kval and dsl extractors read the variables, not a part */
+    else if (!strcmp(k, "internal"))
+      ok = (x->internal = truthy(s)) || s;
     else if (!strcmp(k, "name"))
       ok = (x->name = dup(r, s)) != NULL;
     else if (!strcmp(k, "group") && s)
       ok = (x->group = strtol(s, &end, 10)) >= 0 && !*end && x->group < 100;
-    else if (!strcmp(k, "regex") && !x->kval)
+    else if (!strcmp(k, "regex") && x->type == TX_REGEX)
       ok = regexes(r, v, &x->regexes, &x->n) == 0;
-    else if (!strcmp(k, "kval") && x->kval)
+    else if (!strcmp(k, "kval") && x->type == TX_KVAL)
       ok = take_keys(r, v, x) == 0;
+    else if (!strcmp(k, "dsl") && x->type == TX_DSL)
+      ok = load_dsl(r, v, &x->dsl, &x->n) == 0;
     if (!ok)
       return skip(r, "extractor key", k);
   }
-  for (size_t i = 0; !x->kval && i < x->n; i++)
+  for (size_t i = 0; x->type == TX_REGEX && i < x->n; i++)
     if ((uint32_t)x->group > x->regexes[i].groups)
       return skip(r, "extractor group", "past the regex's groups");
   return x->n ? 0 : skip(r, "extractor without values", NULL);
@@ -508,6 +524,9 @@ static int load_template(reader *r, tpl *t)
   int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
   if (rc == -2)
     r->nomem = 1;
+  /* Its expressions may name its variables, constants and -var's. */
+  for (size_t i = 0; rc == 0 && i < t->nreqs; i++)
+    rc = tpl_dsl_check(t, r->ts->given, r->ts->ngiven, &t->reqs[i], r->reason, sizeof r->reason);
   return rc;
 }
 
@@ -537,9 +556,9 @@ static void free_matcher(tpl_matcher *m)
     free_strings(m->words, m->n);
   if (m->type == TM_REGEX)
     free_regexes(m->regexes, m->n);
-  for (size_t i = 0; m->type == TM_DSL && m->subs && i < m->n; i++)
-    free_matcher(&m->subs[i]);
-  free(m->subs);
+  for (size_t i = 0; m->type == TM_DSL && m->dsl && i < m->n; i++)
+    tpl_dsl_free(&m->dsl[i]);
+  free(m->dsl);
 }
 
 static void free_request(tpl_request *q)
@@ -554,10 +573,13 @@ static void free_request(tpl_request *q)
     tpl_extractor *x = &q->extractors[i];
     free(x->header);
     free(x->name);
-    if (x->kval)
+    if (x->type == TX_KVAL)
       free_strings(x->keys, x->n);
-    else
+    else if (x->type == TX_REGEX)
       free_regexes(x->regexes, x->n);
+    for (size_t k = 0; x->type == TX_DSL && x->dsl && k < x->n; k++)
+      tpl_dsl_free(&x->dsl[k]);
+    free(x->dsl);
   }
   free(q->matchers);
   free(q->extractors);

@@ -1,10 +1,8 @@
-/* scan's templates: the two small additions to the subset that many
- * templates need, a plain raw request and DSL matchers that are only
- * contains(...) and status_code == N (scan(1), TEMPLATES). Anything more
- * in either makes the template skipped. */
+/* scan's templates: a plain raw request (scan(1), TEMPLATES), its method,
+ * path, headers and body. Anything more (annotations, several requests)
+ * makes the template skipped. */
 #include "tpl.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -90,107 +88,4 @@ const char *tpl_raw(const char *text, tpl_request *q)
   if (len && !(q->body = strndup(p, len)))
     return "out of memory";
   return NULL;
-}
-
-/* ---- DSL ------------------------------------------------------------- */
-
-/* The quoted string at *p ("..." with \" and \\ only), new; NULL when
- * it is not one. */
-static char *quoted(const char **p)
-{
-  if (**p != '"')
-    return NULL;
-  char *out = malloc(strlen(*p) + 1);
-  size_t n = 0;
-  const char *s = *p + 1;
-  for (; out && *s && *s != '"'; s++) {
-    if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
-      s++;
-    else if (*s == '\\')
-      break;
-    out[n++] = *s;
-  }
-  if (!out || *s != '"') {
-    free(out);
-    return NULL;
-  }
-  out[n] = '\0';
-  *p = s + 1;
-  return out;
-}
-
-static const char *spaces(const char *p) { return p + strspn(p, " \t"); }
-
-/* contains(PART, "text"): a word matcher of one word. */
-static int dsl_contains(const char *p, tpl_matcher *m)
-{
-  static const struct {
-    const char *arg;
-    tpl_part part;
-    int nocase;
-  } ARGS[] = {{"body", TP_BODY, 0},
-              {"header", TP_HEADER, 0},
-              {"all_headers", TP_HEADER, 0},
-              {"tolower(body)", TP_BODY, 1},
-              {"tolower(header)", TP_HEADER, 1},
-              {"tolower(all_headers)", TP_HEADER, 1}};
-  size_t i = 0, n;
-  p = spaces(p + strlen("contains("));
-  while (i < sizeof ARGS / sizeof *ARGS &&
-         (strncmp(p, ARGS[i].arg, n = strlen(ARGS[i].arg)) || *spaces(p + n) != ','))
-    i++;
-  if (i == sizeof ARGS / sizeof *ARGS)
-    return -1;
-  p = spaces(spaces(p + n) + 1);
-  char *word = quoted(&p);
-  if (!word || *spaces(p) != ')' || *spaces(spaces(p) + 1) || !*word ||
-      !(m->words = calloc(1, sizeof *m->words))) {
-    free(word);
-    return -1;
-  }
-  for (char *c = word; ARGS[i].nocase && *c; c++)
-    if (isupper((unsigned char)*c)) { /* tolower(...) never holds it: not this subset */
-      free(word);
-      return -1;
-    }
-  m->type = TM_WORD;
-  m->part = ARGS[i].part;
-  m->nocase = ARGS[i].nocase;
-  m->words[0] = word;
-  m->n = 1;
-  return 0;
-}
-
-/* status_code == N, or !=: a status matcher of one code. */
-static int dsl_status(const char *p, tpl_matcher *m)
-{
-  p = spaces(p + strlen("status_code"));
-  int ne = !strncmp(p, "!=", 2);
-  if (strncmp(p, "==", 2) && !ne)
-    return -1;
-  char *end;
-  long code = strtol(spaces(p + 2), &end, 10);
-  if (end == spaces(p + 2) || *spaces(end) || code < 100 || code > STATUS_MAX ||
-      !(m->numbers = calloc(1, sizeof *m->numbers)))
-    return -1;
-  m->type = TM_STATUS;
-  m->numbers[0] = code;
-  m->n = 1;
-  m->negative ^= ne;
-  return 0;
-}
-
-int tpl_dsl(const char *text, tpl_matcher *m)
-{
-  const char *p = spaces(text);
-  memset(m, 0, sizeof *m);
-  while (*p == '!') { /* each ! inverts */
-    m->negative = !m->negative;
-    p = spaces(p + 1);
-  }
-  if (!strncmp(p, "contains(", 9))
-    return dsl_contains(p, m);
-  if (!strncmp(p, "status_code", 11))
-    return dsl_status(p, m);
-  return -1;
 }

@@ -1,12 +1,12 @@
 /* scan's templates (-t): the subset of nuclei's template format that scan
  * reads, as a model. tpl-load.c reads one file with libyaml, tpl-dir.c the
- * files and directories of the -t paths, tpl-raw.c raw requests and the
- * DSL matchers of the subset. A template with anything else is skipped,
- * with its reason. Nothing here makes a request or looks at a response:
- * this layer links with libyaml and PCRE2 alone. Expressions, nuclei's
- * DSL, are a layer of their own below this one (expr.h); tpl-vars.c reads
- * a template's variables and constants and finds and compiles the
- * {{...}} of its texts. */
+ * files and directories of the -t paths, tpl-raw.c raw requests, tpl-dsl.c
+ * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
+ * template's variables and constants and the {{...}} of its texts, all
+ * compiled by the expression engine (expr.h, a layer of its own below this
+ * one). A template with anything else is skipped, with its reason. Nothing
+ * here makes a request or looks at a response: this layer links with
+ * libyaml, PCRE2 and the engine alone. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 
@@ -18,40 +18,67 @@ typedef enum tpl_part {
   TP_BODY,   /* the final body (the default) */
   TP_HEADER, /* the final response's header block, status line included */
   TP_ALL,    /* the header block, then the body */
-  TP_NAMED   /* one header's values (part: a header name, '_' as '-') */
+  TP_NAMED,  /* one header's values (part: a header name, '_' as '-') */
+  TP_VAR     /* a response variable that is no header (host, status_code,
+              * content_length, duration), as the DSL sees it */
 } tpl_part;
 
-/* TM_DSL: DSL expressions, each contains(...) or status_code == N, as
- * matchers of one value each (subs), under the matcher's condition. */
+/* How the evaluation answers one atom of a DSL expression (expr_atom):
+ * over the body, a word or a regex the streaming engine runs like a
+ * matcher's; known without looking; or evaluated by the engine over the
+ * variable's value (a header variable, or a body kept whole). */
+typedef enum tpl_atom { TA_EVAL, TA_WORD, TA_REGEX, TA_FALSE, TA_TRUE } tpl_atom;
+
+/* One DSL expression of a dsl matcher or extractor, compiled. */
+typedef struct tpl_dsl {
+  char *text;
+  expr *e;
+  tpl_atom *atoms; /* per atom of e */
+  char **words;    /* TA_WORD: the word (lower case when the atom is) */
+  regex *regexes;  /* TA_REGEX: the regex (caseless when the atom is) */
+  int whole_body;  /* it needs the body kept whole */
+  int body_len;    /* it reads len(body), a count the stream keeps */
+  /* Per atom: its matcher id in the evaluation's set (eval_matchers
+   * fills it; freed with the template). NULL: none. */
+  size_t *ids;
+} tpl_dsl;
+
 typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mtype;
 
 typedef struct tpl_matcher {
   tpl_mtype type;
   tpl_part part;
-  char *header;             /* TP_NAMED: the header's name */
+  char *header;             /* TP_NAMED: the header's name; TP_VAR: the variable's */
   char *name;               /* NULL: unnamed */
   int cond_and;             /* condition: and (default or) */
   int negative;             /* the verdict inverted */
   int nocase;               /* case-insensitive (words) */
+  int internal;             /* hidden: a request all of whose matchers are
+                             * internal reports no line (nuclei's) */
   char **words;             /* TM_WORD; lower-cased when nocase */
   regex *regexes;           /* TM_REGEX */
   long *numbers;            /* TM_STATUS, TM_SIZE */
-  struct tpl_matcher *subs; /* TM_DSL */
-  size_t n;                 /* words, regexes, numbers or subs */
+  tpl_dsl *dsl;             /* TM_DSL: under the matcher's condition */
+  size_t n;                 /* words, regexes, numbers or expressions */
   /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
    * matcher id in the evaluation's set (eval_matchers fills it; freed
    * with the template), whose verdict holds it. NULL: none. */
   size_t *ids;
 } tpl_matcher;
 
+typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL } tpl_xtype;
+
 typedef struct tpl_extractor {
-  int kval;       /* kval (header values by name), else regex */
+  tpl_xtype type;
   tpl_part part;  /* regex: what it looks at */
-  char *header;   /* TP_NAMED */
-  char *name;     /* NULL: unnamed */
+  char *header;   /* TP_NAMED, TP_VAR */
+  char *name;     /* NULL: unnamed; else its values are a variable of the
+                   * DSL for the matchers and later extractors */
   long group;     /* regex: the group reported (0: the whole match) */
   regex *regexes; /* regex */
   char **keys;    /* kval: header names, '_' as '-' */
+  tpl_dsl *dsl;   /* dsl: each expression's value */
+  int internal;   /* its values are a variable only, never reported */
   size_t n;
 } tpl_extractor;
 
@@ -124,9 +151,6 @@ typedef struct templates {
 /* A raw request (one, of text) into q's method, path, headers and body:
  * NULL, or why scan cannot run it (tpl-raw.c). */
 const char *tpl_raw(const char *text, tpl_request *q);
-/* A DSL expression as a matcher of one value: 0, or -1 when it is not
- * of the subset (tpl-raw.c). */
-int tpl_dsl(const char *text, tpl_matcher *m);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
 
@@ -174,6 +198,30 @@ unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, co
  * an evaluation (err says which). */
 expr_code tpl_render(const tpl *t, const char *text, const expr_env *env, expr_arena *a,
                      line *out, expr_error *err);
+
+/* ---- DSL expressions (tpl-dsl.c) ----------------------------------------- */
+
+/* The response variables of nuclei's DSL that are no header, as
+ * TP_VAR names them; whether name[0..len) is one. */
+int tpl_response_var(const char *name, size_t len);
+/* Whether name[0..len) is a variable of the target's URL that nuclei
+ * gives requests and expressions alike (BaseURL, RootURL, Hostname, Host,
+ * Port, Path, Scheme): its number from 1, or 0. */
+#define TPL_URL_VARS 7
+int tpl_url_var(const char *name, size_t len);
+/* Compiles text into d, its atoms decided. 0, or -1 with why (a skip's
+ * reason: "column N: what"). */
+int tpl_dsl_compile(tpl_dsl *d, const char *text, char *why, size_t cap);
+/* Whether every variable of the expressions of t's request q can have a
+ * value (a response's, t's variables and constants, a -var of given): 0,
+ * or -1 with why ("several requests: body_2", ...). Once t is read whole. */
+int tpl_dsl_check(const tpl *t, const char *const *given, size_t ngiven, const tpl_request *q,
+                  char *why, size_t cap);
+/* Whether name (a variable of an expression of a request of one path) is
+ * nuclei's alias of the first request's, X_1 for X: its length without
+ * the suffix, else len. */
+size_t tpl_dsl_unalias(const char *name, size_t len);
+void tpl_dsl_free(tpl_dsl *d);
 
 /* Reads one template file into ts: loaded, or skipped with its reason.
  * Returns 0, or -1 when it cannot be read or out of memory. */

@@ -655,10 +655,10 @@ START_TEST(variables)
   unsigned long before = ts_requests(srv);
   prog_out o = run_vars(NULL, NULL, NULL, NULL);
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 9 templates; random-a and random-b apart, shared-a and shared-b one;
+  /* 10 templates; random-a and random-b apart, shared-a and shared-b one;
    * unsent.yaml's request not sent. */
-  ck_assert_msg(strstr(o.err, "9 loaded, 0 skipped; 8 clusters, 7 requests"), "%s", o.err);
-  ck_assert_uint_eq(ts_requests(srv) - before, 7);
+  ck_assert_msg(strstr(o.err, "10 loaded, 0 skipped; 9 clusters, 8 requests"), "%s", o.err);
+  ck_assert_uint_eq(ts_requests(srv) - before, 8);
   ck_assert_msg(strstr(o.err, "scan: templates: 1 requests not sent, an expression failed "
                               "(first: vars-unsent: "),
                 "%s", o.err);
@@ -709,6 +709,9 @@ START_TEST(variables)
   /* override.yaml, without -var, then with it (its spellings). */
   ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);
   ck_assert_str_eq(have, "/echo?g=hi-template&w=template&f=const");
+  /* dsl.yaml: its expressions see the values its request was made with. */
+  ck_assert_int_eq(extracts_of(o.out, "vars-dsl", have, sizeof have), 1);
+  ck_assert_str_eq(have, "TEMPLATE-const");
   prog_out_free(&o);
   const char *spellings[][2] = {{"--var", "who=cli"}, {"-var", "who=cli"}, {"-V", "who=cli"}};
   for (size_t i = 0; i < 3; i++) {
@@ -716,6 +719,8 @@ START_TEST(variables)
     ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
     ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);
     ck_assert_str_eq(have, "/echo?g=hi-cli&w=cli&f=const");
+    ck_assert_int_eq(extracts_of(o.out, "vars-dsl", have, sizeof have), 1);
+    ck_assert_str_eq(have, "CLI-const");
     prog_out_free(&o);
   }
   /* A later -var of a name wins; a bad one is a usage error. */

@@ -19,18 +19,21 @@ typedef struct reader {
   int nomem;
 } reader;
 
-/* Records why the template is skipped (the first reason found): one line
- * of --validate's list, its control bytes (a key or an expression of
- * several lines) shown as spaces. */
+/* Records why the template is skipped (the first reason found). */
 static int skip(reader *r, const char *what, const char *arg)
 {
-  if (r->reason[0])
-    return -1;
-  snprintf(r->reason, sizeof r->reason, "%s%s%s", what, arg ? ": " : "", arg ? arg : "");
-  for (char *c = r->reason; *c; c++)
+  if (!r->reason[0])
+    snprintf(r->reason, sizeof r->reason, "%s%s%s", what, arg ? ": " : "", arg ? arg : "");
+  return -1;
+}
+
+/* The reason as one line of --validate's list: its control bytes (a key
+ * or an expression of several lines) shown as spaces. */
+static void one_line(char *reason)
+{
+  for (char *c = reason; *c; c++)
     if ((unsigned char)*c < 0x20 || *c == 0x7f)
       *c = ' ';
-  return -1;
 }
 
 static yaml_node_t *node(reader *r, int id) { return yaml_document_get_node(&r->doc, id); }
@@ -652,6 +655,7 @@ int tpl_load_file(templates *ts, const char *path)
       (void)load_template(&r, &t);
     yaml_document_delete(&r.doc);
   }
+  one_line(r.reason);
   int skipped = r.reason[0] != 0;
   void *grown = skipped ? realloc(ts->skips, (ts->nskips + 1) * sizeof *ts->skips)
                         : realloc(ts->t, (ts->n + 1) * sizeof *ts->t);

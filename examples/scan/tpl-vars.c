@@ -33,7 +33,7 @@ const size_t tpl_ntarget_names = sizeof tpl_target_names / sizeof *tpl_target_na
 /* The "}}" after one "{{" that are tried, at most, and the bytes compiled
  * while a template is checked: bounds on the work a hostile text makes
  * (nuclei bounds the "{{" it tries at 250). */
-#define CLOSERS_MAX 64
+#define CLOSERS_MAX     64
 #define CHECK_BYTES_MAX (4u << 20)
 
 static int named(const char *s, const char *name, size_t len)
@@ -96,7 +96,8 @@ const char *tpl_vars_load(tpl *t, yaml_document_t *doc, yaml_node_t *map, int co
   if (!(*list = calloc(cap + 1, sizeof **list)))
     return "";
   for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-    yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+    yaml_node_t *k = yaml_document_get_node(doc, p->key),
+                *v = yaml_document_get_node(doc, p->value);
     if (!k || k->type != YAML_SCALAR_NODE || !v || v->type != YAML_SCALAR_NODE)
       return constants ? "constants: not a string" : "variables: not a string";
     const char *name = (const char *)k->data.scalar.value;
@@ -173,8 +174,8 @@ typedef struct checker {
   tpl *t;
   const char *const *given;
   size_t ngiven;
-  size_t var;   /* checking variable var's value; nvars: a request's text */
-  char *why;    /* the reason, when one is found */
+  size_t var; /* checking variable var's value; nvars: a request's text */
+  char *why;  /* the reason, when one is found */
   size_t cap;
   int nomem;
   expr_error first; /* the first compile error of the current "{{" */
@@ -270,10 +271,11 @@ static int readable(checker *k, const char *name, size_t len)
   if (s == TS_NONE)
     return fail(k, "variable: %.*s", (int)len, name);
   if (s == TS_VAR && k->var < k->t->nvars && i >= k->var)
-    return i == k->var ? fail(k, "variables: %s uses itself (give it with -var %s=VALUE)",
-                              k->t->vars[i].name, k->t->vars[i].name)
-                       : fail(k, "variables: %s uses %s, defined after it (a cycle, or out of order)",
-                              k->t->vars[k->var].name, k->t->vars[i].name);
+    return i == k->var
+               ? fail(k, "variables: %s uses itself (give it with -var %s=VALUE)",
+                      k->t->vars[i].name, k->t->vars[i].name)
+               : fail(k, "variables: %s uses %s, defined after it (a cycle, or out of order)",
+                      k->t->vars[k->var].name, k->t->vars[i].name);
   if (s == TS_VAR && k->var < k->t->nvars && k->t->vars[i].per_target)
     k->t->vars[k->var].per_target = 1;
   if (s == TS_TARGET && k->var < k->t->nvars && strcmp(tpl_target_names[i], "randstr"))
@@ -341,7 +343,7 @@ static int stays(checker *k, const char *o)
   const char *c = strstr(o + 2, "}}");
   size_t len = c ? (size_t)(c - o - 2) : 0;
   if (!c || memchr(o + 2, '}', len) || memchr(o + 2, '{', len))
-    return 1; /* not a {{...}} nuclei looks at, or one of a later "{{" */
+    return 1;       /* not a {{...}} nuclei looks at, or one of a later "{{" */
   size_t words = 0; /* nuclei lets through one without letters or '_' */
   for (size_t i = 0; i < len; i++)
     words += isalpha((unsigned char)o[2 + i]) || o[2 + i] == '_';
@@ -360,8 +362,8 @@ static int stays(checker *k, const char *o)
   if (has(o + 2, len, "interactsh"))
     return fail(k, "interactsh");
   if (k->first_at == o + 2)
-    return fail(k, "expression: %s at column %zu of \"%.*s\"", k->first.msg, k->first.column,
-                shown, o + 2);
+    return fail(k, "expression: %s at column %zu of \"%.*s\"", k->first.msg, k->first.column, shown,
+                o + 2);
   return fail(k, "variable: %.*s", shown, o + 2);
 }
 
@@ -467,33 +469,58 @@ static int randstr_texts(tpl *t)
   return rc;
 }
 
-/* Whether a matcher of t has {{randstr_N}} in a word or a regex (its
- * values are the requests' alone here). */
-static int randstr_matched(const tpl *t)
+/* Whether text holds a {{...}} with a letter inside: a name or an
+ * expression, which nuclei replaces (without letters, as {{7*7}}, it is
+ * text). */
+static int renders(const char *text)
 {
-  for (size_t i = 0; i < t->nreqs; i++)
-    for (size_t j = 0; j < t->reqs[i].nmatchers; j++) {
-      const tpl_matcher *m = &t->reqs[i].matchers[j];
+  for (const char *o = strstr(text, "{{"); o; o = strstr(o + 2, "{{")) {
+    const char *c = strstr(o + 2, "}}");
+    if (!c)
+      return 0;
+    for (const char *p = o + 2; p < c; p++)
+      if (isalpha((unsigned char)*p))
+        return 1;
+  }
+  return 0;
+}
+
+/* Whether a word or a regex of a matcher of t, or a regex of an extractor,
+ * holds a {{...}} to replace: scan replaces them in requests alone, so
+ * such a matcher would look for the text as written. */
+static int rendered_in_matchers(const tpl *t)
+{
+  for (size_t i = 0; i < t->nreqs; i++) {
+    const tpl_request *q = &t->reqs[i];
+    for (size_t j = 0; j < q->nmatchers; j++) {
+      const tpl_matcher *m = &q->matchers[j];
       for (size_t k = 0; k < m->n; k++)
-        if ((m->type == TM_WORD && strstr(m->words[k], "{{randstr_")) ||
-            (m->type == TM_REGEX && strstr(m->regexes[k].text, "{{randstr_")))
+        if ((m->type == TM_WORD && renders(m->words[k])) ||
+            (m->type == TM_REGEX && renders(m->regexes[k].text)))
           return 1;
     }
+    for (size_t j = 0; j < q->nextractors; j++) {
+      const tpl_extractor *x = &q->extractors[j];
+      for (size_t k = 0; x->regexes && k < x->n; k++)
+        if (renders(x->regexes[k].text))
+          return 1;
+    }
+  }
   return 0;
 }
 
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
-  if (randstr_matched(t))
-    return snprintf(why, cap, "variable: randstr_N in a matcher"), -1;
+  if (rendered_in_matchers(t))
+    return snprintf(why, cap, "matcher: {{...}} in a word or regex (replaced in requests only)"),
+           -1;
   if (randstr_texts(t) != 0)
     return -2;
   checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;
-    if (tpl_name(t, given, ngiven, t->vars[k.var].name, strlen(t->vars[k.var].name), &i) !=
-        TS_VAR)
+    if (tpl_name(t, given, ngiven, t->vars[k.var].name, strlen(t->vars[k.var].name), &i) != TS_VAR)
       continue; /* a constant, -var or target variable of that name is used instead */
     if (check_text(&k, t->vars[k.var].value) != 0)
       break;
@@ -572,8 +599,8 @@ static int render_classify(void *ud, const char *inner, size_t len, size_t *inde
   return (*index = find_expr(r->t, inner, len)) < r->t->nexprs ? KIND_EXPR : 0;
 }
 
-expr_code tpl_render(const tpl *t, const char *text, const expr_env *env, expr_arena *a,
-                     line *out, expr_error *err)
+expr_code tpl_render(const tpl *t, const char *text, const expr_env *env, expr_arena *a, line *out,
+                     expr_error *err)
 {
   renderer r = {t, env, {0}};
   part pt;

@@ -161,17 +161,18 @@ static void multiplexed(CURL *(*make)(rc_response *, const char *))
   }
   long ports[MULTI_N];
   ck_assert_int_eq(run_multi(multi, ports), 1);
-  /* Every port curl reports is the one connection's. curl 7.76.1 may
-   * report none (-1) for a stream that joined the connection while it
-   * was being set up (seen on a loaded machine); the count of connections
-   * above says it all the same. */
+  /* Every port curl reports is the one connection's. Before 7.88 (seen on
+   * 7.76.1, on a loaded machine) curl may report none (-1) for a stream
+   * that joined the connection while it was being set up; the count of
+   * connections above says it all the same. */
   long port = -1;
-  for (int i = 0; i < MULTI_N; i++)
-    if (ports[i] != -1) {
-      if (port == -1)
-        port = ports[i];
-      ck_assert_int_eq(ports[i], port);
-    }
+  for (int i = 0; i < MULTI_N; i++) {
+    if (ports[i] == -1 && !curl_at_least(0x075800))
+      continue;
+    if (port == -1)
+      port = ports[i];
+    ck_assert_int_eq(ports[i], port);
+  }
   ck_assert_int_ne(port, -1);
   for (int i = 0; i < MULTI_N; i++) {
     curl_multi_remove_handle(multi, e[i]);

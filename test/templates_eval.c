@@ -41,17 +41,16 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
   return n;
 }
 
-/* Fetches path of the target with method (NULL: GET), one header (NULL:
- * none), a body (NULL: none), following redirects up to follow (0: none). */
-void fetch_with(const char *path, const char *method, const char *header, const char *data,
-                long follow, got *g)
+/* fetch_with on easy handle e (a session's, or one of its own). */
+static void fetch_on(CURL *e, const char *path, const char *method, const char *header,
+                     const char *data, long follow, got *g)
 {
   char url[512];
   snprintf(url, sizeof url, "%s%s", base, path);
   memset(g, 0, sizeof *g);
-  CURL *e = curl_easy_init();
   struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
   ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_NOBODY, 0L);
   curl_easy_setopt(e, CURLOPT_URL, url);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, g);
@@ -66,8 +65,31 @@ void fetch_with(const char *path, const char *method, const char *header, const 
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
   ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, NULL);
+  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+  curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
   curl_slist_free_all(h);
+}
+
+/* Fetches path of the target with method (NULL: GET), one header (NULL:
+ * none), a body (NULL: none), following redirects up to follow (0: none). */
+void fetch_with(const char *path, const char *method, const char *header, const char *data,
+                long follow, got *g)
+{
+  CURL *e = curl_easy_init();
+  fetch_on(e, path, method, header, data, follow, g);
   curl_easy_cleanup(e);
+}
+
+/* A session: one easy handle with curl's cookie engine on, its requests
+ * made in order (a template's sequence for one target, as nuclei's jar). */
+static CURL *session(void)
+{
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_COOKIEFILE, "");
+  return e;
 }
 
 void fetch(const char *path, const char *method, const char *header, long follow, got *g)
@@ -511,6 +533,111 @@ static void internal(char *out)
     expect(out, "/headers", NULL, NULL);
 }
 
+/* ---- Sequences (run/seq-*.yaml) ------------------------------------------ */
+
+/* Each response of a sequence is matched alone: the page, which the
+ * login's cookie opens. */
+static void seq_cookie(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/login?user=alice", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/login?user=alice", NULL, NULL);
+  fetch_on(e, "/private", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/private", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* disable-cookie: each request on its own, no jar. */
+static void seq_no_cookie(char *out)
+{
+  got g;
+  fetch("/login?user=bob", NULL, NULL, 0, &g);
+  if (g.status == 403 && has(g.body, g.body_len, "login first"))
+    expect(out, "/login?user=bob", NULL, NULL);
+  fetch("/private", NULL, NULL, 0, &g);
+  if (g.status == 403 && has(g.body, g.body_len, "login first"))
+    expect(out, "/private", NULL, NULL);
+}
+
+/* Two blocks, one jar; the first block's matcher is internal: no line. */
+static void seq_blocks(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/login?user=carol", "POST", NULL, "remember=1", 0, &g);
+  fetch_on(e, "/private", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/private", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* The internal extractor's first value, in the next request's path. */
+static void seq_extract(char *out)
+{
+  got g;
+  char token[64] = "", path[128];
+  CURL *e = session();
+  fetch_on(e, "/html?title=tok-4711", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, token, sizeof token);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-4711 HTTP/1.1"))
+    expect(out, "/html?title=tok-4711", NULL, NULL);
+  if (!token[0] || strchr(token, '|')) { /* none, or several: not this test's case */
+    curl_easy_cleanup(e);
+    return;
+  }
+  snprintf(path, sizeof path, "/echo?t=%s", token);
+  fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-4711 HTTP/1.1"))
+    expect(out, path, NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* Nothing extracted: the second request is not made. */
+static void seq_missing(char *out)
+{
+  got g;
+  char token[64] = "";
+  fetch("/html?title=nothing", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo"))
+    expect(out, "/html?title=nothing", NULL, NULL);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, token, sizeof token);
+  if (token[0])
+    expect(out, "/echo?t=", NULL, NULL); /* not this test's case: fails it */
+}
+
+/* req-condition: the second response's matchers see the first's status
+ * and body by number; the first's cannot (status_code_2 has no value:
+ * the expression fails, under and the matcher does). */
+static void seq_req_condition(char *out)
+{
+  got one, two;
+  char type[128];
+  fetch("/status?code=404&n=5", NULL, NULL, 0, &one);
+  fetch("/html?title=second", NULL, NULL, 0, &two);
+  header_of(&two, "Content-Type", type, sizeof type);
+  if (one.status == 404 && two.status == 200 && has(two.body, two.body_len, "second") &&
+      one.body_len == 5 && !has(one.body, one.body_len, "second") && strstr(type, "text/html"))
+    expect(out, "/html?title=second", NULL, NULL);
+}
+
+/* stop-at-first-match: the paths in order until one matches. */
+static void seq_stop_first(char *out)
+{
+  static const char *const paths[] = {"/status?code=404&n=1", "/html?title=first-hit",
+                                      "/html?title=never-asked"};
+  for (size_t i = 0; i < 3; i++) {
+    got g;
+    fetch(paths[i], NULL, NULL, 0, &g);
+    if (g.status == 200) {
+      expect(out, paths[i], NULL, NULL);
+      return;
+    }
+  }
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -542,5 +669,12 @@ const evaluation RUN[] = {
     {"dsl-tolower", dsl_tolower, 0},
     {"dsl-stream", dsl_stream, 0},
     {"internal", internal, 0},
+    {"seq-cookie", seq_cookie, 0},
+    {"seq-no-cookie", seq_no_cookie, 0},
+    {"seq-blocks", seq_blocks, 0},
+    {"seq-extract", seq_extract, 0},
+    {"seq-missing", seq_missing, 0},
+    {"seq-req-condition", seq_req_condition, 0},
+    {"seq-stop-first", seq_stop_first, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

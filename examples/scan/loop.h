@@ -73,6 +73,7 @@ typedef struct slot {
   char *target;
   unsigned long seq;
   plan_job *job; /* the request's headers and body; NULL: none */
+  int cookies;   /* curl's cookie engine is on (set_cookies) */
 } slot;
 
 typedef struct scan {

@@ -86,7 +86,7 @@ static int template_value(void *ud, size_t t, const char *name, size_t len, expr
 
 /* Template request q over the response: its lines. Returns how many were
  * written. */
-static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q)
+static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q, plan_seq *in)
 {
   tpl_values x = {{0}, 0, 0};
   size_t named = 0, lines = 0;
@@ -96,7 +96,9 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     return 0;
   }
   tpl_vals u = {.p = h->r->g->plan, .target = h->target};
-  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {template_value, &u}};
+  const cluster *c = &h->r->g->plan->c[h->r->cluster];
+  eval_target et = {h->target, h->url,         h->duration, (size_t)(t - h->r->g->tpl->t),
+                    {template_value, &u}, in, c->step};
   int matched = eval_request(h->r, q, &et, hit, &x);
   size_t internal = 0;
   for (size_t i = 0; i < q->nmatchers; i++)
@@ -136,7 +138,7 @@ void out_free(output *o)
 }
 
 size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
-                     unsigned long seq)
+                     unsigned long seq, plan_seq *in)
 {
   const templates *ts = r->g->tpl;
   const cluster *c = &r->g->plan->c[r->cluster];
@@ -153,10 +155,12 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
     const tpl *t = &ts->t[c->members[i].tpl];
     const tpl_request *q = &t->reqs[c->members[i].req];
     unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
-    if (q->stop_first && *last == seq + 1)
+    if (!in && q->stop_first && *last == seq + 1)
       continue; /* this target matched it already */
-    size_t n = judge(o, &h, t, q);
-    if (n)
+    size_t n = judge(o, &h, t, q, in);
+    if (n && in)
+      in->matched = 1;
+    else if (n)
       *last = seq + 1;
     lines += n;
   }

@@ -66,9 +66,12 @@ int out_window(output *o, const templates *ts, size_t nslots);
 void out_free(output *o);
 /* The verdicts of every member of the reading's cluster over its
  * response, target number seq, written as nuclei's JSON lines; returns
- * how many. None for a transfer that failed or was interrupted. */
+ * how many. None for a transfer that failed or was interrupted. A
+ * sequence's request (in: its state; NULL for independent templates):
+ * what its block's later requests need is kept there, and whether it
+ * matched. */
 size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
-                     unsigned long seq);
+                     unsigned long seq, plan_seq *in);
 /* --validate: each skip and its reason, then the counts, on stdout;
  * verbose (-v): first, for each template loaded, what it keeps of the
  * body (eval_keeps). */

@@ -57,7 +57,7 @@ tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const
   for (i = 0; i < t->nvars; i++)
     if (named(t->vars[i].name, name, len))
       return *index = i, TS_VAR;
-  return TS_NONE;
+  return tpl_extracted(t, name, len) ? (*index = 0, TS_DYNAMIC) : TS_NONE;
 }
 
 /* ---- Reading ------------------------------------------------------------ */
@@ -270,6 +270,9 @@ static int readable(checker *k, const char *name, size_t len)
     return fail(k, "interactsh");
   if (s == TS_NONE)
     return fail(k, "variable: %.*s", (int)len, name);
+  if (s == TS_DYNAMIC && k->var < k->t->nvars)
+    return fail(k, "variables: %s uses %.*s, a value extracted (not evaluated with them)",
+                k->t->vars[k->var].name, (int)len, name);
   if (s == TS_VAR && k->var < k->t->nvars && i >= k->var)
     return i == k->var
                ? fail(k, "variables: %s uses itself (give it with -var %s=VALUE)",
@@ -456,15 +459,16 @@ static int randstr_texts(tpl *t)
   int rc = 0;
   for (size_t i = 0; !rc && i < t->nvars; i++)
     rc = replace_randstr(&t->vars[i].value, &names, &seed);
-  for (size_t i = 0; !rc && i < t->nreqs; i++) {
-    tpl_request *q = &t->reqs[i];
-    for (size_t j = 0; !rc && j < q->npaths; j++)
-      rc = replace_randstr(&q->paths[j], &names, &seed);
-    for (size_t j = 0; !rc && j < q->nheaders; j++)
-      rc = replace_randstr(&q->headers[j], &names, &seed);
-    if (!rc)
-      rc = replace_randstr(&q->body, &names, &seed);
-  }
+  for (size_t i = 0; !rc && i < t->nreqs; i++)
+    for (size_t r = 0; !rc && r <= t->reqs[i].nraws; r++) { /* the block, then its raws */
+      tpl_request *q = r ? &t->reqs[i].raws[r - 1] : &t->reqs[i];
+      for (size_t j = 0; !rc && j < q->npaths; j++)
+        rc = replace_randstr(&q->paths[j], &names, &seed);
+      for (size_t j = 0; !rc && j < q->nheaders; j++)
+        rc = replace_randstr(&q->headers[j], &names, &seed);
+      if (!rc)
+        rc = replace_randstr(&q->body, &names, &seed);
+    }
   free(names.p);
   return rc;
 }
@@ -526,15 +530,16 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
       break;
   }
   k.var = t->nvars;
-  for (size_t i = 0; !why[0] && !k.nomem && i < t->nreqs; i++) {
-    const tpl_request *q = &t->reqs[i];
-    for (size_t j = 0; j < q->npaths; j++)
-      check_text(&k, q->paths[j]);
-    for (size_t j = 0; j < q->nheaders; j++)
-      check_text(&k, q->headers[j]);
-    if (q->body)
-      check_text(&k, q->body);
-  }
+  for (size_t i = 0; !why[0] && !k.nomem && i < t->nreqs; i++)
+    for (size_t r = 0; r <= t->reqs[i].nraws; r++) { /* the block, then its raws */
+      const tpl_request *q = r ? &t->reqs[i].raws[r - 1] : &t->reqs[i];
+      for (size_t j = 0; j < q->npaths; j++)
+        check_text(&k, q->paths[j]);
+      for (size_t j = 0; j < q->nheaders; j++)
+        check_text(&k, q->headers[j]);
+      if (q->body)
+        check_text(&k, q->body);
+    }
   return k.nomem ? -2 : why[0] ? -1 : 0;
 }
 
@@ -553,6 +558,8 @@ static void use(user *u, const char *name, size_t len)
   tpl_source s = tpl_name(u->t, u->given, u->ngiven, name, len, &i);
   if (s == TS_CONST || s == TS_VAR)
     u->uses |= TPL_USES_TEMPLATE;
+  if (s == TS_DYNAMIC)
+    u->uses |= TPL_USES_DYNAMIC;
 }
 
 static int uses_classify(void *ud, const char *inner, size_t len, size_t *index)

@@ -595,6 +595,27 @@ static void seq_extract(char *out)
   curl_easy_cleanup(e);
 }
 
+/* iterate-all: the second request once per value of the first response,
+ * in order. */
+static void seq_iterate(char *out)
+{
+  got g;
+  char tokens[128] = "", path[160];
+  CURL *e = session();
+  fetch_on(e, "/html?title=tok-1+tok-2", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, tokens, sizeof tokens);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-"))
+    expect(out, "/html?title=tok-1+tok-2", NULL, NULL);
+  for (char *t = tokens, *end; *t; t = *end ? end + 1 : end) {
+    end = t + strcspn(t, "|");
+    snprintf(path, sizeof path, "/echo?t=%.*s", (int)(end - t), t);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, "GET /echo?t=tok-"))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
 /* Nothing extracted: the second request is not made. */
 static void seq_missing(char *out)
 {
@@ -674,6 +695,7 @@ const evaluation RUN[] = {
     {"seq-blocks", seq_blocks, 0},
     {"seq-extract", seq_extract, 0},
     {"seq-missing", seq_missing, 0},
+    {"seq-iterate", seq_iterate, 0},
     {"seq-req-condition", seq_req_condition, 0},
     {"seq-stop-first", seq_stop_first, 0},
 };

@@ -1,7 +1,8 @@
 /* scan -t: the templates of test/templates/, run against the loopback
  * server. run/ holds one template per feature, skip/ one per reason a
  * template is skipped (its first line says which: "# skip: REASON"),
- * cap/ one for --max-body and one that stops early.
+ * cap/ one for --max-body and one that stops early, jar/ a login sequence
+ * and an independent probe of the page it opens.
  *
  * The verdicts and extracts that scan prints are checked against an
  * evaluation of each template written in templates_eval.c, independently
@@ -135,14 +136,14 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 37 templates: 29 independent ones, 30 paths, 12 distinct requests;
+  /* 38 templates: 29 independent ones, 30 paths, 12 distinct requests;
    * redirects.yaml follows three redirects, which the server counts too.
-   * 8 sequences of 17 requests, each a cluster of its own, 14 of them
+   * 9 sequences of 19 requests, each a cluster of its own, 17 requests
    * made: stop-first.yaml's first path matches (1 of 2), seq-missing's
    * second request names a value not extracted (1 of 2), seq-stop-first's
-   * second path matches (2 of 3). */
-  ck_assert_msg(strstr(o.err, "37 loaded, 0 skipped; 29 clusters, 26 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 12 + 14 + 3);
+   * second path matches (2 of 3), seq-iterate's second runs twice (3). */
+  ck_assert_msg(strstr(o.err, "38 loaded, 0 skipped; 31 clusters, 29 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 12 + 17 + 3);
   size_t lines = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -483,7 +484,7 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 37 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 38 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -576,6 +577,36 @@ START_TEST(early_stop)
   ck_assert_ptr_nonnull(p);
   if (vs)
     ck_assert_uint_lt(strtoul(p + 13, NULL, 10), 3 * 1024 * 1024);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* The number of lines of template id in scan's output. */
+static size_t lines_of(const char *out, const char *id)
+{
+  char key[128];
+  size_t n = 0;
+  snprintf(key, sizeof key, "\"template-id\":\"%s\"", id);
+  for (const char *p = out; (p = strstr(p, key)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* A sequence's cookies are its own: on one slot (-c 1), the independent
+ * request of the page that comes after another target's login sequence
+ * carries no cookie (the jar is emptied), and each target's sequence logs
+ * in for itself. */
+START_TEST(jar_apart)
+{
+  char path[512];
+  templates_path("jar", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-u", base, "-c", "1", "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 6); /* per target: the probe, the login, the page */
+  ck_assert_uint_eq(lines_of(o.out, "jar-probe"), 2);
+  ck_assert_uint_eq(lines_of(o.out, "jar-login"), 2);
   prog_out_free(&o);
 }
 END_TEST
@@ -752,6 +783,7 @@ int main(void)
   tcase_add_test(tc, dsl_bodies);
   tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
+  tcase_add_test(tc, jar_apart);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, early_stop);

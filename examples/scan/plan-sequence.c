@@ -118,6 +118,16 @@ static size_t next_block(const plan *p, const plan_sequence *s, size_t at)
   return at;
 }
 
+/* The most values one extractor of the running block found. */
+static size_t block_values(const plan *p, const plan_seq *seq)
+{
+  size_t most = 0;
+  for (size_t i = 0; i < seq->nvalues; i++)
+    if (seq->values[i].block == plan_seq_block(seq, p) && seq->values[i].n > most)
+      most = seq->values[i].n;
+  return most;
+}
+
 /* The sequence's request at, or the first after it that can be made (a
  * request that names a value not extracted, or whose expression fails,
  * ends its block, as nuclei). Its URL, or NULL at the end. */
@@ -133,6 +143,8 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
     }
     seq->at = at;
     seq->missing = 0;
+    if (!seq->iter) /* iterate-all: over the values known as the request first runs */
+      seq->iter_n = block_values(p, seq);
     char *url = plan_job_request(p, at, job);
     if (url) {
       seq->requests++;
@@ -159,16 +171,6 @@ char *plan_seq_start(plan *p, size_t i, plan_job *job, size_t *cl)
   return step_from(p, job, seq->at, cl);
 }
 
-/* The most values one extractor of the running block found. */
-static size_t block_values(const plan *p, const plan_seq *seq)
-{
-  size_t most = 0;
-  for (size_t i = 0; i < seq->nvalues; i++)
-    if (seq->values[i].block == plan_seq_block(seq, p) && seq->values[i].n > most)
-      most = seq->values[i].n;
-  return most;
-}
-
 char *plan_next_step(plan *p, size_t *cl, plan_job *job)
 {
   plan_seq *seq = &job->seq;
@@ -180,7 +182,7 @@ char *plan_next_step(plan *p, size_t *cl, plan_job *job)
   size_t at = seq->at + 1;
   if (q->stop_first && seq->matched)
     at = next_block(p, &p->seqs[seq->index], seq->at);
-  else if (q->iterate_all && seq->iter + 1 < block_values(p, seq)) {
+  else if (q->iterate_all && seq->iter + 1 < seq->iter_n) {
     seq->iter++; /* the same request with the next value */
     at = seq->at;
   } else

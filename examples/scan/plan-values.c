@@ -64,17 +64,26 @@ int plan_seq_extracted(plan_seq *seq, const plan *p, const char *name, char *con
     seq->nvalues++;
   }
   plan_seq_values *x = &seq->values[i];
-  drop_values(x);
+  /* The newest values first (nuclei's), but under iterate-all those of
+   * the block after the ones it iterates over, which stay in place. */
+  const cluster *c = &p->c[seq->at];
+  int keep = x->block == plan_seq_block(seq, p) &&
+             p->ts->t[c->members[0].tpl].reqs[c->members[0].req].iterate_all;
+  if (!keep)
+    drop_values(x);
   x->block = plan_seq_block(seq, p);
-  for (size_t k = 0; k < n && k < PLAN_SEQ_VALUES; k++) {
-    size_t l = len ? len[k] : strlen(v[k]);
+  for (size_t k = 0; k < n && x->n < PLAN_SEQ_VALUES; k++) {
+    size_t l = len ? len[k] : strlen(v[k]), j = 0;
     l = l < PLAN_SEQ_VALUE ? l : PLAN_SEQ_VALUE;
-    if (!(x->v[k] = malloc(l + 1)))
+    while (j < x->n && !(x->len[j] == l && !memcmp(x->v[j], v[k], l)))
+      j++;
+    if (j < x->n)
+      continue; /* known */
+    if (!(x->v[x->n] = malloc(l + 1)))
       return -1;
-    memcpy(x->v[k], v[k], l);
-    x->v[k][l] = '\0';
-    x->len[k] = l;
-    x->n++;
+    memcpy(x->v[x->n], v[k], l);
+    x->v[x->n][l] = '\0';
+    x->len[x->n++] = l;
   }
   return 0;
 }

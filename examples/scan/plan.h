@@ -194,6 +194,8 @@ typedef struct plan_seq {
   size_t index;     /* the sequence: p->seqs[index] */
   size_t at;        /* its request running: p->c[at] */
   size_t iter;      /* iterate-all: the value of the request's run */
+  size_t iter_n;    /* iterate-all: the runs of the request (the most
+                     * values of one name the block had extracted) */
   unsigned long requests; /* made so far */
   int matched;      /* a request of the block matched (stop-at-first-match) */
   int missing;      /* a value named was not extracted: the block ends */

@@ -229,7 +229,7 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
   attempt a = {sl->url, s->opt->method, sl->easy, sl->errbuf, sl->attempts, 0, cc, how};
   int matched = matches(&sl->rd);
   if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
-    matched = out_templates(&s->out, &sl->rd, &a, sl->target, sl->seq,
+    matched = out_templates(&s->out, &sl->rd, &a, sl->target,
                             sl->job->in_seq ? &sl->job->seq : NULL) > 0;
   char buf[CURL_ERROR_SIZE + 128];
   curl_off_t wire = 0;
@@ -612,7 +612,7 @@ static int setup_slots(scan *s)
   /* -t: each cluster keeps bodies or not (slot_start), as its own
    * templates need; the summary says whether any does. */
   int keep = s->tpl ? eval_plan(&s->engine, s->tpl, s->plan) : s->engine.keep_body;
-  if (keep < 0 || (s->tpl && out_window(&s->out, s->tpl, s->nslots) != 0)) {
+  if (keep < 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }

@@ -97,8 +97,9 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
   }
   tpl_vals u = {.p = h->r->g->plan, .target = h->target};
   const cluster *c = &h->r->g->plan->c[h->r->cluster];
-  eval_target et = {h->target, h->url,         h->duration, (size_t)(t - h->r->g->tpl->t),
-                    {template_value, &u}, in, c->step};
+  eval_target et = {
+      h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {template_value, &u},
+      in,        c->step};
   int matched = eval_request(h->r, q, &et, hit, &x);
   size_t internal = 0;
   for (size_t i = 0; i < q->nmatchers; i++)
@@ -124,21 +125,10 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
   return lines;
 }
 
-int out_window(output *o, const templates *ts, size_t nslots)
-{
-  o->window = nslots + 2;
-  o->last = calloc(ts->n * o->window + 1, sizeof *o->last);
-  return o->last ? 0 : -1;
-}
-
-void out_free(output *o)
-{
-  free(o->line.p);
-  free(o->last);
-}
+void out_free(output *o) { free(o->line.p); }
 
 size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
-                     unsigned long seq, plan_seq *in)
+                     plan_seq *in)
 {
   const templates *ts = r->g->tpl;
   const cluster *c = &r->g->plan->c[r->cluster];
@@ -154,14 +144,9 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
   for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
     const tpl *t = &ts->t[c->members[i].tpl];
     const tpl_request *q = &t->reqs[c->members[i].req];
-    unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
-    if (!in && q->stop_first && *last == seq + 1)
-      continue; /* this target matched it already */
     size_t n = judge(o, &h, t, q, in);
-    if (n && in)
+    if (n && in) /* stop-at-first-match: the sequence's (plan_next_step) */
       in->matched = 1;
-    else if (n)
-      *last = seq + 1;
     lines += n;
   }
   o->matches += lines;
@@ -212,15 +197,17 @@ void out_validation(const templates *ts, const plan *p, int verbose)
     print_keeps(&ts->t[i]);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
-  printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);
+  printf("templates: %zu loaded, %zu skipped; %zu clusters, %zu sequences\n", ts->n, ts->nskips,
+         p->nclusters, p->nseqs);
   skip_counts(stdout, ts, "");
 }
 
 void out_summary(const templates *ts, const plan *p, unsigned long requests, unsigned long matches)
 {
   fprintf(stderr,
-          "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
-          ts->n, ts->nskips, p->nclusters, requests, matches);
+          "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches; "
+          "%zu sequences\n",
+          ts->n, ts->nskips, p->nclusters, requests, matches, p->nseqs);
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);

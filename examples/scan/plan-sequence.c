@@ -9,10 +9,11 @@
  *    then what it opens), or
  *  - a request names a value an internal extractor gives ({{name}}), or
  *  - a block of several requests has req-condition (explicit, or implied
- *    by a matcher naming X_N) or stop-at-first-match, or
- *  - it has several requests and a block says cookie-reuse: true, or a
- *    request other than the last changes state (a method other than GET
- *    or HEAD, or a body): what follows it may need its cookies.
+ *    by a matcher naming X_N), or
+ *  - it has several requests and a block says stop-at-first-match or
+ *    cookie-reuse: true, or a request other than the last changes state
+ *    (a method other than GET or HEAD, or a body): what follows it may
+ *    need its cookies.
  * Anything else, several paths of GETs included, is a set of independent
  * probes: their requests join clusters, and cookies do not carry from one
  * to the next (nuclei's jar would carry them; such probes seldom set one
@@ -52,7 +53,7 @@ int plan_needs_sequence(const plan *p, size_t t)
   for (size_t q = 0; all > 1 && q < tp->nreqs; q++) {
     const tpl_request *r = &tp->reqs[q];
     size_t n = tpl_steps(r);
-    if (r->nraws > 1 || (n > 1 && (r->req_condition || r->stop_first)) || r->cookie_reuse)
+    if (r->nraws > 1 || (n > 1 && r->req_condition) || r->stop_first || r->cookie_reuse)
       return 1;
     for (size_t k = 0; k < n; k++, seen++) {
       const char *path;

@@ -2,7 +2,8 @@
  * server. run/ holds one template per feature, skip/ one per reason a
  * template is skipped (its first line says which: "# skip: REASON"),
  * cap/ one for --max-body and one that stops early, jar/ a login sequence
- * and an independent probe of the page it opens.
+ * and an independent probe of the page it opens, self/ a self-contained
+ * template.
  *
  * The verdicts and extracts that scan prints are checked against an
  * evaluation of each template written in templates_eval.c, independently
@@ -611,6 +612,35 @@ START_TEST(jar_apart)
 }
 END_TEST
 
+/* self-contained: the template's URL from -var values, requested once in
+ * the scan (not once per target), its host that URL; without the values it
+ * is skipped. */
+START_TEST(self_contained)
+{
+  char path[512], site[200], second[200], url[300], host[300], at[300];
+  templates_path("self", path, sizeof path);
+  snprintf(site, sizeof site, "site=%s", base);
+  snprintf(second, sizeof second, "%s/sub", base);
+  snprintf(url, sizeof url, "%s/html?title=self-ann", base);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path,   "-u",     base,       "-u", second,
+                  "--var",            site, "--var", "who=ann", "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 1);
+  ck_assert_uint_eq(lines_of(o.out, "self-page"), 1);
+  ck_assert(json_field(o.out, "host", host, sizeof host));
+  ck_assert(json_field(o.out, "matched-at", at, sizeof at));
+  ck_assert_str_eq(host, url);
+  ck_assert_str_eq(at, url);
+  prog_out_free(&o);
+  char *bare[] = {getenv("SCAN_BIN"), "-t", path, "--validate", NULL};
+  o = run_program(bare);
+  ck_assert_msg(strstr(o.out, "self-page.yaml: variable: site"), "%s", o.out);
+  prog_out_free(&o);
+}
+END_TEST
+
 /* --shard splits the targets, not the templates' requests: shard 2/2 of
  * two targets scans the second, with all its templates. */
 START_TEST(shard)
@@ -784,6 +814,7 @@ int main(void)
   tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
   tcase_add_test(tc, jar_apart);
+  tcase_add_test(tc, self_contained);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, early_stop);

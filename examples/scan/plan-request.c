@@ -138,14 +138,40 @@ static int next_target_of(plan *p, targets *src)
   return 0;
 }
 
+/* The next sequence that runs once in the scan, started: its first URL,
+ * or NULL when there is none left (or out of memory). */
+static char *next_once(plan *p, size_t *cl, plan_job *job)
+{
+  while (p->next_once < p->nseqs) {
+    size_t i = p->next_once++;
+    if (!p->seqs[i].once)
+      continue;
+    if (job_values(p, &p->c[p->seqs[i].first], NULL, job) != 0)
+      return NULL;
+    char *url = plan_seq_start(p, i, job, cl);
+    if (url)
+      return url;
+  }
+  return NULL;
+}
+
 char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target,
                     plan_job *job)
 {
+  char *url = next_once(p, cl, job);
+  if (url && !(*target = strdup(url))) {
+    free(url);
+    return NULL;
+  }
+  if (url)
+    return *seq = 0, url;
   for (;;) {
     if (next_target_of(p, src) != 0)
       return NULL;
     int independent = p->next_cluster < p->nindependent;
     size_t i = independent ? p->next_cluster++ : p->next_seq++;
+    if (!independent && p->seqs[i].once)
+      continue; /* run once, before */
     const cluster *c = &p->c[independent ? i : p->seqs[i].first];
     int rc = job_values(p, c, p->target, job);
     if (rc == -2) { /* not a URL: no job of this target can run */
@@ -156,7 +182,7 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
       continue;
     if (rc != 0)
       return NULL;
-    char *url = independent ? plan_job_request(p, i, job) : plan_seq_start(p, i, job, cl);
+    url = independent ? plan_job_request(p, i, job) : plan_seq_start(p, i, job, cl);
     if (!url)
       continue;
     char *t = strdup(p->target);

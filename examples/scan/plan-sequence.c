@@ -13,7 +13,10 @@
  *  - it has several requests and a block says stop-at-first-match or
  *    cookie-reuse: true, or a request other than the last changes state
  *    (a method other than GET or HEAD, or a body): what follows it may
- *    need its cookies.
+ *    need its cookies, or
+ *  - it is self-contained: its requests' URLs are its own, and it runs
+ *    once in the scan, before the targets' requests, its host the URL of
+ *    its first request (nuclei's).
  * Anything else, several paths of GETs included, is a set of independent
  * probes: their requests join clusters, and cookies do not carry from one
  * to the next (nuclei's jar would carry them; such probes seldom set one
@@ -47,7 +50,7 @@ int plan_needs_sequence(const plan *p, size_t t)
   size_t all = 0;
   for (size_t q = 0; q < tp->nreqs; q++)
     all += tpl_steps(&tp->reqs[q]);
-  if (uses_dynamic(p->ts, t))
+  if (uses_dynamic(p->ts, t) || tp->self_contained)
     return 1;
   size_t seen = 0;
   for (size_t q = 0; all > 1 && q < tp->nreqs; q++) {
@@ -86,6 +89,7 @@ int plan_sequences(plan *p)
     plan_sequence *s = &p->seqs[p->nseqs++];
     s->tpl = t;
     s->first = p->nclusters;
+    s->once = ts->t[t].self_contained;
     for (size_t q = 0; q < ts->t[t].nreqs; q++)
       for (size_t k = 0; k < tpl_steps(&ts->t[t].reqs[q]); k++) {
         const tpl_request *r = &ts->t[t].reqs[q];

@@ -67,6 +67,7 @@ typedef struct cluster {
  * templates). */
 typedef struct plan_sequence {
   size_t tpl, first, n;
+  int once; /* a self-contained template's: once in the scan, no target */
 } plan_sequence;
 #define NO_OWNER SIZE_MAX
 
@@ -94,6 +95,7 @@ typedef struct plan {
    * its next sequence. */
   char *target;
   size_t next_cluster, next_seq;
+  size_t next_once; /* the next sequence that runs once, before the targets */
   unsigned long seq; /* targets taken */
 } plan;
 

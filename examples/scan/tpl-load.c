@@ -543,6 +543,8 @@ static int load_template(reader *r, tpl *t)
       ok = load_requests(r, v, t) == 0;
     else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
       ok = vars(r, v, t, !strcmp(k, "constants")) == 0;
+    else if (!strcmp(k, "self-contained"))
+      ok = (t->self_contained = truthy(scalar(v))) || scalar(v);
     else if (other_protocol(k))
       return skip(r, "protocol", k);
     else if (!strcmp(k, "flow"))
@@ -554,6 +556,9 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "template without an id", NULL);
   if (!t->nreqs)
     return skip(r, "template without http requests", NULL);
+  char why[120];
+  if (t->self_contained && tpl_self_check(t, why, sizeof why) != 0)
+    return skip(r, why, NULL);
   int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
   if (rc == -2)
     r->nomem = 1;

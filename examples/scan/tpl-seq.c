@@ -2,7 +2,7 @@
  * them (a block's paths, or its raw requests, block after block), the
  * values its internal extractors give its later requests ({{name}}), and
  * the variables X_N by which a block's matchers read its earlier
- * responses (req-condition). */
+ * responses (req-condition); self-contained templates' requests. */
 #include "tpl.h"
 
 #include <stdlib.h>
@@ -145,4 +145,34 @@ const char *tpl_seq_check(tpl_request *q, char *why, size_t cap)
     for (size_t k = 0; q->extractors[i].type == TX_DSL && k < q->extractors[i].n; k++)
       tpl_dsl_several(&q->extractors[i].dsl[k]);
   return NULL;
+}
+
+/* Whether a URL is absolute over http or https, or begins with a {{name}}
+ * that is no target variable (a -var, a template variable). */
+static int absolute(const char *url)
+{
+  if (!strncmp(url, "{{", 2)) {
+    for (size_t i = 0; i < tpl_ntarget_names; i++) {
+      size_t n = strlen(tpl_target_names[i]);
+      if (!strncmp(url + 2, tpl_target_names[i], n) && !strncmp(url + 2 + n, "}}", 2))
+        return 0;
+    }
+    return 1;
+  }
+  return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8);
+}
+
+int tpl_self_check(const tpl *t, char *why, size_t cap)
+{
+  for (size_t q = 0; q < t->nreqs; q++)
+    for (size_t k = 0; k < tpl_steps(&t->reqs[q]); k++) {
+      const char *path;
+      tpl_step(&t->reqs[q], k, &path);
+      if (!absolute(path)) {
+        snprintf(why, cap,
+                 "self-contained: a request's URL not its own (absolute, or a variable's)");
+        return -1;
+      }
+    }
+  return 0;
 }

@@ -139,6 +139,8 @@ typedef struct tpl {
   size_t nconsts;
   tpl_expr *exprs; /* every expression of its texts, each once */
   size_t nexprs;
+  int self_contained; /* self-contained: true: its requests' URLs are its
+                       * own (absolute), made once in a scan */
 } tpl;
 
 /* A template that was not loaded, and why. */
@@ -189,6 +191,11 @@ int tpl_reads_body(const tpl_request *q, unsigned long n);
  * X_N checked against its requests. NULL, or why the template is skipped
  * (into why, cap bytes). */
 const char *tpl_seq_check(tpl_request *q, char *why, size_t cap);
+
+/* A self-contained template: whether each of its requests has a URL of
+ * its own (absolute http or https, or from a {{name}} that is no target
+ * variable). 0, or -1 with why. */
+int tpl_self_check(const tpl *t, char *why, size_t cap);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
 

@@ -16,6 +16,7 @@
  *
  * SCAN_BIN is the scan binary, TEMPLATES the directory test/templates. */
 #include <check.h>
+#include <ctype.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -558,6 +559,78 @@ START_TEST(many_clusters)
 }
 END_TEST
 
+/* A cluster of a few words is matched by memmem as its body streams
+ * (eval-literal.c), one of more words by the engine: both find a word
+ * that two slices of the body split, in any case where the matcher says
+ * so. The bodies come in chunks of 1000 bytes (curl hands each chunk to
+ * the write callback on its own), and each word is the pattern's bytes
+ * around a multiple of 1000. The templates ask for different lengths of
+ * the same body, so that each is a cluster of its own. */
+START_TEST(words_across_slices)
+{
+  enum { LEN = 20000, SPLIT = 6 };
+  char dir[256], words[4][16];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  /* Four words of printable bytes (no quote or backslash: they are written
+   * in double quotes) across four chunk boundaries. */
+  size_t nwords = 0;
+  for (size_t at = 1000; at + SPLIT < LEN && nwords < 4; at += 1000) {
+    unsigned char b[2 * SPLIT];
+    ts_pattern_fill(b, at - SPLIT, sizeof b);
+    int plain = 1;
+    for (size_t i = 0; i < sizeof b; i++)
+      plain &= b[i] >= ' ' && b[i] <= '~' && b[i] != '"' && b[i] != '\\';
+    if (plain)
+      snprintf(words[nwords++], sizeof words[0], "%.*s", (int)sizeof b, (const char *)b);
+  }
+  ck_assert_uint_eq(nwords, 4);
+  /* Templates: [0] the word; [1] it in upper case, case-insensitive; [2]
+   * it with a byte changed (absent); [3] it among nine absent words (the
+   * engine's: more than a few). */
+  char miss[16], upper[16];
+  snprintf(miss, sizeof miss, "%s", words[1]);
+  miss[SPLIT] = miss[SPLIT] == 'q' ? 'r' : 'q';
+  for (size_t i = 0; i <= strlen(words[1]); i++)
+    upper[i] = (char)toupper((unsigned char)words[1][i]);
+  const char *matchers[4][2] = {
+      {words[0], ""},
+      {upper, "        case-insensitive: true\n"},
+      {miss, ""},
+      {words[3], ""},
+  };
+  for (int t = 0; t < 4; t++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/w%d.yaml", dir, t);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "id: across-%d\ninfo: {name: a, severity: info}\nhttp:\n"
+            "  - path: [\"{{BaseURL}}/bytes?n=%d&te=chunked&write=1000\"]\n"
+            "    matchers:\n      - type: word\n%s        words: [\"%s\"",
+            t, LEN + t, matchers[t][1], matchers[t][0]);
+    for (int k = 0; t == 3 && k < 9; k++)
+      fprintf(f, ", \"absent-%d\"", k);
+    fprintf(f, "]\n");
+    fclose(f);
+  }
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-s", NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  for (int t = 0; t < 4; t++) {
+    char want[64];
+    snprintf(want, sizeof want, "\"template-id\":\"across-%d\"", t);
+    ck_assert_msg(!!strstr(o.out, want) == (t != 2), "across-%d\n%s", t, o.out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/w%d.yaml", dir, t);
+    unlink(path);
+  }
+  prog_out_free(&o);
+  rmdir(dir);
+}
+END_TEST
+
 /* A request whose verdicts are all known before its body ends stops
  * (with Vectorscan: without it, the words run over the body kept whole). */
 START_TEST(early_stop)
@@ -749,6 +822,7 @@ int main(void)
   tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
   tcase_add_test(tc, many_clusters);
+  tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);

@@ -639,6 +639,14 @@ START_TEST(nuclei_options)
   ck_assert_msg(strstr(o.out, "templates: 1 loaded, 0 skipped"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "templates: 7 left out by the filters"), "%s", o.out);
   prog_out_free(&o);
+  /* A scan's summary counts them too. */
+  char *c[] = {scan, "-t", dir, "-u", base, "-tags", "panel", NULL};
+  o = run_program(c);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.err, "scan: templates: 1 loaded, 0 skipped; 1 clusters, 1 requests"),
+                "%s", o.err);
+  ck_assert_msg(strstr(o.err, "scan: templates: 7 left out by the filters"), "%s", o.err);
+  prog_out_free(&o);
   static const struct {
     const char *args[5], *why;
   } bad[] = {

@@ -712,9 +712,9 @@ START_TEST(stats_and_export)
   /* The export: "[", the lines joined by ",", "]". */
   FILE *f = fopen(json, "r");
   ck_assert_ptr_nonnull(f);
-  char got[8192] = "", want[8192] = "[\n";
-  size_t len = fread(got, 1, sizeof got - 1, f);
-  got[len] = '\0';
+  char array[8192] = "", want[8192] = "[\n";
+  size_t len = fread(array, 1, sizeof array - 1, f);
+  array[len] = '\0';
   fclose(f);
   unlink(json);
   for (const char *p = o.out; *p;) {
@@ -724,7 +724,7 @@ START_TEST(stats_and_export)
     p = nl + 1;
   }
   snprintf(want + strlen(want), sizeof want - strlen(want), "\n]\n");
-  ck_assert_str_eq(got, want);
+  ck_assert_str_eq(array, want);
   prog_out_free(&o);
 }
 END_TEST

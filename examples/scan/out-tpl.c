@@ -199,6 +199,8 @@ void out_validation(const templates *ts, const plan *p, int verbose)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters, %zu sequences\n", ts->n, ts->nskips,
          p->nclusters, p->nseqs);
+  if (ts->filter)
+    printf("templates: %zu left out by the filters\n", ts->nfiltered);
   skip_counts(stdout, ts, "");
 }
 
@@ -208,6 +210,8 @@ void out_summary(const templates *ts, const plan *p, unsigned long requests, uns
           "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches; "
           "%zu sequences\n",
           ts->n, ts->nskips, p->nclusters, requests, matches, p->nseqs);
+  if (ts->filter)
+    fprintf(stderr, "scan: templates: %zu left out by the filters\n", ts->nfiltered);
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);

@@ -212,6 +212,11 @@ void out_summary(const templates *ts, const plan *p, unsigned long requests, uns
           ts->n, ts->nskips, p->nclusters, requests, matches, p->nseqs);
   if (ts->filter)
     fprintf(stderr, "scan: templates: %zu left out by the filters\n", ts->nfiltered);
+  if (p->cut)
+    fprintf(stderr,
+            "scan: templates: %lu sequences stopped at their bound of %d requests for a target "
+            "(first: %s)\n",
+            p->cut, PLAN_SEQ_REQUESTS, p->cut_why);
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);

@@ -158,6 +158,8 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
     }
     at = next_block(p, s, at);
   }
+  if (at < s->first + s->n && !p->cut++) /* the bound: counted, the first named */
+    snprintf(p->cut_why, sizeof p->cut_why, "%s", p->ts->t[s->tpl].id);
   job->in_seq = 0;
   return NULL;
 }

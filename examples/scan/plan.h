@@ -91,6 +91,8 @@ typedef struct plan {
   char randstr[16]; /* {{randstr}}: the same letters in the whole scan */
   unsigned long unsent; /* requests not sent: an expression failed */
   char unsent_why[240]; /* the first: "template-id: what failed" */
+  unsigned long cut;    /* sequences that reached PLAN_SEQ_REQUESTS for a target */
+  char cut_why[120];    /* the first's template id */
   /* The job generator: the current target and its next cluster, then
    * its next sequence. */
   char *target;
@@ -172,7 +174,7 @@ typedef struct plan_vars {
 
 #define PLAN_SEQ_VALUES 100   /* values kept per name extracted */
 #define PLAN_SEQ_VALUE  1024  /* bytes of one, at most */
-#define PLAN_SEQ_REQUESTS 1000 /* requests of one sequence for one target, at most */
+#define PLAN_SEQ_REQUESTS 10000 /* requests of one sequence for one target, at most */
 
 /* What a sequence keeps while it runs for one target: the values its
  * internal extractors found (for {{name}} and the DSL), and with

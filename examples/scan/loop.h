@@ -49,6 +49,7 @@ typedef struct options {
   const char **vars; /* --var NAME=VALUE, in order; room for argc */
   size_t nvars;
   int verbose;  /* -v: --validate says what each template keeps of the body */
+  tpl_attack attack; /* --attack-type: every request's (0: their own) */
 } options;
 
 typedef enum slot_state {

@@ -127,6 +127,9 @@ static void usage(FILE *out)
         "                          later one of a name wins): over a template's\n"
         "                          variable and the target variables of that\n"
         "                          name, under its constants\n"
+        "      --attack-type TYPE  how every request's payloads combine, over its\n"
+        "                          attack: batteringram, pitchfork or clusterbomb\n"
+        "                          (also -at, nuclei's)\n"
         "  -v, --verbose           with --validate, first each template loaded and\n"
         "                          what it keeps of the body: streamed atoms and\n"
         "                          matchers, the whole body, or its count only\n"
@@ -262,7 +265,8 @@ enum {
   OPT_STOP_ON_MATCH,
   OPT_EXTRACT,
   OPT_VALIDATE,
-  OPT_VAR
+  OPT_VAR,
+  OPT_ATTACK_TYPE
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -302,6 +306,7 @@ static const struct option LONG_OPTIONS[] = {
     {"templates", required_argument, NULL, 't'},
     {"validate", no_argument, NULL, OPT_VALIDATE},
     {"var", required_argument, NULL, OPT_VAR},
+    {"attack-type", required_argument, NULL, OPT_ATTACK_TYPE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -362,14 +367,16 @@ static int add_var(options *o, const char *text)
 }
 
 /* nuclei's spellings: -var NAME=VALUE, and -V NAME=VALUE (-V alone is
- * --version), as --var. */
+ * --version), as --var; -at TYPE as --attack-type. */
 static void nuclei_spellings(int argc, char **argv)
 {
-  static char var[] = "--var";
+  static char var[] = "--var", attack[] = "--attack-type";
   for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
     if (!strcmp(argv[i], "-var") ||
         (!strcmp(argv[i], "-V") && i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '=')))
       argv[i++] = var;
+    else if (!strcmp(argv[i], "-at") && i + 1 < argc)
+      argv[i++] = attack;
 }
 
 /* Options of the request and the output. Returns -1 when taken, -2 when c
@@ -382,6 +389,10 @@ static int take_request_option(options *o, int c)
   case 't': o->templates[o->ntemplates++] = optarg; return -1;
   case OPT_VALIDATE: o->validate = 1; return -1;
   case OPT_VAR: return add_var(o, optarg);
+  case OPT_ATTACK_TYPE:
+    if (tpl_attack_parse(optarg, &o->attack))
+      return bad_usage("invalid attack type (batteringram, pitchfork or clusterbomb)", optarg);
+    return -1;
   case 'v': o->verbose = 1; return -1;
   case 'o': o->output = optarg; return -1;
   case OPT_SHARD:
@@ -490,6 +501,8 @@ int parse_options(int argc, char **argv, options *o)
     o->method = o->data ? "POST" : "GET";
   if (o->nvars && !o->ntemplates)
     return bad_usage("-var gives templates values: give -t", o->vars[0]);
+  if (o->attack && !o->ntemplates)
+    return bad_usage("--attack-type combines templates' payloads: give -t", tpl_attack_name(o->attack));
   if (o->validate && !o->ntemplates)
     return bad_usage("--validate checks templates: give -t", "--validate");
   if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))

@@ -19,6 +19,7 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
     return -1;
   ts->given = o->vars;
   ts->ngiven = o->nvars;
+  ts->attack = o->attack;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;
   if (plan_build(p, ts) != 0 || eval_matchers(ts, &o->m, m) != 0) {

@@ -45,6 +45,9 @@ tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const
                     size_t len, size_t *index)
 {
   size_t i;
+  for (i = 0; i < t->nreqs; i++)
+    if (tpl_payload_find(&t->reqs[i].payloads, name, len) < t->reqs[i].payloads.n)
+      return *index = i, TS_PAYLOAD;
   for (i = 0; i < t->nconsts; i++)
     if (named(t->consts[i].name, name, len))
       return *index = i, TS_CONST;
@@ -175,6 +178,8 @@ typedef struct checker {
   const char *const *given;
   size_t ngiven;
   size_t var; /* checking variable var's value; nvars: a request's text */
+  size_t req; /* the request whose text (or payload value) it is */
+  int value;  /* checking a payload's value */
   char *why;  /* the reason, when one is found */
   size_t cap;
   int nomem;
@@ -270,6 +275,11 @@ static int readable(checker *k, const char *name, size_t len)
     return fail(k, "interactsh");
   if (s == TS_NONE)
     return fail(k, "variable: %.*s", (int)len, name);
+  if (s == TS_PAYLOAD && k->var < k->t->nvars) /* nuclei's variables see no payloads */
+    return fail(k, "variables: %s uses the payload %.*s", k->t->vars[k->var].name, (int)len, name);
+  if (s == TS_PAYLOAD && (k->value || tpl_payload_find(&k->t->reqs[k->req].payloads, name, len) ==
+                                          k->t->reqs[k->req].payloads.n))
+    return fail(k, "variable: %.*s (a payload of another request)", (int)len, name);
   if (s == TS_VAR && k->var < k->t->nvars && i >= k->var)
     return i == k->var
                ? fail(k, "variables: %s uses itself (give it with -var %s=VALUE)",
@@ -509,6 +519,26 @@ static int rendered_in_matchers(const tpl *t)
   return 0;
 }
 
+/* The expressions of the payloads' values, compiled where they compile
+ * and read names a payload's value can (nuclei renders a value with every
+ * name but the payloads). A value whose {{...}} stays is no reason to
+ * skip: nuclei leaves its text unresolved and does not send the
+ * combinations with it. */
+static void check_payloads(checker *k)
+{
+  char *why = k->why;
+  k->value = 1;
+  for (k->req = 0; k->req < k->t->nreqs && !k->nomem; k->req++) {
+    const tpl_payloads *ps = &k->t->reqs[k->req].payloads;
+    for (size_t i = 0; i < ps->n && !k->nomem; i++)
+      for (size_t j = 0; j < ps->p[i].n && !k->nomem; j++) {
+        check_text(k, ps->p[i].values[j]);
+        why[0] = '\0';
+      }
+  }
+  k->value = 0;
+}
+
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
   if (rendered_in_matchers(t))
@@ -516,7 +546,7 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
            -1;
   if (randstr_texts(t) != 0)
     return -2;
-  checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0};
+  checker k = {t, given, ngiven, 0, 0, 0, why, cap, 0, {0}, NULL, 0};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;
@@ -526,8 +556,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
       break;
   }
   k.var = t->nvars;
-  for (size_t i = 0; !why[0] && !k.nomem && i < t->nreqs; i++) {
-    const tpl_request *q = &t->reqs[i];
+  for (k.req = 0; !why[0] && !k.nomem && k.req < t->nreqs; k.req++) {
+    const tpl_request *q = &t->reqs[k.req];
     for (size_t j = 0; j < q->npaths; j++)
       check_text(&k, q->paths[j]);
     for (size_t j = 0; j < q->nheaders; j++)
@@ -535,6 +565,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
     if (q->body)
       check_text(&k, q->body);
   }
+  if (!why[0] && !k.nomem)
+    check_payloads(&k);
   return k.nomem ? -2 : why[0] ? -1 : 0;
 }
 

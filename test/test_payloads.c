@@ -382,6 +382,27 @@ START_TEST(names)
                            "    payloads:\n      word: [a]\n"
                            "    matchers:\n      - type: status\n        status: [200]\n");
   expect_skip(TPL_ATTACK_NONE, "variables: v uses the payload word");
+  /* A value's {{...}} expressions are compiled; a payload's name in a
+   * value is none, and a name nobody gives no reason to skip (nuclei
+   * leaves them unresolved and does not send those combinations). */
+  write_template("{{BaseURL}}/{{w}}",
+                 "    payloads:\n      w: ['{{md5(Host)}}', '{{w}}', '{{nobody}}']\n");
+  load(&ts, 1, TPL_ATTACK_NONE);
+  ck_assert_uint_eq(loaded(&ts)->combos, 3);
+  ck_assert_uint_eq(ts.t[0].nexprs, 2);
+  ck_assert_str_eq(ts.t[0].exprs[0].src, "md5(Host)");
+  ck_assert_str_eq(ts.t[0].exprs[1].src, "nobody");
+  tpl_free(&ts);
+  /* Distinct expressions: a bound, whatever the values. */
+  char *many = malloc(1100 * 16);
+  size_t len = 0;
+  ck_assert_ptr_nonnull(many);
+  for (int n = 0; n < 1100; n++)
+    len += (size_t)sprintf(many + len, "{{md5(%d)}}\n", n);
+  write_file("a/b/many.txt", many, len);
+  free(many);
+  skipped_for("{{BaseURL}}/{{w}}", "    payloads:\n      w: many.txt\n",
+              "expression: more than 1024 in the template");
 }
 END_TEST
 

@@ -35,6 +35,9 @@ const size_t tpl_ntarget_names = sizeof tpl_target_names / sizeof *tpl_target_na
  * (nuclei bounds the "{{" it tries at 250). */
 #define CLOSERS_MAX     64
 #define CHECK_BYTES_MAX (4u << 20)
+/* The distinct expressions of one template, at most (each new one is
+ * looked for among those before it; payload values may hold many). */
+#define EXPRS_MAX 1024
 
 static int named(const char *s, const char *name, size_t len)
 {
@@ -183,6 +186,7 @@ typedef struct checker {
   char *why;  /* the reason, when one is found */
   size_t cap;
   int nomem;
+  int over;         /* more than EXPRS_MAX expressions: a reason that stays */
   expr_error first; /* the first compile error of the current "{{" */
   const char *first_at;
   size_t compiled; /* bytes given to expr_compile */
@@ -303,6 +307,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
     return KIND_EXPR;
   if (len > EXPR_MAX_SOURCE)
     return 0;
+  if (k->t->nexprs >= EXPRS_MAX)
+    return k->over = 1, fail(k, "expression: more than %d in the template", EXPRS_MAX);
   if ((k->compiled += len) > CHECK_BYTES_MAX)
     return fail(k, "expression: too many {{ to read");
   char *src = rewrite(k, inner, len);
@@ -530,10 +536,11 @@ static void check_payloads(checker *k)
   k->value = 1;
   for (k->req = 0; k->req < k->t->nreqs && !k->nomem; k->req++) {
     const tpl_payloads *ps = &k->t->reqs[k->req].payloads;
-    for (size_t i = 0; i < ps->n && !k->nomem; i++)
-      for (size_t j = 0; j < ps->p[i].n && !k->nomem; j++) {
+    for (size_t i = 0; i < ps->n && !k->nomem && !k->over; i++)
+      for (size_t j = 0; j < ps->p[i].n && !k->nomem && !k->over; j++) {
         check_text(k, ps->p[i].values[j]);
-        why[0] = '\0';
+        if (!k->over)
+          why[0] = '\0';
       }
   }
   k->value = 0;
@@ -546,7 +553,7 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
            -1;
   if (randstr_texts(t) != 0)
     return -2;
-  checker k = {t, given, ngiven, 0, 0, 0, why, cap, 0, {0}, NULL, 0};
+  checker k = {t, given, ngiven, 0, 0, 0, why, cap, 0, 0, {0}, NULL, 0};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;

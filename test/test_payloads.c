@@ -343,6 +343,8 @@ START_TEST(bad_files)
   SKIPPED("[]", "payloads: w: an empty list");
   SKIPPED("{low: [a]}", "payloads: w: levels of aggression (fuzzing)");
   SKIPPED("[[a]]", "payloads: w: not a list of strings");
+  SKIPPED("[\"a\\0b\"]", "payloads: w: not a list of strings");
+  SKIPPED("\"a\\nb\\0\"", "payloads: w: not text (a NUL byte)");
 #undef SKIPPED
 #undef KEYS
 }
@@ -366,6 +368,10 @@ START_TEST(names)
   ck_assert_int_eq(tpl_name(&ts.t[0], NULL, 0, "word", 4, &i), TS_PAYLOAD);
   ck_assert_uint_eq(i, 0);
   ck_assert_int_eq(tpl_name(&ts.t[0], NULL, 0, "unused", 6, &i), TS_NONE);
+  /* Its values are the template's own: no other template's request is
+   * the same. */
+  ck_assert_uint_eq(tpl_text_uses(&ts.t[0], NULL, 0, "/{{word}}"), TPL_USES_TEMPLATE);
+  ck_assert_uint_eq(tpl_text_uses(&ts.t[0], NULL, 0, "/{{Host}}"), 0);
   tpl_free(&ts);
   /* Another request's payload is not one. */
   write_text("a/b/t.yaml", "id: t\ninfo: {name: t, severity: info}\nhttp:\n"

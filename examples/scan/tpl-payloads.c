@@ -149,7 +149,8 @@ static int from_list(reading *r, tpl_payload *p, yaml_document_t *doc, yaml_node
   size_t n = 0;
   for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
     yaml_node_t *item = yaml_document_get_node(doc, *i);
-    if (!item || item->type != YAML_SCALAR_NODE) {
+    if (!item || item->type != YAML_SCALAR_NODE ||
+        memchr(item->data.scalar.value, '\0', item->data.scalar.length)) {
       free(l.p);
       return fail(r, "payloads: %s: not a list of strings", p->name);
     }
@@ -355,10 +356,10 @@ static int values(reading *r, tpl_payload *p, yaml_document_t *doc, yaml_node_t 
     return fail(r, "payloads: %s: not a list of strings", p->name);
   const char *s = (const char *)v->data.scalar.value;
   size_t len = v->data.scalar.length;
+  if (memchr(s, '\0', len)) /* a value ends at its NUL */
+    return fail(r, "payloads: %s: not text (a NUL byte)", p->name);
   if (memchr(s, '\n', len))
     return from_lines(r, p, s, len);
-  if (memchr(s, '\0', len))
-    return fail(r, "payloads: %s: not a file name", p->name);
   return from_path(r, p, s);
 }
 

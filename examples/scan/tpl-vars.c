@@ -590,7 +590,7 @@ static void use(user *u, const char *name, size_t len)
 {
   size_t i;
   tpl_source s = tpl_name(u->t, u->given, u->ngiven, name, len, &i);
-  if (s == TS_CONST || s == TS_VAR)
+  if (s == TS_CONST || s == TS_VAR || s == TS_PAYLOAD)
     u->uses |= TPL_USES_TEMPLATE;
 }
 

@@ -233,7 +233,7 @@ void tpl_vars_free(tpl *t);
 
 /* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
 enum {
-  TPL_USES_TEMPLATE = 1, /* a constant or a variable of t */
+  TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
   TPL_USES_VOLATILE = 2  /* an expression that gives another value each time */
 };
 unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);

@@ -156,6 +156,9 @@ typedef struct tpl {
   char *file, *id, *name, *severity;
   char **tags;
   size_t ntags;
+  char **authors; /* info.author: a comma list, or a list */
+  size_t nauthors;
+  const char *type; /* nuclei's protocol type (http, dns, ...); NULL: none */
   tpl_request *reqs;
   size_t nreqs;
   tpl_var *vars; /* variables:, in order */
@@ -190,6 +193,10 @@ typedef struct templates {
   /* Load templates with payloads, for a caller that sends each
    * combination; 0: they are skipped, "payloads: not run yet". */
   int run_payloads;
+  /* -tags, -severity, ... set before tpl_load (NULL: none): a template it
+   * leaves out is neither loaded nor skipped, only counted. */
+  const struct tpl_filter *filter;
+  size_t nfiltered;
 } templates;
 
 /* A raw request (one, of text) into q's method, path, headers and body:
@@ -277,9 +284,9 @@ const char *tpl_attack_name(tpl_attack a);
 int tpl_attack_parse(const char *s, tpl_attack *a);
 /* Request q's payloads: (a mapping, as map of doc) into q->payloads, with
  * attack (its attack:, TPL_ATTACK_NONE when not given), for the template
- * file path of ts: the values, the combinations counted. Once q is read whole (a
- * payload none of its texts names is dropped, as nuclei does). 0, or -1
- * with the reason in why (cap bytes), or -2 when out of memory. */
+ * file path of ts: the values, the combinations counted. Once q is read
+ * whole (a payload none of its texts names is dropped, as nuclei does).
+ * 0, or -1 with the reason in why (cap bytes), or -2 when out of memory. */
 int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q,
                       struct yaml_document_s *doc, struct yaml_node_s *map, tpl_attack attack,
                       char *why, size_t cap);
@@ -292,6 +299,41 @@ const char *tpl_payload_value(const tpl_payloads *ps, size_t i, size_t k);
  * "request N: ATTACK of NAME, ...: C combinations", "; " between. */
 void tpl_payloads_note(const tpl *t, line *out);
 void tpl_payloads_free(tpl_payloads *ps);
+
+/* ---- Choosing templates: -tags, -severity, ... (tpl-filter.c) ----------- */
+
+/* What a filter looks at, as nuclei's options name it. */
+typedef enum tpl_field {
+  TF_TAGS,     /* -tags: any of them */
+  TF_ETAGS,    /* -etags: none of them */
+  TF_SEVERITY, /* -severity */
+  TF_ESEVERITY,
+  TF_ID, /* -id: ids or glob patterns */
+  TF_EID,
+  TF_AUTHOR,
+  TF_TYPE, /* -type: protocol types */
+  TF_ETYPE,
+  TF_FIELDS
+} tpl_field;
+
+/* nuclei's filter of templates: a template is chosen when it has none of
+ * the excluded tags, ids, severities and types, and, for each field of
+ * the others given, one of its values (any tag of -tags AND any severity
+ * of -severity ...). Values in lower case; a template's compared so. */
+typedef struct tpl_filter {
+  char **v[TF_FIELDS];
+  size_t n[TF_FIELDS];
+} tpl_filter;
+
+/* Adds the comma list text to field f. 0; -1 when a value is not one the
+ * field takes (a severity, a protocol type), or empty; -2 when out of
+ * memory. */
+int tpl_filter_add(tpl_filter *f, tpl_field field, const char *text);
+/* Whether any value was given. */
+int tpl_filter_any(const tpl_filter *f);
+/* Whether template t (its id, info and type) is chosen. */
+int tpl_filter_match(const tpl_filter *f, const tpl *t);
+void tpl_filter_free(tpl_filter *f);
 
 /* Reads one template file into ts: loaded, or skipped with its reason.
  * Returns 0, or -1 when it cannot be read or out of memory. */

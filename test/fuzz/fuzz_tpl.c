@@ -12,7 +12,10 @@
  * Checked: tpl_load_file reads the file (0); the template is either
  * loaded, with an id and at least one request, or skipped with a reason
  * (a non-empty line of text); never both, never neither; tpl_free frees
- * it all (leaks are LeakSanitizer's). */
+ * it all (leaks are LeakSanitizer's). Read again under a filter of every
+ * kind of exclusion (tpl-filter.c), it is loaded, skipped or left out,
+ * one of them; loaded, it is the template loaded without the filter, and
+ * one the filter chooses. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +78,39 @@ static int make_dir(char *dir, size_t n, const uint8_t *data, size_t size)
   return rc;
 }
 
+/* -etags fuzz -eid 'fuzz-*' -es unknown -ept code, once. */
+static const tpl_filter *exclusions(void)
+{
+  static tpl_filter f;
+  static int made;
+  if (!made) {
+    FZ_CHECK(tpl_filter_add(&f, TF_ETAGS, "fuzz") == 0);
+    FZ_CHECK(tpl_filter_add(&f, TF_EID, "fuzz-*") == 0);
+    FZ_CHECK(tpl_filter_add(&f, TF_ESEVERITY, "unknown") == 0);
+    FZ_CHECK(tpl_filter_add(&f, TF_ETYPE, "code") == 0);
+    made = 1;
+  }
+  return &f;
+}
+
+/* The file read again under the exclusions, its payload files in dir;
+ * loaded is the id the first read loaded (NULL: it skipped the template). */
+static void filtered(const char *path, const char *dir, const char *loaded)
+{
+  templates ts;
+  memset(&ts, 0, sizeof ts);
+  ts.files_root = dir;
+  ts.run_payloads = 1;
+  ts.filter = exclusions();
+  FZ_CHECK(tpl_load_file(&ts, path) == 0);
+  FZ_CHECK(ts.n + ts.nskips + ts.nfiltered == 1);
+  if (ts.n) {
+    FZ_CHECK(loaded && !strcmp(ts.t[0].id, loaded));
+    FZ_CHECK(tpl_filter_match(ts.filter, &ts.t[0]));
+  }
+  tpl_free(&ts);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   char dir[256], path[300];
@@ -85,7 +121,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   ts.files_root = dir;
   ts.run_payloads = 1; /* the whole model, not the skip that waits for it */
   FZ_CHECK(tpl_load_file(&ts, path) == 0);
-  remove_dir(dir);
   FZ_CHECK(ts.n + ts.nskips == 1);
   if (ts.n) {
     FZ_CHECK(ts.t[0].id && ts.t[0].id[0]);
@@ -101,6 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *why = ts.skips[0].reason;
     FZ_CHECK(why && why[0] && !strchr(why, '\n'));
   }
+  filtered(path, dir, ts.n ? ts.t[0].id : NULL);
+  remove_dir(dir);
   tpl_free(&ts);
   return 0;
 }

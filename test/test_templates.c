@@ -484,6 +484,29 @@ START_TEST(validate)
   snprintf(counts, sizeof counts, "templates: 0 loaded, %zu skipped", n);
   ck_assert_msg(strstr(o.out, counts), "%s", o.out);
   prog_out_free(&o);
+  /* -v: how the payloads of one that waits combine; --attack-type (-at)
+   * over the request's own. */
+  char want[1200];
+  o = run_templates("skip/payloads.yaml", "--validate", "-v", "-at");
+  ck_assert_int_eq(o.status, 2); /* -at without its type */
+  prog_out_free(&o);
+  o = run_templates("skip/payloads.yaml", "--validate", "-v", NULL);
+  snprintf(want, sizeof want, "payloads %s/payloads.yaml: request 1: batteringram of word: 2 combinations\n", dir);
+  ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
+  prog_out_free(&o);
+  char path[600];
+  snprintf(path, sizeof path, "%s/payload-battering.yaml", dir);
+  char *at[] = {getenv("SCAN_BIN"), "--validate", "-v", "-at", "Clusterbomb", "-t", path, NULL};
+  o = run_program(at);
+  ck_assert_int_eq(o.status, 0); /* its own attack, batteringram, takes one payload still */
+  ck_assert_msg(strstr(o.out, "payloads: batteringram of 2 payloads"), "%s", o.out);
+  prog_out_free(&o);
+  snprintf(path, sizeof path, "%s/payloads.yaml", dir);
+  at[4] = "pitchfork";
+  o = run_program(at);
+  snprintf(want, sizeof want, "payloads %s: request 1: pitchfork of word: 2 combinations\n", path);
+  ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
+  prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
   ck_assert_msg(strstr(o.out, "templates: 38 loaded, 0 skipped"), "%s", o.out);

@@ -49,6 +49,7 @@ typedef struct options {
   const char **vars; /* --var NAME=VALUE, in order; room for argc */
   size_t nvars;
   int verbose;  /* -v: --validate says what each template keeps of the body */
+  tpl_attack attack; /* --attack-type: every request's (0: their own) */
   tpl_filter filter; /* -tags, -severity, ...: which templates load */
   /* nuclei's run controls: -bs (0: not given; then concurrency is -c x
    * -bs), -stats every stats_interval_ms, -je's file. */

@@ -61,6 +61,9 @@ static void usage(FILE *out)
         "                          later one of a name wins): over a template's\n"
         "                          variable and the target variables of that\n"
         "                          name, under its constants\n"
+        "      --attack-type TYPE  how every request's payloads combine, over its\n"
+        "                          attack: batteringram, pitchfork or clusterbomb\n"
+        "                          (also --at, nuclei's)\n"
         "  -v, --verbose           with --validate, first each template loaded and\n"
         "                          what it keeps of the body: streamed atoms and\n"
         "                          matchers, the whole body, or its count only\n"
@@ -333,6 +336,7 @@ enum {
   OPT_STATS_INTERVAL,
   OPT_ACCEPTED, /* nuclei's -jsonl and -nc: what scan does anyway */
   OPT_JSON_EXPORT,
+  OPT_ATTACK_TYPE,
   OPT_FILTER = 512 /* + tpl_field */
 };
 
@@ -408,6 +412,8 @@ static const struct option LONG_OPTIONS[] = {
     {"je", required_argument, NULL, OPT_JSON_EXPORT},
     {"no-color", no_argument, NULL, OPT_ACCEPTED},
     {"nc", no_argument, NULL, OPT_ACCEPTED},
+    {"attack-type", required_argument, NULL, OPT_ATTACK_TYPE},
+    {"at", required_argument, NULL, OPT_ATTACK_TYPE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -628,6 +634,9 @@ static int take_nuclei_option(options *o, int c)
     return checked(args_seconds(optarg, &o->stats_interval_ms) || !o->stats_interval_ms,
                    "invalid interval");
   case OPT_JSON_EXPORT: o->json_export = optarg; return -1;
+  case OPT_ATTACK_TYPE:
+    return checked(tpl_attack_parse(optarg, &o->attack),
+                   "invalid attack type (batteringram, pitchfork or clusterbomb)");
   case 'j':
   case OPT_ACCEPTED: return -1;
   default: return -2;
@@ -644,6 +653,9 @@ static int check_together(options *o, int concurrency_given)
     return bad_usage("-var gives templates values: give -t", o->vars[0]);
   if (o->validate && !o->ntemplates)
     return bad_usage("--validate checks templates: give -t", "--validate");
+  if (o->attack && !o->ntemplates)
+    return bad_usage("--attack-type combines templates' payloads: give -t",
+                     tpl_attack_name(o->attack));
   if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
     return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
   if (tpl_filter_any(&o->filter) && !o->ntemplates)

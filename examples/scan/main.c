@@ -19,6 +19,7 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
     return -1;
   ts->given = o->vars;
   ts->ngiven = o->nvars;
+  ts->attack = o->attack;
   ts->filter = tpl_filter_any(&o->filter) ? &o->filter : NULL;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;

@@ -191,10 +191,27 @@ static void print_keeps(const tpl *t)
   putchar('\n');
 }
 
+/* How loaded template t's payloads combine, as --validate -v prints it
+ * (as it does a skipped one's, from its note). */
+static void print_payloads(const tpl *t)
+{
+  line l = {0};
+  tpl_payloads_note(t, &l);
+  put(&l, "", 1);
+  if (!l.nomem && l.p[0])
+    printf("payloads %s: %s\n", t->file, l.p);
+  free(l.p);
+}
+
 void out_validation(const templates *ts, const plan *p, int verbose)
 {
-  for (size_t i = 0; verbose && i < ts->n; i++)
+  for (size_t i = 0; verbose && i < ts->n; i++) {
     print_keeps(&ts->t[i]);
+    print_payloads(&ts->t[i]);
+  }
+  for (size_t i = 0; verbose && i < ts->nskips; i++)
+    if (ts->skips[i].payloads)
+      printf("payloads %s: %s\n", ts->skips[i].file, ts->skips[i].payloads);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters, %zu sequences\n", ts->n, ts->nskips,

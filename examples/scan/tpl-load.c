@@ -15,8 +15,10 @@
 typedef struct reader {
   yaml_document_t doc;
   const templates *ts; /* where it goes: the -var names */
+  const char *path;    /* the template's file */
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
+  int waits; /* loaded whole, skipped only as its payloads are not run yet */
 } reader;
 
 /* Records why the template is skipped (the first reason found). */
@@ -366,7 +368,7 @@ static int load_list(reader *r, yaml_node_t *n, int extractors, tpl_request *q)
 /* The keys of a request that make a template skipped, by their reason. */
 static const char *request_skip(const char *k)
 {
-  static const char *const as_is[] = {"payloads", "flow", "fuzzing", "race", "pipeline"};
+  static const char *const as_is[] = {"flow", "fuzzing", "race", "pipeline"};
   for (size_t i = 0; i < sizeof as_is / sizeof *as_is; i++)
     if (!strcmp(k, as_is[i]))
       return as_is[i];
@@ -397,10 +399,20 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   return 0;
 }
 
+/* payloads: (tpl-payloads.c), once q is read whole. */
+static int payloads(reader *r, tpl_request *q, yaml_node_t *map, tpl_attack attack)
+{
+  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, r->reason, sizeof r->reason);
+  if (rc == -2)
+    r->nomem = 1;
+  return rc;
+}
+
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
 {
   const char *k;
-  yaml_node_t *v;
+  yaml_node_t *v, *values = NULL; /* payloads: */
+  tpl_attack attack = TPL_ATTACK_NONE;
   if (!is_map(n))
     return skip(r, "request not a mapping", NULL);
   q->max_redirs = DEFAULT_MAX_REDIRS;
@@ -445,6 +457,14 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = (q->iterate_all = truthy(s)) || s;
     else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
       ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
+    else if (!strcmp(k, "payloads"))
+      ok = (values = v) != NULL;
+    else if (!strcmp(k, "attack") && (!s || tpl_attack_parse(s, &attack) != 0))
+      return skip(r, "attack", s ? s : "not a string");
+    else if (!strcmp(k, "attack"))
+      ok = 1;
+    else if (!strcmp(k, "threads")) /* nuclei's payload requests at once: scan's -c rules */
+      ok = s && strtol(s, &end, 10) >= 0 && !*end && end != s;
     if (!ok)
       return skip(r, "request key", k);
   }
@@ -455,7 +475,9 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
   if (!q->nmatchers && !q->nextractors)
     return skip(r, "request without matchers", NULL);
   char why[200];
-  return tpl_seq_check(q, why, sizeof why) ? skip(r, why, NULL) : 0;
+  if (tpl_seq_check(q, why, sizeof why))
+    return skip(r, why, NULL);
+  return values ? payloads(r, q, values, attack) : 0;
 }
 
 /* A comma list ("a, b,c") as an array of new strings, each trimmed of
@@ -611,6 +633,10 @@ static int load_template(reader *r, tpl *t)
   /* Its expressions may name its variables, constants and -var's. */
   for (size_t i = 0; rc == 0 && i < t->nreqs; i++)
     rc = tpl_dsl_check(t, r->ts->given, r->ts->ngiven, &t->reqs[i], r->reason, sizeof r->reason);
+  /* Until each combination is sent, a template with payloads waits. */
+  for (size_t i = 0; rc == 0 && !r->ts->run_payloads && i < t->nreqs; i++)
+    if (t->reqs[i].payloads.n)
+      return r->waits = 1, skip(r, "payloads", "not run yet");
   return rc;
 }
 
@@ -670,6 +696,7 @@ static void free_request(tpl_request *q)
   }
   free(q->matchers);
   free(q->extractors);
+  tpl_payloads_free(&q->payloads);
 }
 
 static void free_template(tpl *t)
@@ -721,6 +748,7 @@ int tpl_load_file(templates *ts, const char *path)
   reader r;
   memset(&r, 0, sizeof r);
   r.ts = ts;
+  r.path = path;
   yaml_parser_t parser;
   tpl t;
   memset(&t, 0, sizeof t);
@@ -756,14 +784,19 @@ int tpl_load_file(templates *ts, const char *path)
   else if (grown)
     ts->t = grown;
   char *reason = skipped ? strdup(r.reason) : NULL;
-  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason)) {
+  line note = {0}; /* what its payloads are, for --validate -v */
+  if (r.waits)
+    tpl_payloads_note(&t, &note), put(&note, "", 1);
+  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason) || note.nomem) {
     free(reason);
+    free(note.p);
     free_template(&t);
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
   if (skipped) {
     ts->skips[ts->nskips].file = t.file;
+    ts->skips[ts->nskips].payloads = note.p;
     ts->skips[ts->nskips++].reason = reason;
     t.file = NULL;
     free_template(&t);
@@ -781,6 +814,7 @@ void tpl_free(templates *ts)
   for (size_t i = 0; i < ts->nskips; i++) {
     free(ts->skips[i].file);
     free(ts->skips[i].reason);
+    free(ts->skips[i].payloads);
   }
   free(ts->skips);
 }

@@ -4,7 +4,8 @@
  * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
  * template's variables and constants and the {{...}} of its texts, all
  * compiled by the expression engine (expr.h, a layer of its own below this
- * one). A template with anything else is skipped, with its reason. Nothing
+ * one), tpl-payloads.c a request's payloads: and their combinations. A
+ * template with anything else is skipped, with its reason. Nothing
  * here makes a request or looks at a response: this layer links with
  * libyaml, PCRE2 and the engine alone. */
 #ifndef SCAN_TPL_H
@@ -82,6 +83,39 @@ typedef struct tpl_extractor {
   size_t n;
 } tpl_extractor;
 
+/* How a request's payloads combine (nuclei's attack:). */
+typedef enum tpl_attack {
+  TPL_ATTACK_NONE,  /* not given */
+  TPL_BATTERINGRAM, /* one payload, each value in turn (nuclei's default) */
+  TPL_PITCHFORK,    /* value k of every payload together, up to the shortest */
+  TPL_CLUSTERBOMB   /* every combination (the product) */
+} tpl_attack;
+
+/* The combinations one request may make per target, at most: a request
+ * whose payloads make more is skipped (nuclei has no bound). */
+#define TPL_PAYLOAD_MAX 65536
+/* A payload file: at most this many bytes, lines, and bytes in a line
+ * (nuclei's reader refuses a line of 64 KiB or more). */
+#define TPL_PAYLOAD_FILE_MAX  (4u << 20)
+#define TPL_PAYLOAD_LINES_MAX 262144
+#define TPL_PAYLOAD_LINE_MAX  65535
+
+/* One payload: a name of the request's texts and its values, in order. */
+typedef struct tpl_payload {
+  char *name;
+  char **values; /* into text */
+  size_t n;      /* at least 1 */
+  char *text;    /* the values, each ended by a NUL */
+} tpl_payload;
+
+/* A request's payloads: (n 0: none) and how they combine. */
+typedef struct tpl_payloads {
+  tpl_attack attack; /* --attack-type, else the request's attack:, else batteringram */
+  tpl_payload *p;    /* in the template's order, those the request uses */
+  size_t n;
+  size_t combos; /* the combinations, 1 to TPL_PAYLOAD_MAX when n > 0 */
+} tpl_payloads;
+
 /* One entry of http: (or requests:). */
 typedef struct tpl_request {
   char *method;
@@ -108,6 +142,7 @@ typedef struct tpl_request {
   size_t nmatchers;
   tpl_extractor *extractors;
   size_t nextractors;
+  tpl_payloads payloads;
 } tpl_request;
 
 /* A name of a template (variables:, constants:) and its value as written. */
@@ -150,6 +185,7 @@ typedef struct tpl {
 typedef struct tpl_skip {
   char *file;
   char *reason;
+  char *payloads; /* what tpl_payloads_note says of it, for --validate -v; NULL: none */
 } tpl_skip;
 
 /* The templates loaded, and those skipped. */
@@ -161,6 +197,14 @@ typedef struct templates {
   /* -var NAME=VALUE, set before tpl_load: names a template may use. */
   const char *const *given;
   size_t ngiven;
+  /* --attack-type, set before tpl_load: every request's (0: their own). */
+  tpl_attack attack;
+  /* Where payload files are looked for, no higher up (tpl-payloads.c);
+   * NULL: up to the file system's root. */
+  const char *files_root;
+  /* Load templates with payloads, for a caller that sends each
+   * combination; 0: they are skipped, "payloads: not run yet". */
+  int run_payloads;
   /* -tags, -severity, ... set before tpl_load (NULL: none): a template it
    * leaves out is neither loaded nor skipped, only counted. */
   const struct tpl_filter *filter;
@@ -219,9 +263,11 @@ typedef enum tpl_source {
   TS_GIVEN,  /* -var */
   TS_TARGET, /* tpl_target_names, randstr */
   TS_VAR,    /* variables: */
-  TS_DYNAMIC /* an internal extractor's: a value of a sequence (tpl-seq.c) */
+  TS_PAYLOAD, /* payloads: of a request, over all the others (nuclei's) */
+  TS_DYNAMIC  /* an internal extractor's: a value of a sequence (tpl-seq.c) */
 } tpl_source;
-/* The source of name[0..len) in t (index: which constant, -var, variable). */
+/* The source of name[0..len) in t (index: which constant, -var, variable,
+ * or for a payload which request of t has it). */
 tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const char *name,
                     size_t len, size_t *index);
 
@@ -240,7 +286,7 @@ void tpl_vars_free(tpl *t);
 
 /* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
 enum {
-  TPL_USES_TEMPLATE = 1, /* a constant or a variable of t */
+  TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
   TPL_USES_VOLATILE = 2, /* an expression that gives another value each time */
   TPL_USES_DYNAMIC = 4   /* a value an extractor of t gives (TS_DYNAMIC) */
 };
@@ -279,6 +325,30 @@ size_t tpl_dsl_unalias(const char *name, size_t len);
  * not this one's (its atoms the engine's, evaluated over the value). */
 void tpl_dsl_several(tpl_dsl *d);
 void tpl_dsl_free(tpl_dsl *d);
+
+/* ---- Payloads (tpl-payloads.c) ------------------------------------------ */
+
+/* The attack's name, as templates write it. */
+const char *tpl_attack_name(tpl_attack a);
+/* s (any case, spaces around) as an attack into *a: 0, or -1. */
+int tpl_attack_parse(const char *s, tpl_attack *a);
+/* Request q's payloads: (a mapping, as map of doc) into q->payloads, with
+ * attack (its attack:, TPL_ATTACK_NONE when not given), for the template
+ * file path of ts: the values, the combinations counted. Once q is read
+ * whole (a payload none of its texts names is dropped, as nuclei does).
+ * 0, or -1 with the reason in why (cap bytes), or -2 when out of memory. */
+int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q,
+                      struct yaml_document_s *doc, struct yaml_node_s *map, tpl_attack attack,
+                      char *why, size_t cap);
+/* Which payload of ps is named name[0..len): its index, or ps->n. */
+size_t tpl_payload_find(const tpl_payloads *ps, const char *name, size_t len);
+/* The value of payload i of ps in combination k (k < ps->combos):
+ * clusterbomb's first payload changes fastest. */
+const char *tpl_payload_value(const tpl_payloads *ps, size_t i, size_t k);
+/* What t's payloads are, appended to out: per request with payloads,
+ * "request N: ATTACK of NAME, ...: C combinations", "; " between. */
+void tpl_payloads_note(const tpl *t, line *out);
+void tpl_payloads_free(tpl_payloads *ps);
 
 /* ---- Choosing templates: -tags, -severity, ... (tpl-filter.c) ----------- */
 

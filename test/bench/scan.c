@@ -48,13 +48,15 @@ typedef struct request {
   size_t len;
 } request;
 
-/* What the server got: appended from its threads. */
+/* What the server got, written to a file as it comes (from the server's
+ * threads), so that the bench itself stays small: a child inherits its
+ * memory as its peak RSS until it execs. */
 static struct {
   pthread_mutex_t lock;
-  request *r;
-  size_t n, cap;
-  int nomem;
-} got = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
+  FILE *f;  /* NULL: none kept */
+  size_t n; /* requests written */
+  int failed;
+} got = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
 /* One header line of a logged head, for curl to send as it came: the
  * ones curl writes itself from what it is told (the host, the body's
@@ -68,68 +70,63 @@ static int header_kept(const char *line, size_t len)
   return 1;
 }
 
+static void request_free(request *q)
+{
+  free(q->method);
+  free(q->target);
+  free(q->body);
+  curl_slist_free_all(q->headers);
+  memset(q, 0, sizeof *q);
+}
+
+/* The file holds, per request, its method, target, header lines (their
+ * count first) and body, each field as its length, a space, its bytes and
+ * a newline; a body's bytes that did not come with the head are 'x'. */
+static void field(FILE *f, const char *p, size_t len)
+{
+  fprintf(f, "%zu ", len);
+  fwrite(p, 1, len, f);
+  fputc('\n', f);
+}
+
+/* The header lines kept between from and to (header_kept), written to f
+ * when not NULL; how many. */
+static size_t header_lines(const char *from, const char *to, FILE *f)
+{
+  size_t n = 0;
+  for (const char *l = from, *e; l < to && (e = memmem(l, (size_t)(to - l), "\r\n", 2)) && e != l;
+       l = e + 2)
+    if (header_kept(l, (size_t)(e - l))) {
+      if (f)
+        field(f, l, (size_t)(e - l));
+      n++;
+    }
+  return n;
+}
+
 static void on_request(void *ud, const char *head, size_t head_len, const char *body, size_t have,
                        size_t len)
 {
   (void)ud;
-  request q = {0};
   const char *end = memmem(head, head_len, "\r\n", 2), *sp1, *sp2;
   if (!end || !(sp1 = memchr(head, ' ', (size_t)(end - head))) ||
       !(sp2 = memchr(sp1 + 1, ' ', (size_t)(end - sp1 - 1))))
     return;
-  q.method = strndup(head, (size_t)(sp1 - head));
-  q.target = strndup(sp1 + 1, (size_t)(sp2 - sp1 - 1));
-  q.body = len ? malloc(len) : NULL;
-  q.len = len;
-  int ok = q.method && q.target && (!len || q.body);
-  if (q.body) {
-    memcpy(q.body, body, have);
-    memset(q.body + have, 'x', len - have);
-  }
-  for (const char *l = end + 2; ok && l < head + head_len;) {
-    const char *e = memmem(l, (size_t)(head + head_len - l), "\r\n", 2);
-    if (!e || e == l)
-      break;
-    if (header_kept(l, (size_t)(e - l))) {
-      char *h = strndup(l, (size_t)(e - l));
-      struct curl_slist *more = h ? curl_slist_append(q.headers, h) : NULL;
-      free(h);
-      ok = more != NULL;
-      if (more)
-        q.headers = more;
-    }
-    l = e + 2;
-  }
   pthread_mutex_lock(&got.lock);
-  if (ok && got.n == got.cap) {
-    request *more = realloc(got.r, (got.cap = got.cap ? 2 * got.cap : 4096) * sizeof *more);
-    ok = more != NULL;
-    if (more)
-      got.r = more;
+  if (got.f) {
+    field(got.f, head, (size_t)(sp1 - head));
+    field(got.f, sp1 + 1, (size_t)(sp2 - sp1 - 1));
+    fprintf(got.f, "%zu\n", header_lines(end + 2, head + head_len, NULL));
+    header_lines(end + 2, head + head_len, got.f);
+    fprintf(got.f, "%zu ", len);
+    fwrite(body, 1, have, got.f);
+    for (size_t i = have; i < len; i++)
+      fputc('x', got.f);
+    fputc('\n', got.f);
+    got.n++;
+    got.failed |= ferror(got.f);
   }
-  if (ok)
-    got.r[got.n++] = q;
-  else
-    got.nomem = 1;
   pthread_mutex_unlock(&got.lock);
-  if (!ok) {
-    free(q.method);
-    free(q.target);
-    free(q.body);
-    curl_slist_free_all(q.headers);
-  }
-}
-
-static void forget_requests(void)
-{
-  for (size_t i = 0; i < got.n; i++) {
-    free(got.r[i].method);
-    free(got.r[i].target);
-    free(got.r[i].body);
-    curl_slist_free_all(got.r[i].headers);
-  }
-  got.n = 0;
-  got.nomem = 0;
 }
 
 static double now(void)
@@ -139,7 +136,48 @@ static double now(void)
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* ---- curl's own loop, in a child ----------------------------------------- */
+/* ---- The requests, kept in a file ----------------------------------------- */
+
+/* A length, a space, that many bytes and a newline from f, new; NULL at
+ * the end or on a malformed file. */
+static char *read_field(FILE *f, size_t *len)
+{
+  size_t n;
+  if (fscanf(f, "%zu", &n) != 1 || fgetc(f) != ' ' || n > (1u << 30))
+    return NULL;
+  char *p = malloc(n + 1);
+  if (p && fread(p, 1, n, f) == n && fgetc(f) == '\n') {
+    p[n] = '\0';
+    *len = n;
+    return p;
+  }
+  free(p);
+  return NULL;
+}
+
+/* The next request of the file on_request writes into q: 1, or 0 at the end (or
+ * on a malformed file, which the count then tells). */
+static int read_request(FILE *f, request *q)
+{
+  size_t len, nh;
+  memset(q, 0, sizeof *q);
+  if (!(q->method = read_field(f, &len)))
+    return 0;
+  int ok = (q->target = read_field(f, &len)) != NULL && fscanf(f, "%zu\n", &nh) == 1;
+  for (size_t k = 0; ok && k < nh; k++) {
+    char *h = read_field(f, &len);
+    struct curl_slist *more = h ? curl_slist_append(q->headers, h) : NULL;
+    free(h);
+    if ((ok = more != NULL))
+      q->headers = more;
+  }
+  if (ok && (q->body = read_field(f, &q->len)) != NULL)
+    return 1;
+  request_free(q);
+  return 0;
+}
+
+/* ---- curl's own loop, in a process of its own ----------------------------- */
 
 static size_t count(char *p, size_t size, size_t n, void *ud)
 {
@@ -167,14 +205,17 @@ static int set_request(CURL *e, const request *q, const char *base, char *url, s
   return ok ? 0 : -1;
 }
 
-/* The requests got, conc at a time; exits 0 when all were answered. */
-static void curl_loop(const char *base, long conc)
+/* The requests of file f (on_request's), conc at a time, each read when
+ * a handle is free for it (curl's loop holds no more of them than it
+ * runs); exits 0 when all were answered, 1 when one could not be made. */
+static void curl_loop(FILE *f, const char *base, long conc)
 {
   CURLM *m = curl_multi_init();
   CURL **e = calloc((size_t)conc, sizeof *e);
-  char (*urls)[8192] = calloc((size_t)conc, sizeof *urls);
-  size_t next = 0, done = 0, failed = 0, bytes = 0;
-  if (!m || !e || !urls)
+  request *q = calloc((size_t)conc, sizeof *q);
+  char(*urls)[8192] = calloc((size_t)conc, sizeof *urls);
+  size_t started = 0, done = 0, failed = 0, bytes = 0;
+  if (!m || !e || !q || !urls)
     _exit(1);
   for (long i = 0; i < conc; i++) {
     if (!(e[i] = curl_easy_init()))
@@ -183,12 +224,12 @@ static void curl_loop(const char *base, long conc)
     curl_easy_setopt(e[i], CURLOPT_WRITEDATA, &bytes);
     curl_easy_setopt(e[i], CURLOPT_PRIVATE, (void *)(intptr_t)i);
   }
-  for (long i = 0; i < conc && next < got.n; i++, next++)
-    if (set_request(e[i], &got.r[next], base, urls[i], sizeof urls[i]) != 0 ||
+  for (long i = 0; i < conc && read_request(f, &q[i]); i++, started++)
+    if (set_request(e[i], &q[i], base, urls[i], sizeof urls[i]) != 0 ||
         curl_multi_add_handle(m, e[i]) != CURLM_OK)
       _exit(1);
   int running = 1;
-  while (running || done < next) {
+  while (running || done < started) {
     curl_multi_perform(m, &running);
     CURLMsg *msg;
     int left;
@@ -196,16 +237,18 @@ static void curl_loop(const char *base, long conc)
       if (msg->msg != CURLMSG_DONE)
         continue;
       CURL *h = msg->easy_handle;
-      void *slot;
+      char *slot;
       failed += msg->data.result != CURLE_OK;
       done++;
-      curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&slot);
+      curl_easy_getinfo(h, CURLINFO_PRIVATE, &slot);
       curl_multi_remove_handle(m, h);
       long i = (long)(intptr_t)slot;
-      if (next < got.n) {
-        if (set_request(h, &got.r[next++], base, urls[i], sizeof urls[i]) != 0 ||
+      request_free(&q[i]);
+      if (read_request(f, &q[i])) {
+        if (set_request(h, &q[i], base, urls[i], sizeof urls[i]) != 0 ||
             curl_multi_add_handle(m, h) != CURLM_OK)
           _exit(1);
+        started++;
         running = 1;
       }
     }
@@ -214,7 +257,7 @@ static void curl_loop(const char *base, long conc)
   }
   fprintf(stderr, "bench-scan: curl: %zu requests, %zu failed, %zu body bytes\n", done, failed,
           bytes);
-  _exit(done == got.n ? 0 : 1);
+  _exit(feof(f) ? 0 : 1);
 }
 
 /* ---- A run --------------------------------------------------------------- */
@@ -253,75 +296,6 @@ static int run(char *const argv[], char *err, size_t cap, double *wall, double *
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* The requests got, into path: per request its method, target, header
- * lines and body, each as a length and its bytes. 0 or -1. */
-static int save_requests(const char *path)
-{
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return -1;
-  for (size_t i = 0; i < got.n; i++) {
-    const request *q = &got.r[i];
-    size_t nh = 0;
-    for (const struct curl_slist *h = q->headers; h; h = h->next)
-      nh++;
-    fprintf(f, "%zu %s\n%zu %s\n%zu\n", strlen(q->method), q->method, strlen(q->target),
-            q->target, nh);
-    for (const struct curl_slist *h = q->headers; h; h = h->next)
-      fprintf(f, "%zu %s\n", strlen(h->data), h->data);
-    fprintf(f, "%zu ", q->len);
-    fwrite(q->body ? q->body : "", 1, q->len, f);
-    fputc('\n', f);
-  }
-  return fclose(f) == 0 ? 0 : -1;
-}
-
-/* A length, a space, that many bytes and a newline from f, new; NULL at
- * the end or on a malformed file. */
-static char *read_field(FILE *f, size_t *len)
-{
-  size_t n;
-  if (fscanf(f, "%zu", &n) != 1 || fgetc(f) != ' ' || n > (1u << 30))
-    return NULL;
-  char *p = malloc(n + 1);
-  if (p && fread(p, 1, n, f) == n && fgetc(f) == '\n') {
-    p[n] = '\0';
-    *len = n;
-    return p;
-  }
-  free(p);
-  return NULL;
-}
-
-/* save_requests' file, into got. 0 or -1. */
-static int load_requests(const char *path)
-{
-  FILE *f = fopen(path, "r");
-  size_t len, nh;
-  char *method;
-  while (f && (method = read_field(f, &len)) != NULL) {
-    request q = {.method = method};
-    int ok = (q.target = read_field(f, &len)) != NULL && fscanf(f, "%zu\n", &nh) == 1;
-    for (size_t k = 0; ok && k < nh; k++) {
-      char *h = read_field(f, &len);
-      struct curl_slist *more = h ? curl_slist_append(q.headers, h) : NULL;
-      free(h);
-      if ((ok = more != NULL))
-        q.headers = more;
-    }
-    ok = ok && (q.body = read_field(f, &q.len)) != NULL;
-    request *more = ok && got.n == got.cap
-                        ? realloc(got.r, (got.cap = got.cap ? 2 * got.cap : 4096) * sizeof *more)
-                        : got.r;
-    if (!ok || !more) {
-      fclose(f);
-      return -1;
-    }
-    got.r = more;
-    got.r[got.n++] = q;
-  }
-  return f && fclose(f) == 0 ? 0 : -1;
-}
 static int by_value(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -351,10 +325,11 @@ int main(int argc, char **argv)
   long targets = 20, conc = 50, runs = 3;
   /* The curl side, in a process of its own: --replay FILE BASE C. */
   if (argc == 5 && !strcmp(argv[1], "--replay")) {
+    FILE *f = fopen(argv[2], "r");
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (load_requests(argv[2]) != 0)
+    if (!f)
       return 1;
-    curl_loop(argv[3], atol(argv[4]));
+    curl_loop(f, argv[3], atol(argv[4]));
   }
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -415,8 +390,8 @@ int main(int argc, char **argv)
   fclose(f);
   snprintf(conc_s, sizeof conc_s, "%ld", conc);
   ts_on_request(srv, on_request, NULL);
-  char *args[] = {(char *)scan, "-t", (char *)dir, "-l", list, "-c", conc_s, "-o", "/dev/null",
-                  NULL};
+  char *args[] = {(char *)scan, "-t",   (char *)dir, "-l",        list,
+                  "-c",         conc_s, "-o",        "/dev/null", NULL};
   char *replay[] = {self_path, "--replay", saved, base, conc_s, NULL};
   static char err[1 << 16];
   double s_load[RUNS_MAX], s_req[RUNS_MAX], s_rss[RUNS_MAX], c_req[RUNS_MAX], c_rss[RUNS_MAX];
@@ -427,8 +402,18 @@ int main(int argc, char **argv)
          "scan req/s", "scan RSS", "curl request", "curl req/s", "curl RSS", "ratio");
   for (long r = 0; r < runs && status == 0; r++) {
     double wall, rss;
-    forget_requests();
+    /* The server writes what scan sends; curl's requests are not kept. */
+    pthread_mutex_lock(&got.lock);
+    got.f = fopen(saved, "w");
+    got.n = 0;
+    got.failed = !got.f;
+    pthread_mutex_unlock(&got.lock);
     int ran = run(args, err, sizeof err, &wall, &rss) == 0;
+    pthread_mutex_lock(&got.lock);
+    size_t sent = got.n;
+    int saved_ok = !got.failed && fclose(got.f) == 0;
+    got.f = NULL;
+    pthread_mutex_unlock(&got.lock);
     const char *line = err;
     while (line && sscanf(line, "scan: %lu requests in %lf s", &requests, &s_req[r]) != 2)
       line = (line = strstr(line + 1, "\nscan: ")) ? line + 1 : NULL;
@@ -439,16 +424,11 @@ int main(int argc, char **argv)
     }
     s_load[r] = wall - s_req[r];
     s_rss[r] = rss;
-    size_t sent = got.n;
-    ts_on_request(srv, NULL, NULL); /* curl's requests are not scan's */
-    int saved_ok = !got.nomem && save_requests(saved) == 0;
-    forget_requests();
     if (!saved_ok || run(replay, err, sizeof err, &c_req[r], &c_rss[r]) != 0) {
       fprintf(stderr, "bench-scan: curl's loop failed:\n%s\n", err);
       status = 1;
       break;
     }
-    ts_on_request(srv, on_request, NULL);
     printf("%-4ld %8.2fs %11.2fs %10.0f %5.1f MiB | %11.2fs %10.0f %5.1f MiB | %6.2fx\n", r + 1,
            s_load[r], s_req[r], (double)requests / s_req[r], s_rss[r], c_req[r],
            (double)sent / c_req[r], c_rss[r], s_req[r] / c_req[r]);
@@ -466,8 +446,6 @@ int main(int argc, char **argv)
            median(s_load, (int)runs), median(s_req, (int)runs), "", median(s_rss, (int)runs),
            median(c_req, (int)runs), "", median(c_rss, (int)runs), median(ratio, (int)runs));
   }
-  forget_requests();
-  free(got.r);
   ts_stop(srv);
   unlink(list);
   unlink(saved);

@@ -659,6 +659,46 @@ static void seq_stop_first(char *out)
   }
 }
 
+/* payloads: the values in turn until one matches (stop-at-first-match);
+ * the DSL's word is the value. */
+static void seq_payloads(char *out)
+{
+  static const char *const words[] = {"a", "b", "c"};
+  for (size_t i = 0; i < 3; i++) {
+    char path[64], want[16];
+    got g;
+    snprintf(path, sizeof path, "/html?title=p-%s", words[i]);
+    snprintf(want, sizeof want, "p-%s", words[i]);
+    fetch(path, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, want) && !strcmp(words[i], "b")) {
+      expect(out, path, NULL, NULL);
+      return;
+    }
+  }
+}
+
+/* Each combination runs the block's requests in order, one jar for the
+ * template: the login's cookie is the one its echo carries. */
+static void seq_payload_login(char *out)
+{
+  static const char *const users[] = {"ann", "bob"};
+  CURL *e = session();
+  for (size_t i = 0; i < 2; i++) {
+    char path[64], cookie[64];
+    got g;
+    snprintf(path, sizeof path, "/login?user=%s", users[i]);
+    snprintf(cookie, sizeof cookie, "Cookie: session=%s", users[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, cookie))
+      expect(out, path, NULL, NULL);
+    snprintf(path, sizeof path, "/echo?u=%s", users[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, cookie))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -698,5 +738,7 @@ const evaluation RUN[] = {
     {"seq-iterate", seq_iterate, 0},
     {"seq-req-condition", seq_req_condition, 0},
     {"seq-stop-first", seq_stop_first, 0},
+    {"seq-payloads", seq_payloads, 0},
+    {"seq-payload-login", seq_payload_login, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

@@ -138,14 +138,16 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 38 templates: 29 independent ones, 30 paths, 12 distinct requests;
+  /* 40 templates: 29 independent ones, 30 paths, 12 distinct requests;
    * redirects.yaml follows three redirects, which the server counts too.
-   * 9 sequences of 19 requests, each a cluster of its own, 17 requests
+   * 11 sequences of 22 requests, each a cluster of its own, 23 requests
    * made: stop-first.yaml's first path matches (1 of 2), seq-missing's
    * second request names a value not extracted (1 of 2), seq-stop-first's
-   * second path matches (2 of 3), seq-iterate's second runs twice (3). */
-  ck_assert_msg(strstr(o.err, "38 loaded, 0 skipped; 31 clusters, 29 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 12 + 17 + 3);
+   * second path matches (2 of 3), seq-iterate's second runs twice (3),
+   * seq-payloads' second value matches (2 of 3 combinations), and
+   * seq-payload-login's two requests run for each of 2 (4). */
+  ck_assert_msg(strstr(o.err, "40 loaded, 0 skipped; 34 clusters, 35 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 12 + 23 + 3);
   size_t lines = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -487,11 +489,14 @@ START_TEST(validate)
   /* -v: how the payloads of one that waits combine; --attack-type (-at)
    * over the request's own. */
   char want[1200];
-  o = run_templates("skip/payloads.yaml", "--validate", "-v", "-at");
+  o = run_templates("run/seq-payloads.yaml", "--validate", "-v", "-at");
   ck_assert_int_eq(o.status, 2); /* -at without its type */
   prog_out_free(&o);
-  o = run_templates("skip/payloads.yaml", "--validate", "-v", NULL);
-  snprintf(want, sizeof want, "payloads %s/payloads.yaml: request 1: batteringram of word: 2 combinations\n", dir);
+  char run[560];
+  templates_path("run", run, sizeof run);
+  o = run_templates("run/seq-payloads.yaml", "--validate", "-v", NULL);
+  snprintf(want, sizeof want,
+           "payloads %s/seq-payloads.yaml: request 1: batteringram of word: 3 combinations\n", run);
   ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
   prog_out_free(&o);
   char path[600];
@@ -501,15 +506,15 @@ START_TEST(validate)
   ck_assert_int_eq(o.status, 0); /* its own attack, batteringram, takes one payload still */
   ck_assert_msg(strstr(o.out, "payloads: batteringram of 2 payloads"), "%s", o.out);
   prog_out_free(&o);
-  snprintf(path, sizeof path, "%s/payloads.yaml", dir);
+  snprintf(path, sizeof path, "%s/seq-payloads.yaml", run);
   at[4] = "pitchfork";
   o = run_program(at);
-  snprintf(want, sizeof want, "payloads %s: request 1: pitchfork of word: 2 combinations\n", path);
+  snprintf(want, sizeof want, "payloads %s: request 1: pitchfork of word: 3 combinations\n", path);
   ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 38 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 40 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST

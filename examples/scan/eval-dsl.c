@@ -211,6 +211,8 @@ int dsl_lookup(void *ud, const char *name, size_t len, expr_value *out)
   if (response_var(v, name, plain, out))
     return 1;
   const plan *p = v->r->g->plan;
+  if (v->t->seq && plan_seq_payload(v->t->seq, p, name, len, out))
+    return 1; /* a payload's value in the request's combination */
   if (v->t->seq && tpl_extracted(&p->ts->t[v->t->tpl], name, len))
     return plan_seq_value(v->t->seq, p, name, len, out);
   return v->t->vars.lookup && v->t->vars.lookup(v->t->vars.ud, v->t->tpl, name, len, out);

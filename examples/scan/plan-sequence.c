@@ -8,6 +8,8 @@
  *  - a block has several raw requests (nuclei's way of writing a login,
  *    then what it opens), or
  *  - a request names a value an internal extractor gives ({{name}}), or
+ *  - a block has payloads: each combination, in turn, runs the block's
+ *    requests (nuclei's generator), or
  *  - a block of several requests has req-condition (explicit, or implied
  *    by a matcher naming X_N), or
  *  - it has several requests and a block says stop-at-first-match or
@@ -52,11 +54,15 @@ int plan_needs_sequence(const plan *p, size_t t)
     all += tpl_steps(&tp->reqs[q]);
   if (uses_dynamic(p->ts, t) || tp->self_contained)
     return 1;
+  for (size_t q = 0; q < tp->nreqs; q++)
+    if (tp->reqs[q].payloads.n)
+      return 1;
   size_t seen = 0;
   for (size_t q = 0; all > 1 && q < tp->nreqs; q++) {
     const tpl_request *r = &tp->reqs[q];
     size_t n = tpl_steps(r);
-    if (r->nraws > 1 || (n > 1 && r->req_condition) || r->stop_first || r->cookie_reuse)
+    if (r->nraws > 1 || (n > 1 && r->req_condition) || r->stop_first || r->cookie_reuse ||
+        r->payloads.n)
       return 1;
     for (size_t k = 0; k < n; k++, seen++) {
       const char *path;
@@ -133,6 +139,15 @@ static size_t block_values(const plan *p, const plan_seq *seq)
   return most;
 }
 
+/* The first request of the block of request at. */
+static size_t block_first(const plan *p, const plan_sequence *s, size_t at)
+{
+  size_t q = p->c[at].members[0].req;
+  while (at > s->first && p->c[at - 1].members[0].req == q)
+    at--;
+  return at;
+}
+
 /* The sequence's request at, or the first after it that can be made (a
  * request that names a value not extracted, or whose expression fails,
  * ends its block, as nuclei). Its URL, or NULL at the end. */
@@ -145,6 +160,7 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
       plan_seq_forget(seq, 0);
       seq->matched = 0;
       seq->iter = 0;
+      seq->combo = 0;
     }
     seq->at = at;
     seq->missing = 0;
@@ -194,6 +210,12 @@ char *plan_next_step(plan *p, size_t *cl, plan_job *job)
     at = seq->at;
   } else
     seq->iter = 0;
+  if (at != seq->at && at == next_block(p, &p->seqs[seq->index], seq->at) &&
+      !(q->stop_first && seq->matched) && seq->combo + 1 < q->payloads.combos) {
+    at = block_first(p, &p->seqs[seq->index], seq->at); /* its next combination */
+    seq->combo++;
+    plan_seq_forget(seq, 0); /* X_N count from its first request again */
+  }
   plan_job_step_free(job);
   return step_from(p, job, at, cl);
 }

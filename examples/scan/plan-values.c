@@ -1,7 +1,8 @@
 /* scan's sequences: what one keeps while it runs for a target (plan.h,
  * plan_seq): the values its internal extractors found, for the {{name}}
  * of its later requests and the DSL, and with req-condition the variables
- * X_N of its block's earlier responses that the block's matchers read.
+ * X_N of its block's earlier responses that the block's matchers read;
+ * and the values of the running block's payloads in its combination.
  * Bounded: PLAN_SEQ_VALUES values of PLAN_SEQ_VALUE bytes per extractor;
  * a response's variable only when a matcher reads it (a body as
  * --max-body kept it). The evaluation writes them (it links this file
@@ -117,6 +118,19 @@ int plan_seq_remember(plan_seq *seq, const char *name, size_t len, const expr_va
     x->len = v->u.str.len;
   }
   return 0;
+}
+
+int plan_seq_payload(const plan_seq *seq, const plan *p, const char *name, size_t len,
+                     expr_value *out)
+{
+  const cluster *c = &p->c[seq->at];
+  const tpl_payloads *ps = &p->ts->t[c->members[0].tpl].reqs[c->members[0].req].payloads;
+  size_t i = tpl_payload_find(ps, name, len);
+  if (i == ps->n || seq->combo >= ps->combos)
+    return 0;
+  const char *v = tpl_payload_value(ps, i, seq->combo);
+  *out = expr_str(v, strlen(v));
+  return 1;
 }
 
 int plan_seq_recall(const plan_seq *seq, const char *name, size_t len, expr_value *out)

@@ -94,7 +94,8 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
                         : expr_str(v->p->fixed[v->tpl][i].p, v->p->fixed[v->tpl][i].len);
     return 1;
   case TS_DYNAMIC: return v->seq && plan_seq_value(v->seq, v->p, name, len, out);
-  case TS_PAYLOAD: break; /* a value of the request's combination, not of the plan */
+  case TS_PAYLOAD: /* a value of the request's combination: a sequence's */
+    return v->seq && plan_seq_payload(v->seq, v->p, name, len, out);
   case TS_NONE: break;
   }
   return 0;

@@ -174,7 +174,7 @@ typedef struct plan_vars {
 
 #define PLAN_SEQ_VALUES 100   /* values kept per name extracted */
 #define PLAN_SEQ_VALUE  1024  /* bytes of one, at most */
-#define PLAN_SEQ_REQUESTS 10000 /* requests of one sequence for one target, at most */
+#define PLAN_SEQ_REQUESTS TPL_PAYLOAD_MAX /* requests of one sequence for a target, at most */
 
 /* What a sequence keeps while it runs for one target: the values its
  * internal extractors found (for {{name}} and the DSL), and with
@@ -197,6 +197,7 @@ typedef struct plan_seq_var {
 typedef struct plan_seq {
   size_t index;     /* the sequence: p->seqs[index] */
   size_t at;        /* its request running: p->c[at] */
+  size_t combo;     /* payloads: the block's combination running */
   size_t iter;      /* iterate-all: the value of the request's run */
   size_t iter_n;    /* iterate-all: the runs of the request (the most
                      * values of one name the block had extracted) */
@@ -225,6 +226,10 @@ int plan_seq_extracted(plan_seq *seq, const plan *p, const char *name, char *con
                        const size_t *len, size_t n);
 /* Keeps variable name[0..len) (X_N) of the block's response N. 0 or -1. */
 int plan_seq_remember(plan_seq *seq, const char *name, size_t len, const expr_value *v);
+/* Payload name[0..len) of the running block, its value in the block's
+ * combination: 1 and *out, or 0 when the block has none of that name. */
+int plan_seq_payload(const plan_seq *seq, const plan *p, const char *name, size_t len,
+                     expr_value *out);
 /* Variable name[0..len) of an earlier response of the block: 1 and *out,
  * or 0. */
 int plan_seq_recall(const plan_seq *seq, const char *name, size_t len, expr_value *out);

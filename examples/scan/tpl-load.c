@@ -378,6 +378,12 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   return why ? skip(r, why, NULL) : 0;
 }
 
+/* The redirects that key (redirects, host-redirects) true follows. */
+static int redirects_of(const char *key)
+{
+  return !strcmp(key, "host-redirects") ? TPL_REDIRECTS_HOST : TPL_REDIRECTS_ALL;
+}
+
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
 {
   const char *k;
@@ -409,7 +415,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "body"))
       ok = s && (q->body = dup(r, s));
     else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
-      ok = (q->redirects = truthy(s)) || s;
+      ok = s && ((q->redirects |= truthy(s) ? redirects_of(k) : 0) || 1);
     else if (!strcmp(k, "max-redirects"))
       ok = s && (q->max_redirs = strtol(s, &end, 10)) >= 0 && !*end && q->max_redirs <= 1000;
     else if (!strcmp(k, "matchers-condition"))
@@ -421,6 +427,10 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     if (!ok)
       return skip(r, "request key", k);
   }
+  if (q->redirects & TPL_REDIRECTS_HOST) /* nuclei: host-redirects wins */
+    q->redirects = TPL_REDIRECTS_HOST;
+  if (!q->max_redirs) /* nuclei: 0 is its default */
+    q->max_redirs = DEFAULT_MAX_REDIRS;
   if (!q->npaths)
     return skip(r, "request without a path", NULL);
   if (!q->method && !(q->method = dup(r, "GET")))

@@ -630,6 +630,18 @@ static void internal(char *out)
     expect(out, "/headers", NULL, NULL);
 }
 
+/* stop-at-first-match: the first response that matches, from the last. */
+static void redirect_first(char *out)
+{
+  static chain c;
+  follow("/hops?n=2", 0, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 200 || c.hop[i].status == 302) {
+      expect_at(out, c.url[i], NULL, NULL);
+      break;
+    }
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -647,6 +659,7 @@ const evaluation RUN[] = {
     {"redirect-max", redirect_max, 0},
     {"redirect-host", redirect_host, 0},
     {"redirect-hops", redirect_hops, 0},
+    {"redirect-first", redirect_first, 0},
     {"no-redirects", no_redirects, 0},
     {"stop-first", stop_first, 1},
     {"word-all", word_all, 0},

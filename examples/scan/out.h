@@ -22,6 +22,9 @@ typedef struct output {
   unsigned long matches;
   unsigned long *last;
   size_t window;
+  /* --json-export: the array's file (0: none), its elements so far. */
+  int export_fd;
+  unsigned long exported;
 } output;
 
 /* How a target's last transfer ended, for its report. */
@@ -67,6 +70,15 @@ void json_target_fields(line *l, const char *target);
 /* The URL of the request that hop (as rc_hop counts, from 0) of r
  * answered, after the redirects before it; NULL when out of memory. */
 char *out_hop_url(const rc_response *r, const attempt *a, int hop);
+
+/* ---- --json-export (out-export.c) --------------------------------------- */
+
+/* Opens path for the array. 0, or -1 with errno. */
+int out_export_open(output *o, const char *path);
+/* The line just written (o->line), as the array's next element. */
+void out_export(output *o);
+/* Ends the array and closes its file. 0, or -1 with write_error set. */
+int out_export_close(output *o);
 
 /* ---- Templates (out-tpl.c) ---------------------------------------------- */
 

@@ -681,6 +681,42 @@ START_TEST(shard)
 }
 END_TEST
 
+/* nuclei's -dr, -fr and -fhr with -mr (scan's -L) over redirect-max.yaml
+ * (status 302 and "X-Hop: 1" over /hops?n=3, redirects: true,
+ * max-redirects: 2): -dr follows none, so its only response (X-Hop: 3)
+ * does not match; -fr -mr 3 follows to the final 200, and the response
+ * of /hops?n=1 matches on its own; -fhr -mr 1 ends the chain at X-Hop: 2,
+ * which does not match. The server counts each request. */
+START_TEST(redirect_flags)
+{
+  static const struct {
+    const char *flag, *limit, *at; /* at: the line's URL; NULL: no line */
+    unsigned long requests;
+  } runs[] = {{"-dr", NULL, NULL, 1}, {"-fr", "3", "/hops?n=1", 4}, {"-fhr", "1", NULL, 2}};
+  char path[512];
+  templates_path("run/redirect-max.yaml", path, sizeof path);
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-s", (char *)runs[i].flag,
+                    runs[i].limit ? "-mr" : NULL, (char *)runs[i].limit, NULL};
+    unsigned long before = ts_requests(srv);
+    prog_out o = run_program(argv);
+    ck_assert_msg(o.status == 0, "%s: %d: %s", runs[i].flag, o.status, o.err);
+    ck_assert_uint_eq(ts_requests(srv) - before, runs[i].requests);
+    char want[512] = "", at[512];
+    if (runs[i].at)
+      snprintf(want, sizeof want, "%s%s", base, runs[i].at);
+    json_field(o.out, "matched-at", at, sizeof at);
+    ck_assert_str_eq(at, want);
+    ck_assert_ptr_eq(strchr(o.out, '\n'), runs[i].at ? o.out + strlen(o.out) - 1 : NULL);
+    prog_out_free(&o);
+  }
+  char *plain[] = {getenv("SCAN_BIN"), "-fr", "-u", base, NULL}; /* the templates' flags */
+  prog_out o = run_program(plain);
+  ck_assert_int_eq(o.status, 2);
+  prog_out_free(&o);
+}
+END_TEST
+
 /* Usage: --validate without -t, and -t beside the command line's matchers. */
 START_TEST(usage)
 {
@@ -945,6 +981,7 @@ int main(void)
   tcase_add_test(tc, dsl_bodies);
   tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
+  tcase_add_test(tc, redirect_flags);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);

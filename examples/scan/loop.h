@@ -15,6 +15,8 @@
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000L
 #define DEFAULT_TIMEOUT_MS         30000L
 
+#define REDIRECTS_NONE (-1)
+
 enum { EXIT_RAN = 0, EXIT_SETUP = 1, EXIT_USAGE = 2, EXIT_BROKEN_PIPE = 128 + SIGPIPE };
 
 /* What the command line says a scan does (main-opts.c fills it). */
@@ -57,6 +59,9 @@ typedef struct options {
   int stats;
   long stats_interval_ms;
   const char *json_export;
+  /* nuclei's -fr (TPL_REDIRECTS_ALL), -fhr (TPL_REDIRECTS_HOST), -dr
+   * (REDIRECTS_NONE) for every template request; 0: the templates'. */
+  int redirects;
   char **spelled; /* per argument: a long option written with one dash,
                    * rewritten with two (NULL: none) */
   size_t nspelled;

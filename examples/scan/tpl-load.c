@@ -378,10 +378,12 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   return why ? skip(r, why, NULL) : 0;
 }
 
-/* The redirects that key (redirects, host-redirects) true follows. */
-static int redirects_of(const char *key)
+/* redirects: or host-redirects: (key) with value s: those true follows. */
+static int take_redirects(tpl_request *q, const char *key, const char *s)
 {
-  return !strcmp(key, "host-redirects") ? TPL_REDIRECTS_HOST : TPL_REDIRECTS_ALL;
+  if (truthy(s))
+    q->redirects |= !strcmp(key, "host-redirects") ? TPL_REDIRECTS_HOST : TPL_REDIRECTS_ALL;
+  return s != NULL;
 }
 
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
@@ -415,7 +417,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "body"))
       ok = s && (q->body = dup(r, s));
     else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
-      ok = s && ((q->redirects |= truthy(s) ? redirects_of(k) : 0) || 1);
+      ok = take_redirects(q, k, s);
     else if (!strcmp(k, "max-redirects"))
       ok = s && (q->max_redirs = strtol(s, &end, 10)) >= 0 && !*end && q->max_redirs <= 1000;
     else if (!strcmp(k, "matchers-condition"))

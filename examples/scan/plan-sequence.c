@@ -17,8 +17,8 @@
  *    (a method other than GET or HEAD, or a body): what follows it may
  *    need its cookies, or
  *  - it is self-contained: its requests' URLs are its own, and it runs
- *    once in the scan, before the targets' requests, its host the URL of
- *    its first request (nuclei's).
+ *    once in the scan, before the targets' requests, its target the URL
+ *    of its first request (nuclei's).
  * Anything else, several paths of GETs included, is a set of independent
  * probes: their requests join clusters, and cookies do not carry from one
  * to the next (nuclei's jar would carry them; such probes seldom set one

@@ -181,6 +181,10 @@ typedef struct checker {
   expr_error first; /* the first compile error of the current "{{" */
   const char *first_at;
   size_t compiled; /* bytes given to expr_compile */
+  /* Reading a matcher word of request q: no name or {{...}} is a reason
+   * to skip (one that is none stays as written, as nuclei leaves it). */
+  int in_word;
+  const tpl_request *q;
 } checker;
 
 /* Sets the reason (the first one found stays); returns 0. */
@@ -206,7 +210,8 @@ static size_t string_name(checker *k, const char *s, const char *end)
   size_t i;
   if (!c || c > end || !is_name(s + 2, (size_t)(c - s - 2)))
     return 0;
-  if (tpl_name(k->t, k->given, k->ngiven, s + 2, (size_t)(c - s - 2), &i) == TS_NONE)
+  if (tpl_name(k->t, k->given, k->ngiven, s + 2, (size_t)(c - s - 2), &i) == TS_NONE &&
+      !k->in_word) /* a word's may be the response's */
     return (size_t)fail(k, "variable: %.*s", (int)(c - s - 2), s + 2);
   return (size_t)(c - s - 2);
 }
@@ -266,6 +271,8 @@ static int readable(checker *k, const char *name, size_t len)
 {
   size_t i;
   tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, len, &i);
+  if (k->in_word)
+    return 1; /* word_renders says what it depends on */
   if (s == TS_NONE && has(name, len, "interactsh"))
     return fail(k, "interactsh");
   if (s == TS_NONE)
@@ -446,6 +453,47 @@ static int replace_randstr(char **text, line *names, uint64_t *seed)
   return 0;
 }
 
+/* re with its {{randstr_N}} replaced, compiled again (where PCRE2 would
+ * refuse the result, re stays as written). 0, or -1 when out of memory. */
+static int replace_randstr_regex(regex *re, line *names, uint64_t *seed)
+{
+  if (!re->text || !strstr(re->text, "{{randstr_"))
+    return 0;
+  char *text = strdup(re->text), msg[160];
+  regex fresh;
+  if (!text || replace_randstr(&text, names, seed) != 0) {
+    free(text);
+    return -1;
+  }
+  if (regex_compile(&fresh, text, msg, sizeof msg) != 0) {
+    regex_free(&fresh);
+    free(text);
+    return 0;
+  }
+  free((char *)re->text);
+  regex_free(re);
+  *re = fresh;
+  return 0;
+}
+
+/* Every {{randstr_N}} of request q's matchers and extractors replaced, as
+ * nuclei replaces them in the whole template. 0 or -1. */
+static int randstr_operators(tpl_request *q, line *names, uint64_t *seed)
+{
+  int rc = 0;
+  for (size_t i = 0; !rc && i < q->nmatchers; i++) {
+    tpl_matcher *m = &q->matchers[i];
+    for (size_t k = 0; !rc && m->type == TM_WORD && k < m->n; k++)
+      rc = replace_randstr(&m->words[k], names, seed);
+    for (size_t k = 0; !rc && m->type == TM_REGEX && k < m->n; k++)
+      rc = replace_randstr_regex(&m->regexes[k], names, seed);
+  }
+  for (size_t i = 0; !rc && i < q->nextractors; i++)
+    for (size_t k = 0; !rc && q->extractors[i].regexes && k < q->extractors[i].n; k++)
+      rc = replace_randstr_regex(&q->extractors[i].regexes[k], names, seed);
+  return rc;
+}
+
 /* Every {{randstr_N}} of t's texts replaced. 0 or -1. */
 static int randstr_texts(tpl *t)
 {
@@ -464,6 +512,8 @@ static int randstr_texts(tpl *t)
       rc = replace_randstr(&q->headers[j], &names, &seed);
     if (!rc)
       rc = replace_randstr(&q->body, &names, &seed);
+    if (!rc)
+      rc = randstr_operators(q, &names, &seed);
   }
   free(names.p);
   return rc;
@@ -485,25 +535,90 @@ static int renders(const char *text)
   return 0;
 }
 
-/* Whether a word or a regex of a matcher of t, or a regex of an extractor,
- * holds a {{...}} to replace: scan replaces them in requests alone, so
- * such a matcher would look for the text as written. */
-static int rendered_in_matchers(const tpl *t)
+/* ---- Matcher words -------------------------------------------------- */
+
+/* Whether name is a named extractor's of request q. */
+static int extractor_named(const tpl_request *q, const char *name, size_t len)
 {
-  for (size_t i = 0; i < t->nreqs; i++) {
-    const tpl_request *q = &t->reqs[i];
-    for (size_t j = 0; j < q->nmatchers; j++) {
-      const tpl_matcher *m = &q->matchers[j];
-      for (size_t k = 0; k < m->n; k++)
-        if ((m->type == TM_WORD && renders(m->words[k])) ||
-            (m->type == TM_REGEX && renders(m->regexes[k].text)))
-          return 1;
+  for (size_t i = 0; i < q->nextractors; i++)
+    if (q->extractors[i].name && named(q->extractors[i].name, name, len))
+      return 1;
+  return 0;
+}
+
+/* When a name that a word reads has its value: TPL_WORD_SCAN for a
+ * constant, a -var, {{randstr}} and a variable evaluated once in the
+ * scan; TPL_WORD_RESPONSE for a target variable, a variable of the
+ * target, a response variable, a named extractor's values, and a name
+ * the template does not give (a header's, or none: then the word stays
+ * as written). */
+static unsigned char depend(const checker *k, const char *name, size_t len)
+{
+  size_t i;
+  tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, len, &i);
+  int scan = s == TS_CONST || s == TS_GIVEN ||
+             (s == TS_TARGET && !strcmp(tpl_target_names[i], "randstr")) ||
+             (s == TS_VAR && !k->t->vars[i].per_target);
+  return scan && !extractor_named(k->q, name, len) && !tpl_response_var(name, len)
+             ? TPL_WORD_SCAN
+             : TPL_WORD_RESPONSE;
+}
+
+/* The same for an expression: the names it reads; one that gives another
+ * value each time (rand_*) is evaluated for each response, as nuclei
+ * does. */
+static unsigned char expr_depend(const checker *k, const tpl_expr *x)
+{
+  unsigned char r = x->calls & EXPR_CALLS_VOLATILE ? TPL_WORD_RESPONSE : TPL_WORD_SCAN;
+  for (size_t v = 0; v < expr_var_count(x->e); v++) {
+    size_t n;
+    const char *name = expr_var_name(x->e, v, &n);
+    r |= depend(k, name, n);
+  }
+  return r;
+}
+
+/* How word text of request q is replaced (TPL_WORD_*), 0 when it holds
+ * nothing to replace. Its expressions are compiled into t->exprs as a
+ * request's are; a {{...}} that is none stays as written, as nuclei
+ * leaves it in a word. */
+static unsigned char word_renders(checker *k, const tpl_request *q, const char *text)
+{
+  part pt;
+  unsigned char r = 0;
+  k->in_word = 1;
+  k->q = q;
+  for (const char *p = text; p && !k->why[0] && !k->nomem;) {
+    const char *failed = NULL;
+    if (next_part(p, check_classify, k, &pt, &failed)) {
+      r |= pt.kind == KIND_NAME ? depend(k, pt.inner, pt.len)
+                                : expr_depend(k, &k->t->exprs[pt.index]);
+      p = pt.inner + pt.len + 2;
+    } else {
+      p = failed ? failed + 2 : NULL;
     }
-    for (size_t j = 0; j < q->nextractors; j++) {
-      const tpl_extractor *x = &q->extractors[j];
-      for (size_t k = 0; x->regexes && k < x->n; k++)
-        if (renders(x->regexes[k].text))
-          return 1;
+  }
+  k->in_word = 0;
+  return r & TPL_WORD_RESPONSE ? TPL_WORD_RESPONSE : r;
+}
+
+/* Decides how each word of t's word matchers is replaced (m->renders).
+ * 0, or -1 when out of memory or a reason was found. */
+static int check_words(checker *k)
+{
+  for (size_t i = 0; i < k->t->nreqs; i++) {
+    const tpl_request *q = &k->t->reqs[i];
+    for (size_t j = 0; j < q->nmatchers; j++) {
+      tpl_matcher *m = &q->matchers[j];
+      for (size_t w = 0; m->type == TM_WORD && w < m->n; w++) {
+        unsigned char r = renders(m->words[w]) ? word_renders(k, q, m->words[w]) : 0;
+        if (k->why[0] || k->nomem)
+          return -1;
+        if (r && !m->renders && !(m->renders = calloc(m->n, 1)))
+          return k->nomem = 1, -1;
+        if (r)
+          m->renders[w] = r;
+      }
     }
   }
   return 0;
@@ -511,12 +626,9 @@ static int rendered_in_matchers(const tpl *t)
 
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
-  if (rendered_in_matchers(t))
-    return snprintf(why, cap, "matcher: {{...}} in a word or regex (replaced in requests only)"),
-           -1;
   if (randstr_texts(t) != 0)
     return -2;
-  checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0};
+  checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0, 0, NULL};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;
@@ -535,6 +647,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
     if (q->body)
       check_text(&k, q->body);
   }
+  if (!why[0] && !k.nomem)
+    check_words(&k);
   return k.nomem ? -2 : why[0] ? -1 : 0;
 }
 

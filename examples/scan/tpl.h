@@ -64,7 +64,13 @@ typedef struct tpl_matcher {
    * matcher id in the evaluation's set (eval_matchers fills it; freed
    * with the template), whose verdict holds it. NULL: none. */
   size_t *ids;
+  /* TM_WORD: per word, how the {{...}} it holds are replaced (as nuclei
+   * renders a word with the values its request was made with):
+   * TPL_WORD_SCAN, once in the scan, before the matchers are compiled
+   * (eval_words); TPL_WORD_RESPONSE, for each response. NULL: none. */
+  unsigned char *renders;
 } tpl_matcher;
+enum { TPL_WORD_SCAN = 1, TPL_WORD_RESPONSE = 2 };
 
 typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL } tpl_xtype;
 

@@ -523,6 +523,8 @@ static void word_const(char *out)
     expect(out, "/html?title=Acme-Portal", "title", NULL);
   if (has(g.body, g.body_len, "ACME-PORTAL"))
     expect(out, "/html?title=Acme-Portal", "upper", NULL);
+  if (strcasestr(g.body, "acme-portal</title>"))
+    expect(out, "/html?title=Acme-Portal", "nocase", NULL);
 }
 
 /* The path of scan's line for a URL of base + prefix, into out (cap

@@ -129,7 +129,9 @@ static void usage(FILE *out)
         "                          name, under its constants\n"
         "  -v, --verbose           with --validate, first each template loaded and\n"
         "                          what it keeps of the body: streamed atoms and\n"
-        "                          matchers, the whole body, or its count only\n"
+        "                          matchers, the whole body, or its count only;\n"
+        "                          its words with {{...}} replaced once in the\n"
+        "                          scan (they stream) and for each response\n"
         "\n",
         out);
   fputs("Extractors (repeatable):\n"

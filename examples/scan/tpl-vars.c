@@ -17,7 +17,15 @@
  * variables, the constants, -var names and the variables before it;
  * one that uses itself or a later one (a cycle) is a skip, as nuclei sends
  * its text unresolved. Where a name is defined twice, constants win over
- * -var, -var over the target's variables, those over variables:. */
+ * -var, -var over the target's variables, those over variables:.
+ *
+ * A matcher word is a text of the same kind, which nuclei renders with the
+ * values its request was made with and the response's, just before it
+ * looks for it: here each word is told which of them it reads (once in
+ * the scan, or for each response: m->renders); a {{...}} that is none
+ * stays as written, never a reason to skip. A regex is compiled as written
+ * (nuclei's are); {{randstr_N}} is replaced in words and regexes too, as
+ * nuclei replaces it in the whole template. */
 #include "tpl.h"
 
 #include <ctype.h>

@@ -88,11 +88,17 @@ static int has_scan_words(const tpl *t)
   return 0;
 }
 
-/* Template t's words of the scan replaced. 0 or -1. */
+/* Template t's words of the scan replaced, with its values that are the
+ * scan's: no target's, and of its variables those evaluated once in the
+ * scan (plan_fix; the others are not evaluated here, and not known). 0 or
+ * -1. */
 static int fix_words(tpl *t, const plan *p, size_t index)
 {
   plan_vals v;
-  int rc = plan_vals_eval(&v, p, index, NULL, 1);
+  int rc = plan_vals_eval(&v, p, index, NULL, 0);
+  if (!rc && t->nvars && !(v.vars = calloc(t->nvars, sizeof *v.vars)))
+    rc = -1;
+  v.known = t->nvars;
   for (size_t i = 0; !rc && i < t->nreqs; i++)
     for (size_t j = 0; !rc && j < t->reqs[i].nmatchers; j++) {
       tpl_matcher *m = &t->reqs[i].matchers[j];

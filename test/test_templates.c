@@ -266,19 +266,24 @@ START_TEST(dsl_bodies)
   ck_assert_msg(strstr(o.out, "dsl-favicon.yaml: body: whole body\n"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "len-cut.yaml: body: count only\n"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "dsl-named.yaml: body: none\n"), "%s", o.out);
-  /* Words whose {{...}} are the scan's stream; those of the target are
-   * replaced for each response, over the kept body or the header part. */
+  /* Words whose {{...}} are the scan's, the same in every scan, stream;
+   * those of the target or random ones (kept out of the cached databases)
+   * are matched for each response, over the kept body or the header part. */
   ck_assert_msg(strstr(o.out, vs ? "word-const.yaml: body: streamed atoms and matchers (3, Vectorscan"
                                  : "word-const.yaml: body: whole body (no streaming engine)"),
                 "%s", o.out);
   ck_assert_msg(strstr(o.out, "word-const.yaml: body: ") &&
                     strstr(strstr(o.out, "word-const.yaml: body: "),
-                           "; words with {{...}}: 3 replaced once in the scan, 0 for each response\n"),
+                           "; {{...}} in words and regexes: 3 replaced once in the scan, 0 for each "
+                           "response\n"),
                 "%s", o.out);
-  ck_assert_msg(strstr(o.out, "word-host.yaml: body: none; words with {{...}}: 0 replaced once in "
-                              "the scan, 3 for each response\n"),
+  ck_assert_msg(strstr(o.out, "word-rand.yaml: body: whole body; {{...}} in words and regexes: 0 "
+                              "replaced once in the scan, 4 for each response\n"),
                 "%s", o.out);
-  ck_assert_msg(strstr(o.out, "dsl-job-vals.yaml: body: whole body; words with {{...}}: 0 "
+  ck_assert_msg(strstr(o.out, "word-host.yaml: body: none; {{...}} in words and regexes: 0 replaced "
+                              "once in the scan, 3 for each response\n"),
+                "%s", o.out);
+  ck_assert_msg(strstr(o.out, "dsl-job-vals.yaml: body: whole body; {{...}} in words and regexes: 0 "
                               "replaced once in the scan, 1 for each response\n"),
                 "%s", o.out);
   prog_out_free(&o);

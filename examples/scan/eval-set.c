@@ -59,11 +59,12 @@ static size_t word_id(pattern_set *ps, const char *word, int nocase)
 
 static size_t regex_id(pattern_set *ps, const regex *re) { return pattern_id(ps, NULL, re, 2); }
 
-/* Whether word k of m is replaced for each response: looked for then,
- * over the kept body or the header part, never on the stream. */
+/* Whether value k of m (a word or a regex) is matched for each response
+ * (its {{...}} are the target's, the response's, or random): over the kept
+ * body or the header part, never on the stream. */
 static int per_response(const tpl_matcher *m, size_t k)
 {
-  return m->type == TM_WORD && m->renders && m->renders[k] == TPL_WORD_RESPONSE;
+  return m->renders && m->renders[k] == TPL_WORD_RESPONSE;
 }
 
 /* The words and the regexes of the body of m (its atoms too), counted. */
@@ -77,8 +78,9 @@ static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
   for (size_t k = 0; (m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD && k < m->n;
        k++)
     *words += !per_response(m, k);
-  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
-    *regexes += m->n;
+  for (size_t k = 0; (m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX && k < m->n;
+       k++)
+    *regexes += !per_response(m, k);
 }
 
 /* The ids of expression d's atoms of the body among out's (SIZE_MAX: an

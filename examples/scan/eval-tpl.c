@@ -102,6 +102,17 @@ static int word_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
   return hit;
 }
 
+/* Regex i of m, random (it held a {{randstr}}), over its part. */
+static int regex_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+{
+  texts t;
+  part_texts(dv, m->part, m->header, &t);
+  for (size_t k = 0; k < t.n; k++)
+    if (regex_hit(&m->regexes[i], t.v[k]))
+      return 1;
+  return 0;
+}
+
 /* Value i of matcher m hits: over the header block or a header's values
  * here, in the body by the reading's verdict (the engine's, see
  * eval_matchers); a word replaced for each response, here. */
@@ -109,6 +120,8 @@ static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 {
   if (m->type == TM_WORD && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
     return word_hits(dv, m, i);
+  if (m->type == TM_REGEX && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
+    return regex_hits(dv, m, i);
   const reading *rd = dv->r;
   const rc_response *r = rd->resp;
   rc_hop_info last;

@@ -207,7 +207,7 @@ static void print_keeps(const tpl *t)
   if (!k.whole && !k.streamed && !k.count)
     printf("none");
   if (k.scan_words || k.response_words)
-    printf("; words with {{...}}: %zu replaced once in the scan, %zu for each response",
+    printf("; {{...}} in words and regexes: %zu replaced once in the scan, %zu for each response",
            k.scan_words, k.response_words);
   putchar('\n');
 }

@@ -295,6 +295,24 @@ static int readable(checker *k, const char *name, size_t len)
     k->t->vars[k->var].per_target = 1;
   if (s == TS_TARGET && k->var < k->t->nvars && strcmp(tpl_target_names[i], "randstr"))
     k->t->vars[k->var].per_target = 1;
+  if (k->var < k->t->nvars && ((s == TS_VAR && k->t->vars[i].random) ||
+                               (s == TS_TARGET && !strcmp(tpl_target_names[i], "randstr"))))
+    k->t->vars[k->var].random = 1;
+  return 1;
+}
+
+/* Whether every name expression x reads may be read (by variable k->var,
+ * or by a text); one that calls rand_* makes the variable random. */
+static int expr_readable(checker *k, const tpl_expr *x)
+{
+  if (k->var < k->t->nvars && (x->calls & EXPR_CALLS_VOLATILE))
+    k->t->vars[k->var].random = 1;
+  for (size_t v = 0; v < expr_var_count(x->e); v++) {
+    size_t n;
+    const char *name = expr_var_name(x->e, v, &n);
+    if (!readable(k, name, n))
+      return 0;
+  }
   return 1;
 }
 
@@ -304,8 +322,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
   size_t i;
   if (is_name(inner, len) && tpl_name(k->t, k->given, k->ngiven, inner, len, &i) != TS_NONE)
     return readable(k, inner, len) ? KIND_NAME : 0;
-  if ((*index = find_expr(k->t, inner, len)) < k->t->nexprs)
-    return KIND_EXPR;
+  if ((*index = find_expr(k->t, inner, len)) < k->t->nexprs) /* read before, by another */
+    return expr_readable(k, &k->t->exprs[*index]) ? KIND_EXPR : 0;
   if (len > EXPR_MAX_SOURCE)
     return 0;
   if ((k->compiled += len) > CHECK_BYTES_MAX)
@@ -341,13 +359,7 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
   k->t->exprs = x;
   x[k->t->nexprs] = (tpl_expr){copy, e, calls};
   *index = k->t->nexprs++;
-  for (size_t v = 0; v < expr_var_count(e); v++) {
-    size_t n;
-    const char *name = expr_var_name(e, v, &n);
-    if (!readable(k, name, n))
-      return 0;
-  }
-  return KIND_EXPR;
+  return expr_readable(k, &x[*index]) ? KIND_EXPR : 0;
 }
 
 /* Whether the "{{" at o, which opens no part, is text nuclei sends as it
@@ -484,6 +496,21 @@ static int replace_randstr_regex(regex *re, line *names, uint64_t *seed)
   return 0;
 }
 
+/* Value k of m (a word or a regex) says r (TPL_WORD_*), unless it says
+ * more already. 0, or -1 when out of memory. */
+static int mark(tpl_matcher *m, size_t k, unsigned char r)
+{
+  if (!r || (!m->renders && !(m->renders = calloc(m->n, 1))))
+    return r ? -1 : 0;
+  if (m->renders[k] < r)
+    m->renders[k] = r;
+  return 0;
+}
+
+/* Whether a matcher value holds a {{randstr_N}} (random: another in each
+ * scan, so matched for each response, see m->renders). */
+static int has_randstr_n(const char *text) { return text && strstr(text, "{{randstr_") != NULL; }
+
 /* Every {{randstr_N}} of request q's matchers and extractors replaced, as
  * nuclei replaces them in the whole template. 0 or -1. */
 static int randstr_operators(tpl_request *q, line *names, uint64_t *seed)
@@ -492,9 +519,11 @@ static int randstr_operators(tpl_request *q, line *names, uint64_t *seed)
   for (size_t i = 0; !rc && i < q->nmatchers; i++) {
     tpl_matcher *m = &q->matchers[i];
     for (size_t k = 0; !rc && m->type == TM_WORD && k < m->n; k++)
-      rc = replace_randstr(&m->words[k], names, seed);
+      rc = mark(m, k, has_randstr_n(m->words[k]) ? TPL_WORD_RESPONSE : 0) ||
+           replace_randstr(&m->words[k], names, seed);
     for (size_t k = 0; !rc && m->type == TM_REGEX && k < m->n; k++)
-      rc = replace_randstr_regex(&m->regexes[k], names, seed);
+      rc = mark(m, k, has_randstr_n(m->regexes[k].text) ? TPL_WORD_RESPONSE : 0) ||
+           replace_randstr_regex(&m->regexes[k], names, seed);
   }
   for (size_t i = 0; !rc && i < q->nextractors; i++)
     for (size_t k = 0; !rc && q->extractors[i].regexes && k < q->extractors[i].n; k++)
@@ -510,8 +539,10 @@ static int randstr_texts(tpl *t)
   uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 30 ^ (uint64_t)(uintptr_t)t;
   line names = {0};
   int rc = 0;
-  for (size_t i = 0; !rc && i < t->nvars; i++)
+  for (size_t i = 0; !rc && i < t->nvars; i++) {
+    t->vars[i].random = has_randstr_n(t->vars[i].value);
     rc = replace_randstr(&t->vars[i].value, &names, &seed);
+  }
   for (size_t i = 0; !rc && i < t->nreqs; i++) {
     tpl_request *q = &t->reqs[i];
     for (size_t j = 0; !rc && j < q->npaths; j++)
@@ -555,18 +586,17 @@ static int extractor_named(const tpl_request *q, const char *name, size_t len)
 }
 
 /* When a name that a word reads has its value: TPL_WORD_SCAN for a
- * constant, a -var, {{randstr}} and a variable evaluated once in the
- * scan; TPL_WORD_RESPONSE for a target variable, a variable of the
- * target, a response variable, a named extractor's values, and a name
- * the template does not give (a header's, or none: then the word stays
- * as written). */
+ * constant, a -var and a variable evaluated once in the scan that is not
+ * random; TPL_WORD_RESPONSE for a target variable ({{randstr}} too: it is
+ * random), a variable of the target or a random one, a response
+ * variable, a named extractor's values, and a name the template does not
+ * give (a header's, or none: then the word stays as written). */
 static unsigned char depend(const checker *k, const char *name, size_t len)
 {
   size_t i;
   tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, len, &i);
   int scan = s == TS_CONST || s == TS_GIVEN ||
-             (s == TS_TARGET && !strcmp(tpl_target_names[i], "randstr")) ||
-             (s == TS_VAR && !k->t->vars[i].per_target);
+             (s == TS_VAR && !k->t->vars[i].per_target && !k->t->vars[i].random);
   return scan && !extractor_named(k->q, name, len) && !tpl_response_var(name, len)
              ? TPL_WORD_SCAN
              : TPL_WORD_RESPONSE;
@@ -610,8 +640,9 @@ static unsigned char word_renders(checker *k, const tpl_request *q, const char *
   return r & TPL_WORD_RESPONSE ? TPL_WORD_RESPONSE : r;
 }
 
-/* Decides how each word of t's word matchers is replaced (m->renders).
- * 0, or -1 when out of memory or a reason was found. */
+/* Decides how each word of t's matchers is replaced, and which regexes
+ * hold a {{randstr}} (m->renders). 0, or -1 when out of memory or a reason
+ * was found. */
 static int check_words(checker *k)
 {
   for (size_t i = 0; i < k->t->nreqs; i++) {
@@ -622,11 +653,12 @@ static int check_words(checker *k)
         unsigned char r = renders(m->words[w]) ? word_renders(k, q, m->words[w]) : 0;
         if (k->why[0] || k->nomem)
           return -1;
-        if (r && !m->renders && !(m->renders = calloc(m->n, 1)))
+        if (mark(m, w, r) != 0)
           return k->nomem = 1, -1;
-        if (r)
-          m->renders[w] = r;
       }
+      for (size_t w = 0; m->type == TM_REGEX && w < m->n; w++)
+        if (strstr(m->regexes[w].text, "{{randstr}}") && mark(m, w, TPL_WORD_RESPONSE) != 0)
+          return k->nomem = 1, -1;
     }
   }
   return 0;

@@ -130,8 +130,9 @@ static void usage(FILE *out)
         "  -v, --verbose           with --validate, first each template loaded and\n"
         "                          what it keeps of the body: streamed atoms and\n"
         "                          matchers, the whole body, or its count only;\n"
-        "                          its words with {{...}} replaced once in the\n"
-        "                          scan (they stream) and for each response\n"
+        "                          its words and regexes with {{...}} replaced\n"
+        "                          once in the scan (they stream) or for each\n"
+        "                          response\n"
         "\n",
         out);
   fputs("Extractors (repeatable):\n"

@@ -1,13 +1,15 @@
 /* scan's values in the templates' matchers: nuclei renders each matcher
  * word with the values its request was made with (and the response's),
  * just before it looks for it; tpl-vars.c decided which values each word
- * reads (m->renders). A word whose values are the same for the whole scan
- * (constants, -var, {{randstr}}, a variable evaluated once in the scan) is
- * replaced here, once, before the matchers are compiled, so that it
- * streams as any word does; the others are replaced for each response by
- * the evaluation (eval-tpl.c). A regex is compiled as written, as nuclei
+ * reads (m->renders). A word whose values are the same in every scan
+ * (constants, -var, a variable evaluated once in the scan that is not
+ * random) is replaced here, once, before the matchers are compiled, so
+ * that it streams as any word does; the others (the target's, the
+ * response's, random ones) are replaced for each response by the
+ * evaluation (eval-tpl.c). A regex is compiled as written, as nuclei
  * compiles it, but for {{randstr}}, which nuclei replaces in the whole
- * template when it reads it. */
+ * template when it reads it: replaced here, and matched for each
+ * response. */
 #include "plan.h"
 
 #include <ctype.h>

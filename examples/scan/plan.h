@@ -132,9 +132,9 @@ void plan_unfix(plan *p);
 /* ---- The scan's values in matchers (plan-words.c) ------------------------ */
 
 /* Replaces the templates' words of TPL_WORD_SCAN with the scan's values,
- * and {{randstr}} in their regexes with the scan's letters: before the
- * matchers are compiled (eval_matchers), so that they stream. 0, or -1
- * when out of memory. */
+ * before the matchers are compiled (eval_matchers), so that they stream,
+ * and {{randstr}} in their regexes with the scan's letters. 0, or -1 when
+ * out of memory. */
 int plan_words(const plan *p, templates *ts);
 
 /* ---- Template variables of a target -------------------------------------- */

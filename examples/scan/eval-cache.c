@@ -129,19 +129,6 @@ static int read_all(int fd, void *p, size_t len)
   return 0;
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-  for (size_t done = 0; done < len;) {
-    ssize_t n = write(fd, (const char *)p + done, len - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return -1;
-    done += (size_t)n;
-  }
-  return 0;
-}
-
 void *cache_get(const unsigned char key[CACHE_KEY], int *kind, size_t *len)
 {
   char path[4200];

@@ -220,8 +220,8 @@ struct ts_server {
   cache_entry *cache;
   size_t cache_bytes;
   unsigned long cache_clock;
-  ts_request_fn *on_request; /* ts_on_request's; NULL: none */
-  void *on_request_ud;
+  _Atomic(ts_request_fn *) on_request; /* ts_on_request's; NULL: none */
+  void *_Atomic on_request_ud;
 };
 
 struct conn {
@@ -1825,9 +1825,10 @@ static void serve_request(conn *c, size_t head_len)
     return;
   }
   rq.body_len = consumed - head_len;
-  if (c->srv->on_request)
-    c->srv->on_request(c->srv->on_request_ud, c->in, head_len, c->in + head_len, rq.body_len,
-                       rq.content_length);
+  ts_request_fn *log = atomic_load(&c->srv->on_request);
+  if (log)
+    log(atomic_load(&c->srv->on_request_ud), c->in, head_len, c->in + head_len, rq.body_len,
+        rq.content_length);
   dispatch(c, &rq);
   memmove(c->in, c->in + consumed, c->in_len - consumed);
   c->in_len -= consumed;
@@ -2038,8 +2039,8 @@ unsigned long ts_requests(const ts_server *s) { return atomic_load(&s->requests)
 
 void ts_on_request(ts_server *s, ts_request_fn *fn, void *ud)
 {
-  s->on_request = fn;
-  s->on_request_ud = ud;
+  atomic_store(&s->on_request_ud, ud);
+  atomic_store(&s->on_request, fn);
 }
 
 void ts_stop(ts_server *s)

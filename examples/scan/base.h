@@ -59,6 +59,10 @@ void put(line *l, const char *s, size_t n);
 void puts_line(line *l, const char *s);
 void printf_line(line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Writes n bytes of p to fd, as many write(2) calls as it takes: 0, or
+ * the errno of the one that failed. */
+int write_all(int fd, const void *p, size_t n);
+
 /* Seconds since t0, on CLOCK_MONOTONIC. */
 double seconds_since(const struct timespec *t0);
 

@@ -19,6 +19,7 @@ typedef struct reader {
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
   int waits; /* loaded whole, skipped only as its payloads are not run yet */
+  size_t payload_left; /* bytes its payloads' values may still take */
 } reader;
 
 /* Records why the template is skipped (the first reason found). */
@@ -402,7 +403,8 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
 /* payloads: (tpl-payloads.c), once q is read whole. */
 static int payloads(reader *r, tpl_request *q, yaml_node_t *map, tpl_attack attack)
 {
-  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, r->reason, sizeof r->reason);
+  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, &r->payload_left, r->reason,
+                             sizeof r->reason);
   if (rc == -2)
     r->nomem = 1;
   return rc;
@@ -761,6 +763,7 @@ int tpl_load_file(templates *ts, const char *path)
   reader r;
   memset(&r, 0, sizeof r);
   r.ts = ts;
+  r.payload_left = TPL_PAYLOAD_TEMPLATE_MAX;
   r.path = path;
   yaml_parser_t parser;
   tpl t;

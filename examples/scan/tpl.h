@@ -110,6 +110,10 @@ typedef enum tpl_attack {
 #define TPL_PAYLOAD_FILE_MAX  (4u << 20)
 #define TPL_PAYLOAD_LINES_MAX 262144
 #define TPL_PAYLOAD_LINE_MAX  65535
+/* The bytes of all the values of one template's payloads, at most (files
+ * and lists alike: a file named by several payloads, or a YAML alias
+ * repeated in a list, counts each time it is read). */
+#define TPL_PAYLOAD_TEMPLATE_MAX (8u << 20)
 
 /* One payload: a name of the request's texts and its values, in order. */
 typedef struct tpl_payload {
@@ -356,10 +360,12 @@ int tpl_attack_parse(const char *s, tpl_attack *a);
  * attack (its attack:, TPL_ATTACK_NONE when not given), for the template
  * file path of ts: the values, the combinations counted. Once q is read
  * whole (a payload none of its texts names is dropped, as nuclei does).
- * 0, or -1 with the reason in why (cap bytes), or -2 when out of memory. */
+ * *left: the bytes the template's payloads may still hold (start at
+ * TPL_PAYLOAD_TEMPLATE_MAX), less those read. 0, or -1 with the reason in
+ * why (cap bytes), or -2 when out of memory. */
 int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q,
                       struct yaml_document_s *doc, struct yaml_node_s *map, tpl_attack attack,
-                      char *why, size_t cap);
+                      size_t *left, char *why, size_t cap);
 /* Which payload of ps is named name[0..len): its index, or ps->n. */
 size_t tpl_payload_find(const tpl_payloads *ps, const char *name, size_t len);
 /* The value of payload i of ps in combination k (k < ps->combos):

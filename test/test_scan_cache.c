@@ -171,8 +171,7 @@ static result cold(void)
     ck_assert_uint_eq(each_file(NULL), 0);
     return r;
   }
-  ck_assert_int_eq(r.cached, 0);
-  ck_assert_int_gt(r.compiled, 0);
+  ck_assert_int_gt(r.compiled, 0); /* some read back in the run: a narrowing's */
   ck_assert_uint_gt(each_file(NULL), 0);
   ck_assert_msg(strchr(r.lines, '\n'), "no line: the templates were meant to match");
   return r;
@@ -182,7 +181,7 @@ static result cold(void)
 static void warm(const result *want)
 {
   result r = scan();
-  ck_assert_int_eq(r.cached, want->compiled);
+  ck_assert_int_eq(r.cached, want->cached + want->compiled);
   ck_assert_int_eq(r.compiled, 0);
   ck_assert_str_eq(r.lines, want->lines);
   free(r.lines);
@@ -192,7 +191,7 @@ static void warm(const result *want)
 static void rebuilt(const result *want)
 {
   result r = scan();
-  ck_assert_int_eq(r.cached, 0);
+  ck_assert_int_eq(r.cached, want->cached);
   ck_assert_int_eq(r.compiled, want->compiled);
   ck_assert_str_eq(r.lines, want->lines);
   free(r.lines);
@@ -215,14 +214,14 @@ END_TEST
  * lines differ (the random values are in them). */
 START_TEST(random_words_warm)
 {
-  static const char *const names[] = {"word-const.yaml", "word-rand.yaml", "word-and.yaml"};
-  result first = scan_of(names, 3);
+  static const char *const names[] = {"word-const.yaml", "word-rand.yaml", "word-and.yaml",
+                                      "regex-extract.yaml"};
+  result first = scan_of(names, 4);
   ck_assert_msg(strstr(first.lines, "word-rand"), "%s", first.lines);
   if (with_vectorscan()) {
-    ck_assert_int_eq(first.cached, 0);
     ck_assert_int_gt(first.compiled, 0);
-    result second = scan_of(names, 3);
-    ck_assert_int_eq(second.cached, first.compiled);
+    result second = scan_of(names, 4);
+    ck_assert_int_eq(second.cached, first.cached + first.compiled);
     ck_assert_int_eq(second.compiled, 0);
     ck_assert_msg(strstr(second.lines, "word-rand"), "%s", second.lines);
     free(second.lines);
@@ -305,8 +304,10 @@ START_TEST(shared_directory)
   rebuilt(&first);
   /* Once it is the user's alone again, it serves. */
   ck_assert_int_eq(chmod(files, 0700), 0);
-  rebuilt(&first);
-  warm(&first);
+  result second = cold();
+  ck_assert_str_eq(second.lines, first.lines);
+  warm(&second);
+  free(second.lines);
   free(first.lines);
 }
 END_TEST

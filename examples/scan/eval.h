@@ -113,6 +113,9 @@ typedef struct engine {
   const templates *tpl;
   const plan *plan;
   eval_cluster *clusters;
+  /* Per matcher id: a word that only clusters of a few words have, which
+   * eval-literal.c finds and the database leaves out; NULL: none. */
+  unsigned char *few_only;
 } engine;
 
 /* Decides where each matcher of m runs, and whether bodies are kept.
@@ -224,7 +227,8 @@ int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due
 #define LITERAL_WORDS   8   /* a cluster of at most this many body values, */
 #define LITERAL_LONGEST 256 /* all words no longer than this, is matched there */
 
-/* Whether the body values ids[0 .. n-1] of a cluster are such words. */
+/* Whether the body values ids[0 .. n-1] of a cluster are such words
+ * (whatever the engine, or none). */
 int literal_cluster(const engine *g, const size_t *ids, size_t n);
 /* A hop's body begins (its head matched): for a reading of such a
  * cluster, its words without a hit are looked for from now on. 0, or -1
@@ -277,10 +281,15 @@ typedef struct tpl_keeps {
   size_t scan_words, response_words;
 } tpl_keeps;
 void eval_keeps(const tpl *t, tpl_keeps *k);
+/* Before engine_build: the body values of m each cluster of p is matched by,
+ * into g->clusters, and which clusters are a few words (eval-literal.c);
+ * the words that only those have are left out of the engine's database
+ * (g->few_only). 0, or -1 when out of memory. */
+int eval_clusters(engine *g, const matchers *m, const templates *ts, const plan *p);
 /* Once engine_build has decided which of those run on the stream: what
- * each cluster of p needs, into g->clusters (a regex extractor of the
- * body, or a matcher that runs over the kept body, keeps its bodies).
- * Returns whether any cluster keeps bodies, or -1 when out of memory. */
+ * else each cluster needs (a regex extractor of the body, or a matcher
+ * that runs over the kept body, keeps its bodies). Returns whether any
+ * cluster keeps bodies. */
 int eval_plan(engine *g, const templates *ts, const plan *p);
 
 /* ---- Templates: verdicts (eval-tpl.c) ----------------------------------- */

@@ -616,7 +616,8 @@ static int setup_slots(scan *s)
     curl_multi_setopt(s->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
   s->src.shard = o->shard;
   s->src.shards = o->shards;
-  if (!s->slots || !s->multi || engine_build(&s->engine, s->m) != 0) {
+  if (!s->slots || !s->multi || (s->tpl && eval_clusters(&s->engine, s->m, s->tpl, s->plan) != 0) ||
+      engine_build(&s->engine, s->m) != 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }

@@ -13,6 +13,13 @@
 #include "base.h"
 #include "expr.h"
 
+/* A query of a json or xpath extractor, or an xpath matcher, checked as
+ * the template loads (tpl-query.c). */
+typedef struct tpl_query {
+  char *text;     /* as written: jq's syntax, or XPath 1.0 */
+  void *compiled; /* xpath: libxml2's compiled expression (xmlXPathCompExpr) */
+} tpl_query;
+
 /* What a matcher or an extractor looks at. */
 typedef enum tpl_part {
   TP_BODY,   /* the final body (the default) */
@@ -43,7 +50,7 @@ typedef struct tpl_dsl {
   size_t *ids;
 } tpl_dsl;
 
-typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mtype;
+typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL, TM_XPATH } tpl_mtype;
 
 typedef struct tpl_matcher {
   tpl_mtype type;
@@ -58,6 +65,7 @@ typedef struct tpl_matcher {
   char **words;             /* TM_WORD; lower-cased when nocase */
   regex *regexes;           /* TM_REGEX */
   long *numbers;            /* TM_STATUS, TM_SIZE */
+  tpl_query *xpath;         /* TM_XPATH */
   tpl_dsl *dsl;             /* TM_DSL: under the matcher's condition */
   size_t n;                 /* words, regexes, numbers or expressions */
   /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
@@ -66,7 +74,7 @@ typedef struct tpl_matcher {
   size_t *ids;
 } tpl_matcher;
 
-typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL } tpl_xtype;
+typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL, TX_JSON, TX_XPATH } tpl_xtype;
 
 typedef struct tpl_extractor {
   tpl_xtype type;
@@ -76,8 +84,10 @@ typedef struct tpl_extractor {
                    * DSL for the matchers and later extractors */
   long group;     /* regex: the group reported (0: the whole match) */
   regex *regexes; /* regex */
-  char **keys;    /* kval: header names, '_' as '-' */
+  char **keys;    /* kval: names of the response's variables, lower case */
   tpl_dsl *dsl;   /* dsl: each expression's value */
+  tpl_query *queries; /* json (jq's syntax), xpath */
+  char *attribute;    /* xpath: the attribute reported (NULL: the text) */
   int internal;   /* its values are a variable only, never reported */
   size_t n;
 } tpl_extractor;
@@ -94,6 +104,7 @@ typedef struct tpl_request {
   long max_redirs; /* when followed (default 10) */
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
+  long max_size;   /* max-size: the body bytes read (0: no cap of its own) */
   tpl_matcher *matchers;
   size_t nmatchers;
   tpl_extractor *extractors;
@@ -151,6 +162,14 @@ typedef struct templates {
 /* A raw request (one, of text) into q's method, path, headers and body:
  * NULL, or why scan cannot run it (tpl-raw.c). */
 const char *tpl_raw(const char *text, tpl_request *q);
+
+/* ---- json and xpath queries (tpl-query.c) -------------------------------- */
+
+/* Checks q->text as a jq program (xpath 0) or an XPath expression (1),
+ * compiling the XPath one into q->compiled. 0, or -1 with why: a skip's
+ * reason ("" when out of memory). */
+int tpl_query_check(tpl_query *q, int xpath, char *why, size_t cap);
+void tpl_query_free(tpl_query *q);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
 

@@ -20,7 +20,7 @@ static int same_request(const cluster *c, const tpl_request *q, const char *path
   if (c->alone || (uses & TPL_USES_VOLATILE) ||
       c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) || strcmp(c->path, path) || !same(c->body, q->body) ||
       c->redirects != q->redirects || (q->redirects && c->max_redirs != q->max_redirs) ||
-      c->nheaders != q->nheaders)
+      c->max_size != q->max_size || c->nheaders != q->nheaders)
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
     if (strcmp(c->headers[i], q->headers[i]))
@@ -56,6 +56,7 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
     c->nheaders = r->nheaders;
     c->redirects = r->redirects;
     c->max_redirs = r->redirects ? r->max_redirs : 0;
+    c->max_size = r->max_size;
     c->nobody = !strcmp(c->method, "HEAD");
     c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
     c->owner = uses & TPL_USES_TEMPLATE ? t : NO_OWNER;

@@ -135,10 +135,10 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 30 templates, 32 paths, 14 distinct requests; redirects.yaml follows
+  /* 36 templates, 38 paths, 20 distinct requests; redirects.yaml follows
    * three redirects, which the server counts too. */
-  ck_assert_msg(strstr(o.err, "30 loaded, 0 skipped; 14 clusters, 14 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 14 + 3);
+  ck_assert_msg(strstr(o.err, "36 loaded, 0 skipped; 20 clusters, 20 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 20 + 3);
   size_t lines = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -479,7 +479,34 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 30 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 36 loaded, 0 skipped"), "%s", o.out);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* json extractors over hostile input (cap/json-hostile.yaml): a document
+ * nested 100,000 arrays deep gives no values and no crash; programs that
+ * loop or grow without end are ended at their bounds, and the plain
+ * query beside them still answers. json and xpath keep the body whole. */
+START_TEST(json_hostile)
+{
+  prog_out o = run_templates("cap/json-hostile.yaml", "-u", base, NULL);
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  char want[512];
+  snprintf(want, sizeof want,
+           "\"matched-at\":\"%s/json\",\"extracted-results\":[\"respchain-test\"]", base);
+  ck_assert_msg(strstr(o.out, want), "%s", o.out);
+  ck_assert_msg(!strstr(o.out, "nest=100000"), "%s", o.out);
+  ck_assert_msg(strstr(o.err, "1 matched, 0 errors"), "%s", o.err);
+  prog_out_free(&o);
+  char run[512];
+  templates_path("run", run, sizeof run);
+  char *v[] = {getenv("SCAN_BIN"), "--validate", "-v", "-t", run, NULL};
+  o = run_program(v);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "json.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "xpath.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "kval-cookie.yaml: body: none\n"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -750,6 +777,7 @@ int main(void)
   tcase_add_test(tc, shard);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, cut_and_failed);
+  tcase_add_test(tc, json_hostile);
   tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);

@@ -15,6 +15,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -169,6 +170,43 @@ static void silent(void *ud, const char *msg, ...)
   (void)msg;
 }
 
+/* Whether every function an XPath expression calls is one of libxml2's:
+ * else the first other name into why. Literals are skipped; node tests
+ * (text(), node(), ...) are no calls. */
+static int functions_known(xmlXPathContextPtr ctx, const char *text, char *why, size_t cap)
+{
+  static const char *const tests[] = {"text", "node", "comment", "processing-instruction"};
+  for (const char *p = text; *p; p++) {
+    if (*p == '\'' || *p == '"') {
+      const char *end = strchr(p + 1, *p);
+      if (!end)
+        return 1; /* the compiler says what is wrong */
+      p = end;
+      continue;
+    }
+    if (!isalpha((unsigned char)*p) && *p != '_')
+      continue;
+    const char *start = p;
+    while (isalnum((unsigned char)p[1]) || (p[1] && strchr("_-.", p[1])) ||
+           (p[1] == ':' && p[2] != ':' && p[0] != ':'))
+      p++;
+    const char *after = p + 1;
+    while (*after == ' ' || *after == '\t' || *after == '\n')
+      after++;
+    size_t len = (size_t)(p - start) + 1;
+    int test = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+      test |= strlen(tests[i]) == len && !memcmp(tests[i], start, len);
+    if (*after != '(' || test || (start > text && (start[-1] == '@' || start[-1] == '$')))
+      continue;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)len, start);
+    if (len >= sizeof name || !xmlXPathFunctionLookup(ctx, (const xmlChar *)name))
+      return snprintf(why, cap, "xpath: unknown function %s", name), 0;
+  }
+  return 1;
+}
+
 static int check_xpath(tpl_query *q, char *why, size_t cap)
 {
   xmlError first = {0};
@@ -187,6 +225,12 @@ static int check_xpath(tpl_query *q, char *why, size_t cap)
   ctx->userData = &first;
   ctx->opLimit = 1000;
   xmlXPathCompExprPtr e = xmlXPathCtxtCompile(ctx, (const xmlChar *)q->text);
+  if (e && !functions_known(ctx, q->text, why, cap)) {
+    xmlXPathFreeCompExpr(e);
+    xmlXPathFreeContext(ctx);
+    xmlFreeDoc(doc);
+    return -1;
+  }
   xmlXPathObjectPtr r = e ? xmlXPathCompiledEval(e, ctx) : NULL;
   int ok = r || (e && ctx->lastError.code == XML_XPATH_EXPRESSION_OK + XPATH_OP_LIMIT_EXCEEDED);
   xmlXPathFreeObject(r);

@@ -15,14 +15,15 @@
  *   out.h    out-*.c        output: the JSON lines, the reports
  *   loop.h   loop-*.c       the transfer loop: respchain and curl
  *   main.h   main*.c        the command line and main
- * Neither the templates (libyaml, PCRE2) nor the evaluation (respchain,
- * PCRE2, Vectorscan) links with libcurl (examples/meson.build checks it).
+ * Neither the templates (libyaml, PCRE2, libjq, libxml2) nor the
+ * evaluation (respchain, PCRE2, Vectorscan, libjq, libxml2) links with
+ * libcurl (examples/meson.build checks it).
  *
  * Builds alone, with or without Vectorscan:
- *   cd examples/scan && cc *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib) -lm
- *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib libhs) -lm */
+ *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl \
+ *      libpcre2-8 yaml-0.1 libcrypto zlib libxml-2.0) -ljq -lm
+ *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c $(pkg-config --cflags --libs \
+ *      respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib libxml-2.0 libhs) -ljq -lm */
 #ifndef SCAN_BASE_H
 #define SCAN_BASE_H
 

@@ -4,9 +4,11 @@
  * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
  * template's variables and constants and the {{...}} of its texts, all
  * compiled by the expression engine (expr.h, a layer of its own below this
- * one). A template with anything else is skipped, with its reason. Nothing
- * here makes a request or looks at a response: this layer links with
- * libyaml, PCRE2 and the engine alone. */
+ * one), tpl-query.c the jq programs and XPath expressions of json and
+ * xpath extractors and matchers. A template with anything else is
+ * skipped, with its reason. Nothing here makes a request or looks at a
+ * response: this layer links with libyaml, PCRE2, the engine, libjq and
+ * libxml2 alone. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 

@@ -96,6 +96,9 @@ static void add_number(value *t, double d, int json)
   add(t, out, o);
 }
 
+/* The bytes encoding/json escapes as \n and the like, and those letters. */
+static const char SHORT[] = "\n\r\t\b\f", SHORT_AS[] = "nrtbf";
+
 /* A string as encoding/json quotes it (HTML-safe). */
 static void add_quoted(value *t, const char *s, size_t n)
 {
@@ -106,9 +109,8 @@ static void add_quoted(value *t, const char *s, size_t n)
     char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
     if (c == '"' || c == '\\')
       add(t, "\\", 1), add(t, s + i, 1);
-    else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f')
-      add(t, c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\b' ? "\\b" : "\\f",
-          2);
+    else if (c && strchr(SHORT, c))
+      add(t, (char[]){'\\', SHORT_AS[strchr(SHORT, c) - SHORT]}, 2);
     else if (c < 0x20 || c == '<' || c == '>' || c == '&')
       add(t, esc, 6);
     else if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
@@ -128,7 +130,9 @@ static void add_json(value *t, jv v)
   case JV_KIND_TRUE: add_str(t, "true"); break;
   case JV_KIND_FALSE: add_str(t, "false"); break;
   case JV_KIND_NUMBER: add_number(t, jv_number_value(v), 1); break;
-  case JV_KIND_STRING: add_quoted(t, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v))); break;
+  case JV_KIND_STRING:
+    add_quoted(t, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)));
+    break;
   case JV_KIND_ARRAY:
     add(t, "[", 1);
     for (int i = 0; i < jv_array_length(jv_copy(v)) && !full(t); i++) {
@@ -168,7 +172,9 @@ static void result_text(value *t, jv v)
   t->len = 0;
   switch (jv_get_kind(v)) {
   case JV_KIND_NULL: break;
-  case JV_KIND_STRING: add(t, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v))); break;
+  case JV_KIND_STRING:
+    add(t, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)));
+    break;
   case JV_KIND_NUMBER: add_number(t, jv_number_value(v), 0); break;
   default: add_json(t, v);
   }

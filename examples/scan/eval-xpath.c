@@ -20,7 +20,7 @@
 #include <libxml/xpath.h>
 #include <string.h>
 
-#define XPATH_OPS  10000000UL /* steps of one evaluation, at most */
+#define XPATH_OPS   10000000UL /* steps of one evaluation, at most */
 #define XPATH_NODES 10000      /* nodes of one result looked at, at most */
 
 static void quiet(void *ud, xmlErrorPtr e)
@@ -110,8 +110,8 @@ int xpath_match(const tpl_matcher *m, rc_view text)
   for (size_t i = 0; ctx && i < m->n; i++) {
     ctx->opCount = 0;
     xmlXPathObjectPtr r = xmlXPathCompiledEval(m->xpath[i].compiled, ctx);
-    int failed = !r, nodes = r && r->type == XPATH_NODESET && r->nodesetval &&
-                             r->nodesetval->nodeNr > 0;
+    int failed = !r,
+        nodes = r && r->type == XPATH_NODESET && r->nodesetval && r->nodesetval->nodeNr > 0;
     xmlXPathFreeObject(r);
     if (failed)
       continue;

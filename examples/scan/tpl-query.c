@@ -22,18 +22,18 @@
 
 #define NESTS_MAX 64 /* string interpolations one inside another */
 
-/* The names of jq that reach outside the program and its input. */
+/* The names of jq that reach outside the program and its input: calls,
+ * and variables ($ENV), each between spaces. */
+static const char CALLS[] = " env input inputs input_filename input_line_number debug stderr "
+                            "halt halt_error import include modulemeta get_search_list "
+                            "get_prog_origin get_jq_origin ";
+static const char VARS[] = " ENV __loc__ __prog_args ";
+
 static int outside(const char *name, size_t len, int variable)
 {
-  static const char *const calls[] = {
-      "env",   "input",      "inputs",   "input_filename", "input_line_number", "debug",
-      "stderr", "halt",      "halt_error", "import",       "include",           "modulemeta",
-      "get_search_list", "get_prog_origin", "get_jq_origin"};
-  static const char *const vars[] = {"ENV", "__loc__", "__prog_args"};
-  const char *const *names = variable ? vars : calls;
-  size_t n = variable ? sizeof vars / sizeof *vars : sizeof calls / sizeof *calls;
-  for (size_t i = 0; i < n; i++)
-    if (strlen(names[i]) == len && !memcmp(names[i], name, len))
+  const char *names = variable ? VARS : CALLS;
+  for (const char *p = strstr(names, " "); p && p[1]; p = strchr(p + 1, ' '))
+    if (!strncmp(p + 1, name, len) && p[1 + len] == ' ')
       return 1;
   return 0;
 }
@@ -144,13 +144,33 @@ static int check_jq(tpl_query *q, char *why, size_t cap)
  * own texts are not exported). */
 static const char *xpath_error(int code)
 {
-  static const char *const what[] = {
-      "ok", "number", "unfinished literal", "literal", "variable reference", "undefined variable",
-      "invalid predicate", "invalid expression", "missing closing", "unknown function",
-      "invalid operand", "invalid type", "invalid number of arguments", "context size",
-      "context position", "memory", "syntax", "resource", "sub resource", "undefined namespace prefix",
-      "encoding", "invalid character", "invalid context", "stack", "forbidden variable",
-      "too many operations", "too deeply nested"};
+  static const char *const what[] = {"ok",
+                                     "number",
+                                     "unfinished literal",
+                                     "literal",
+                                     "variable reference",
+                                     "undefined variable",
+                                     "invalid predicate",
+                                     "invalid expression",
+                                     "missing closing",
+                                     "unknown function",
+                                     "invalid operand",
+                                     "invalid type",
+                                     "invalid number of arguments",
+                                     "context size",
+                                     "context position",
+                                     "memory",
+                                     "syntax",
+                                     "resource",
+                                     "sub resource",
+                                     "undefined namespace prefix",
+                                     "encoding",
+                                     "invalid character",
+                                     "invalid context",
+                                     "stack",
+                                     "forbidden variable",
+                                     "too many operations",
+                                     "too deeply nested"};
   code -= XML_XPATH_EXPRESSION_OK;
   return code > 0 && (size_t)code < sizeof what / sizeof *what ? what[code] : "not an expression";
 }

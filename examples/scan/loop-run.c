@@ -504,6 +504,10 @@ static void summary(scan *s)
     fprintf(stderr,
             "scan: body matchers: %zu streamed (%s), %zu over the kept body (PCRE2); bodies %s\n",
             g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");
+  size_t cached, compiled;
+  vs_compiles(g, &cached, &compiled);
+  if (cached || compiled)
+    fprintf(stderr, "scan: databases: %zu from the cache, %zu compiled\n", cached, compiled);
   size_t filtered = 0;
   for (size_t i = 0; g->ex_filtered && i < s->m->nextracts; i++)
     filtered += g->ex_filtered[i];

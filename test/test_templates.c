@@ -481,6 +481,18 @@ START_TEST(validate)
   o = run_templates("run", "--validate", NULL, NULL);
   ck_assert_msg(strstr(o.out, "templates: 36 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
+  /* With skip/ beside it too: the json queries of all are compiled as one
+   * program, and those of skip/ that fail are found among the others. */
+  char run[512];
+  templates_path("run", run, sizeof run);
+  char *both[] = {getenv("SCAN_BIN"), "--validate", "-t", run, "-t", dir, NULL};
+  o = run_program(both);
+  snprintf(counts, sizeof counts, "templates: 36 loaded, %zu skipped", n);
+  ck_assert_msg(strstr(o.out, counts), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "skip/json-syntax.yaml: json: syntax error"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "skip/json-undefined.yaml: json: no_such_function/0 is not defined"),
+                "%s", o.out);
+  prog_out_free(&o);
 }
 END_TEST
 

@@ -8,7 +8,8 @@
  * null as "", a bool as true or false, an array or an object as Go's
  * encoding/json writes it (keys sorted, no spaces, <, > and & escaped).
  *
- * The parse and the programs run in a child process (base-child.c):
+ * The parse and the programs run in a child process (base-child.c), the
+ * programs compiled once for the scan (tpl_json_compile), as one:
  * a program may loop (repeat, until, recursion) or grow without end, and
  * libjq has no bound of its own on either; the child's CPU time and
  * memory are bounded, and what it answered before it ended is the answer.
@@ -209,6 +210,7 @@ static int finite(jv v)
 
 /* What the child is given. */
 typedef struct job {
+  jq_state *jq; /* the program of all queries (tpl_json_compile) */
   const tpl_extractor *e;
   rc_view text;
 } job;
@@ -223,12 +225,6 @@ static int write_all(int fd, const void *p, size_t n)
     n -= (size_t)w;
   }
   return 0;
-}
-
-static void quiet(void *ud, jv msg)
-{
-  (void)ud;
-  jv_free(msg);
 }
 
 /* The child's results so far, each distinct one once. */
@@ -261,24 +257,15 @@ static int run(void *ud, int fd)
   value t;
   size_t results = 0;
   for (size_t i = 0; i < j->e->n && results < JSON_RESULTS_MAX && s->n < EXTRACT_MAX; i++) {
-    jq_state *jq = jq_init();
-    if (!jq)
-      return 1;
-    jq_set_error_cb(jq, quiet, NULL);
-    if (!jq_compile(jq, j->e->queries[i].text)) {
-      jq_teardown(&jq);
-      continue;
-    }
-    jq_start(jq, jv_copy(in), 0);
+    jq_start(j->jq, JV_ARRAY(jv_number((double)j->e->queries[i].index), jv_copy(in)), 0);
     jv v;
-    while (results < JSON_RESULTS_MAX && s->n < EXTRACT_MAX && jv_is_valid(v = jq_next(jq))) {
+    while (results < JSON_RESULTS_MAX && s->n < EXTRACT_MAX && jv_is_valid(v = jq_next(j->jq))) {
       results++;
       result_text(&t, v);
       jv_free(v);
       if (answer(s, &t, fd) != 0)
         return 1;
     }
-    jq_teardown(&jq);
   }
   return 0; /* the child exits: what it holds goes with it */
 }
@@ -292,9 +279,9 @@ static int may_be_json(rc_view text)
   return i < text.len && strchr("{[\"-0123456789tfn", text.ptr[i]);
 }
 
-void json_extract(const tpl_extractor *e, rc_view text, tpl_values *x)
+void json_extract(void *jq, const tpl_extractor *e, rc_view text, tpl_values *x)
 {
-  if (!text.ptr || !may_be_json(text) || text.len > INT32_MAX)
+  if (!jq || !text.ptr || !may_be_json(text) || text.len > INT32_MAX)
     return;
   size_t cap = (size_t)EXTRACT_MAX * (EXTRACT_VALUE + 4) + 1; /* room for all it answers */
   char *out = malloc(cap);
@@ -303,7 +290,7 @@ void json_extract(const tpl_extractor *e, rc_view text, tpl_values *x)
     return;
   }
   int ok;
-  job j = {e, text};
+  job j = {jq, e, text};
   ssize_t n = child_run(run, &j, out, cap, &ok);
   for (size_t at = 0; n > 0 && at + 4 <= (size_t)n && x->n < EXTRACT_MAX;) {
     uint32_t len;

@@ -175,7 +175,7 @@ static void extract(dsl_view *dv, const tpl_extractor *e, tpl_values *x)
   case TX_DSL: dsl_extract(dv, e, x); return;
   case TX_JSON:
     if (one_text(dv, e->part, e->header, &text))
-      json_extract(e, text, x);
+      json_extract(dv->r->g->tpl->jq, e, text, x);
     return;
   case TX_XPATH:
     if (one_text(dv, e->part, e->header, &text))

@@ -331,8 +331,9 @@ int eval_dsl_whole_body(const tpl_dsl *d, int extractor);
 
 /* ---- Templates: json and xpath (eval-json.c, eval-xpath.c) ------------- */
 
-/* json extractor e's values over text, added to x (eval-json.c). */
-void json_extract(const tpl_extractor *e, rc_view text, tpl_values *x);
+/* json extractor e's values over text, added to x, by jq, the templates'
+ * program of all json queries (templates' jq) (eval-json.c). */
+void json_extract(void *jq, const tpl_extractor *e, rc_view text, tpl_values *x);
 /* xpath extractor e's values over text, added to x (eval-xpath.c). */
 void xpath_extract(const tpl_extractor *e, rc_view text, tpl_values *x);
 /* xpath matcher m's condition over text (negative not applied). */

@@ -734,8 +734,28 @@ int tpl_load_file(templates *ts, const char *path)
   return 0;
 }
 
+int tpl_unload(templates *ts, size_t i, const char *reason)
+{
+  tpl_skip *g = realloc(ts->skips, (ts->nskips + 1) * sizeof *g);
+  char *why = strdup(reason), *file = ts->t[i].file;
+  if (g)
+    ts->skips = g;
+  if (!g || !why) {
+    free(why);
+    return -1;
+  }
+  one_line(why);
+  ts->skips[ts->nskips++] = (tpl_skip){file, why};
+  ts->t[i].file = NULL;
+  free_template(&ts->t[i]);
+  memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof *ts->t);
+  ts->n--;
+  return 0;
+}
+
 void tpl_free(templates *ts)
 {
+  tpl_json_free(ts);
   for (size_t i = 0; i < ts->n; i++)
     free_template(&ts->t[i]);
   free(ts->t);

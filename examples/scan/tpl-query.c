@@ -1,11 +1,15 @@
 /* scan's templates: the queries of json extractors (jq's syntax, libjq)
  * and of xpath extractors and matchers (XPath 1.0, libxml2), checked as
  * the template loads, so that one that cannot run skips the template with
- * its reason. A jq program is compiled in a child process (base-child.c):
- * what the compiler does with a stranger's text stays out of the scan; a
- * program that names what reads the environment, files or an input
- * stream (env, $ENV, input, include, ...) is refused, as its values could
- * go out in later requests. An XPath expression is compiled here, and
+ * its reason. A jq program that names what reads the environment, files
+ * or an input stream (env, $ENV, input, include, ...) is refused, as its
+ * values could go out in later requests. Once all templates are read,
+ * every json query is compiled as one program (libjq 1.6 takes some 50 ms
+ * per program, its builtins mostly, so one per query would cost seconds):
+ * first in a child process (base-child.c), so that what the compiler does
+ * with a stranger's text stays out of the scan, a failure found by halves
+ * and its template skipped; then here, for the evaluation to run (each in
+ * a child of its own, eval-json.c). An XPath expression is compiled here, and
  * run once over a small document so that a function libxml2 does not
  * have (XPath 2.0's) is found now rather than on every response. */
 #include "tpl.h"
@@ -20,14 +24,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NESTS_MAX 64 /* string interpolations one inside another */
+#define NESTS_MAX 64             /* string interpolations one inside another */
+#define JQ_QUERY  "__scan_query" /* the variable of the program of all queries */
 
 /* The names of jq that reach outside the program and its input: calls,
  * and variables ($ENV), each between spaces. */
 static const char CALLS[] = " env input inputs input_filename input_line_number debug stderr "
                             "halt halt_error import include modulemeta get_search_list "
                             "get_prog_origin get_jq_origin ";
-static const char VARS[] = " ENV __loc__ __prog_args ";
+static const char VARS[] = " ENV __loc__ __prog_args " JQ_QUERY " ";
 
 static int outside(const char *name, size_t len, int variable)
 {
@@ -40,11 +45,13 @@ static int outside(const char *name, size_t len, int variable)
 
 /* Whether jq program text names what reaches outside (outside), or a
  * module (::): the name into why. Strings are skipped, not the code of
- * their interpolations \(...); a field (.env) is no call. */
-static int refused(const char *text, char *why, size_t cap)
+ * their interpolations \(...); a field (.env) is no call. *balanced:
+ * whether its strings end and its brackets close in order of kind (a
+ * program whose do not is no program). */
+static int refused(const char *text, char *why, size_t cap, int *balanced)
 {
-  size_t opens[NESTS_MAX], nests = 0, depth = 0;
-  int in_string = 0;
+  size_t opens[NESTS_MAX], nests = 0, depth = 0, square = 0, curly = 0;
+  int in_string = 0, under = 0;
   for (const char *p = text; *p; p++) {
     if (in_string) {
       if (p[0] == '\\' && p[1] == '(') {
@@ -70,8 +77,14 @@ static int refused(const char *text, char *why, size_t cap)
       in_string = 1;
     else if (*p == '(')
       depth++;
-    else if (*p == ')' && depth && --depth == (nests ? opens[nests - 1] : SIZE_MAX))
+    else if (*p == ')' && !depth)
+      under = 1;
+    else if (*p == ')' && --depth == (nests ? opens[nests - 1] : SIZE_MAX))
       nests--, in_string = 1;
+    else if (*p == '[' || *p == '{')
+      *(*p == '[' ? &square : &curly) += 1;
+    else if (*p == ']' || *p == '}')
+      under |= !(*p == ']' ? square-- : curly--);
     else if (p[0] == ':' && p[1] == ':')
       return snprintf(why, cap, "json: modules (::)"), 1;
     if (!isalpha((unsigned char)*p) && *p != '_')
@@ -88,6 +101,7 @@ static int refused(const char *text, char *why, size_t cap)
                       (int)len, start),
              1;
   }
+  *balanced = !in_string && !under && !depth && !square && !curly && !nests;
   return 0;
 }
 
@@ -124,20 +138,159 @@ static int jq_compiles(void *ud, int fd)
   return ok ? 0 : 1;
 }
 
-static int check_jq(tpl_query *q, char *why, size_t cap)
+/* jq's message for program text, compiled alone in a child, into why;
+ * "" when it compiles. */
+static void jq_message(const char *text, char *why, size_t cap)
 {
   char msg[160];
   int ok;
-  if (refused(q->text, why, cap))
-    return -1;
-  ssize_t n = child_run(jq_compiles, q->text, msg, sizeof msg - 1, &ok);
+  ssize_t n = child_run(jq_compiles, (void *)text, msg, sizeof msg - 1, &ok);
+  why[0] = '\0';
   if (n < 0)
-    return snprintf(why, cap, "json: no process to compile it"), -1;
-  if (ok && n == 0)
+    snprintf(why, cap, "json: no process to compile it");
+  else if (!ok || n > 0)
+    msg[n] = '\0', snprintf(why, cap, "json: %s", n ? msg : "not compiled within bounds");
+}
+
+/* As the template loads: what can be told of a jq program without
+ * compiling it (tpl_json_compile compiles them all at once). */
+static int check_jq(tpl_query *q, char *why, size_t cap)
+{
+  int balanced = 0;
+  if (refused(q->text, why, cap, &balanced))
+    return -1;
+  if (!balanced) { /* jq says what is wrong */
+    jq_message(q->text, why, cap);
+    if (!why[0])
+      snprintf(why, cap, "json: brackets or strings not closed");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- All json queries as one program ------------------------------------- */
+
+/* A json query of the templates: where it is. */
+typedef struct json_ref {
+  size_t tpl;
+  tpl_query *q;
+} json_ref;
+
+/* Queries r[lo..hi) as one program: the query numbered $JQ_QUERY (its
+ * index) over .[1], through a tree of comparisons; each query in its own
+ * parentheses, on its own lines (a comment ends there). */
+static void program_tree(line *out, const json_ref *r, size_t lo, size_t hi)
+{
+  if (hi - lo == 1) {
+    puts_line(out, "(\n");
+    puts_line(out, r[lo].q->text);
+    puts_line(out, "\n)");
+    return;
+  }
+  size_t mid = lo + (hi - lo) / 2;
+  printf_line(out, "if $" JQ_QUERY " < %zu then ", r[mid].q->index);
+  program_tree(out, r, lo, mid);
+  puts_line(out, " else ");
+  program_tree(out, r, mid, hi);
+  puts_line(out, " end");
+}
+
+static char *program(const json_ref *r, size_t n)
+{
+  line out = {0};
+  puts_line(&out, ".[0] as $" JQ_QUERY " | .[1] | ");
+  program_tree(&out, r, 0, n);
+  if (out.nomem) {
+    free(out.p);
+    return NULL;
+  }
+  return out.p;
+}
+
+/* Finds the queries of r[lo..hi) that do not compile, bisecting (each
+ * query's brackets close, so the program compiles only when each does):
+ * their reasons into why[] (NULL: compiles). 0, or -1 out of memory. */
+static int failing(const json_ref *r, size_t lo, size_t hi, char **why)
+{
+  char *text = program(r + lo, hi - lo), reason[200];
+  if (!text)
+    return -1;
+  jq_message(text, reason, sizeof reason);
+  free(text);
+  if (!reason[0])
     return 0;
-  msg[n] = '\0';
-  snprintf(why, cap, "json: %s", n ? msg : "not compiled within bounds");
-  return -1;
+  if (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    return failing(r, lo, mid, why) == 0 && failing(r, mid, hi, why) == 0 ? 0 : -1;
+  }
+  char alone[200];
+  jq_message(r[lo].q->text, alone, sizeof alone); /* its own words, its own columns */
+  return (why[lo] = strdup(alone[0] ? alone : reason)) ? 0 : -1;
+}
+
+/* The json queries of ts, numbered in order, into *out (NULL: none). */
+static size_t json_refs(templates *ts, json_ref **out)
+{
+  size_t n = 0, k = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass && !(*out = calloc(n + 1, sizeof **out)))
+      return SIZE_MAX;
+    for (size_t t = 0; t < ts->n; t++)
+      for (size_t r = 0; r < ts->t[t].nreqs; r++)
+        for (size_t x = 0; x < ts->t[t].reqs[r].nextractors; x++) {
+          tpl_extractor *e = &ts->t[t].reqs[r].extractors[x];
+          for (size_t i = 0; e->type == TX_JSON && i < e->n; i++, n += !pass)
+            if (pass)
+              (*out)[k] = (json_ref){t, &e->queries[i]}, e->queries[i].index = k++;
+        }
+  }
+  return n;
+}
+
+int tpl_json_compile(templates *ts)
+{
+  json_ref *r = NULL;
+  size_t n = json_refs(ts, &r);
+  char **why = n != SIZE_MAX ? calloc(n + 1, sizeof *why) : NULL;
+  int rc = why && (!n || failing(r, 0, n, why) == 0) ? 0 : -1;
+  /* The templates of the queries that fail are skipped, the last first
+   * (the others keep their place). */
+  for (size_t i = n; rc == 0 && i-- > 0;)
+    if (why[i] && (i + 1 == n || !why[i + 1] || r[i + 1].tpl != r[i].tpl))
+      rc = tpl_unload(ts, r[i].tpl, why[i]);
+  for (size_t i = 0; why && i < n; i++)
+    free(why[i]);
+  free(why);
+  free(r);
+  if (rc != 0 || (n = json_refs(ts, &r)) == SIZE_MAX)
+    return -1;
+  char *text = n ? program(r, n) : NULL;
+  jq_state *jq = text ? jq_init() : NULL;
+  free(r);
+  if (n && !jq) {
+    free(text);
+    return -1;
+  }
+  int err = -1; /* compiled in a child first: its errors are no output */
+  if (jq)
+    jq_set_error_cb(jq, on_jq_error, &err);
+  if (jq && !jq_compile(jq, text)) {
+    fputs("scan: the json queries, each of which compiles, do not compile together\n", stderr);
+    jq_teardown(&jq);
+    free(text);
+    return -1;
+  }
+  free(text);
+  ts->jq = jq;
+  return 0;
+}
+
+void tpl_json_free(templates *ts)
+{
+  jq_state *jq = ts->jq;
+  if (jq)
+    jq_teardown(&jq);
+  ts->jq = NULL;
 }
 
 /* What an XPath error says (libxml2's xmlXPathError, in its order; its

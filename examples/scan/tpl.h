@@ -20,6 +20,7 @@
 typedef struct tpl_query {
   char *text;     /* as written: jq's syntax, or XPath 1.0 */
   void *compiled; /* xpath: libxml2's compiled expression (xmlXPathCompExpr) */
+  size_t index;   /* json: its number in the program of all (templates' jq) */
 } tpl_query;
 
 /* What a matcher or an extractor looks at. */
@@ -159,6 +160,10 @@ typedef struct templates {
   /* -var NAME=VALUE, set before tpl_load: names a template may use. */
   const char *const *given;
   size_t ngiven;
+  /* The json queries of all the templates as one jq program, compiled
+   * (tpl_json_compile; a jq_state): given [index, value], the results of
+   * the query of that index over value. NULL: none. */
+  void *jq;
 } templates;
 
 /* A raw request (one, of text) into q's method, path, headers and body:
@@ -172,6 +177,15 @@ const char *tpl_raw(const char *text, tpl_request *q);
  * reason ("" when out of memory). */
 int tpl_query_check(tpl_query *q, int xpath, char *why, size_t cap);
 void tpl_query_free(tpl_query *q);
+/* Once every template is read (tpl_load does it): compiles the json
+ * queries of ts into ts->jq, numbering them; the templates of those that
+ * do not compile are skipped with jq's message. 0, or -1 (out of memory,
+ * or with a message). */
+int tpl_json_compile(templates *ts);
+void tpl_json_free(templates *ts);
+/* Skips loaded template i of ts after all, with reason (the others keep
+ * their order). 0, or -1 when out of memory. */
+int tpl_unload(templates *ts, size_t i, const char *reason);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
 

@@ -3,7 +3,8 @@
  *
  * Input: the file's bytes, whole.
  *
- * Checked: tpl_load_file reads the file (0); the template is either
+ * Checked: tpl_load_file reads the file (0), tpl_json_compile compiles
+ * its json queries or skips it (0); the template is either
  * loaded, with an id and at least one request, or skipped with a reason
  * (a non-empty line of text); never both, never neither; tpl_free frees
  * it all (leaks are LeakSanitizer's). */
@@ -42,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   templates ts;
   memset(&ts, 0, sizeof ts);
   FZ_CHECK(tpl_load_file(&ts, path) == 0);
+  FZ_CHECK(tpl_json_compile(&ts) == 0); /* as tpl_load ends */
   close(fd);
   FZ_CHECK(ts.n + ts.nskips == 1);
   if (ts.n) {

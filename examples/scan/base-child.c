@@ -30,8 +30,9 @@ static size_t address_space(void)
 /* In the child: the bounds, the default answer to signals, then fn. */
 static void child(int (*fn)(void *ud, int fd), void *ud, int fd, size_t space)
 {
-  struct rlimit cpu = {CHILD_CPU_SECONDS, CHILD_CPU_SECONDS + 1};
+  struct rlimit cpu = {CHILD_CPU_SECONDS, CHILD_CPU_SECONDS + 1}, none = {0, 0};
   setrlimit(RLIMIT_CPU, &cpu);
+  setrlimit(RLIMIT_CORE, &none); /* ended by a bound (SIGXCPU, abort): no core file */
   if (space && space < SIZE_MAX - CHILD_MEMORY) {
     struct rlimit as = {(rlim_t)(space + CHILD_MEMORY), (rlim_t)(space + CHILD_MEMORY)};
     setrlimit(RLIMIT_AS, &as);

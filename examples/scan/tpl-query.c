@@ -47,12 +47,14 @@ static int outside(const char *name, size_t len, int variable)
  * module (::): the name into why. Strings are skipped, not the code of
  * their interpolations \(...); a field (.env) is no call. *balanced:
  * whether its strings end and its brackets close in order of kind (a
- * program whose do not is no program). */
-static int refused(const char *text, char *why, size_t cap, int *balanced)
+ * program whose do not is no program). A dot between a term and a
+ * bracket (.a.[0], jq 1.7's and gojq's) becomes a space, as jq 1.6 reads
+ * .a[0]. */
+static int refused(char *text, char *why, size_t cap, int *balanced)
 {
   size_t opens[NESTS_MAX], nests = 0, depth = 0, square = 0, curly = 0;
   int in_string = 0, under = 0;
-  for (const char *p = text; *p; p++) {
+  for (char *p = text; *p; p++) {
     if (in_string) {
       if (p[0] == '\\' && p[1] == '(') {
         if (nests == NESTS_MAX)
@@ -73,6 +75,9 @@ static int refused(const char *text, char *why, size_t cap, int *balanced)
         break;
       continue;
     }
+    if (p[0] == '.' && p[1] == '[' && p > text &&
+        (isalnum((unsigned char)p[-1]) || strchr("_])\"?", p[-1])))
+      *p = ' '; /* jq 1.7's and gojq's .a.[0] is .a[0] to jq 1.6 */
     if (*p == '"')
       in_string = 1;
     else if (*p == '(')

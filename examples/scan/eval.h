@@ -7,6 +7,7 @@
  *   eval-vs.c       the streaming engine (Vectorscan), the only file that
  *                   knows whether this build has it
  *   eval-cache.c    the disk cache of its compiled databases
+ *   eval-literal.c  -t: a cluster's few words, found by memmem instead
  *   eval-extract.c  extractors: what regexes find in a body, as it streams
  *   eval-set.c      -t: the templates' words and regexes of the body as
  *                   one set of matchers, and what each cluster needs
@@ -91,6 +92,9 @@ typedef struct eval_cluster {
   /* Its verdicts are known once every body value has hit (no size of the
    * body, no extractor, nothing over the kept body): tpl_settled. */
   int can_stop;
+  /* Its body values are a few words, found by memmem rather than on the
+   * engine's stream (eval-literal.c). */
+  int literal;
 } eval_cluster;
 
 /* How the matchers of the body run: on the stream (the engine of
@@ -129,6 +133,7 @@ typedef struct reading {
   char *head;               /* the body's first TITLE_HEAD bytes, for the title */
   size_t head_len;          /* bytes in head */
   struct vs_stream *vs;     /* the streaming engine's state; NULL: none yet */
+  struct literal_state *lit; /* eval-literal.c's state; NULL: none yet */
   struct extract_state *ex; /* the extractors' state; NULL: none yet */
   size_t cluster;           /* -t: the cluster whose request this is */
   /* The matcher ids it is matched by: its cluster's (ids), or all of
@@ -215,6 +220,21 @@ int vs_extract_begin(reading *r);
 /* A slice through it: due[i] set for each extractor a match of which ends
  * in it. Returns 0, or -1 on failure. */
 int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due);
+
+/* ---- A cluster's few words (eval-literal.c) ------------------------------ */
+
+#define LITERAL_WORDS   8   /* a cluster of at most this many body values, */
+#define LITERAL_LONGEST 256 /* all words no longer than this, is matched there */
+
+/* Whether the body values ids[0 .. n-1] of a cluster are such words. */
+int literal_cluster(const engine *g, const size_t *ids, size_t n);
+/* A hop's body begins (its head matched): for a reading of such a
+ * cluster, its words without a hit are looked for from now on. 0, or -1
+ * when out of memory. */
+int literal_begin(reading *r);
+/* A slice of the body. 0, or -1 when out of memory. */
+int literal_feed(reading *r, const char *data, size_t len);
+void literal_free(reading *r);
 
 /* ---- The disk cache of compiled databases (eval-cache.c) --------------- */
 

@@ -360,6 +360,8 @@ static int wait_ms(const scan *s)
 {
   double now = seconds_since(&s->start);
   double wait = s->progress ? PROGRESS_INTERVAL : 1.0;
+  if (s->opt->stats && stats_wait(s) < wait)
+    wait = stats_wait(s);
   for (size_t i = 0; s->ready && i < s->nslots; i++) {
     const slot *sl = &s->slots[i];
     if (sl->state != SLOT_READY)
@@ -477,10 +479,12 @@ static int run(scan *s)
       return -1;
     }
     show_progress(s, 0);
+    stats_line(s, 0);
   }
   if (caught || s->out.write_error)
     interrupt_all(s);
   show_progress(s, 1);
+  stats_line(s, 1);
   if (s->progress)
     fputc('\n', stderr);
   return 0;
@@ -555,6 +559,10 @@ static int open_files(scan *s)
   if (o->output &&
       (s->out.fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
     fprintf(stderr, "scan: %s: %s\n", o->output, strerror(errno));
+    return -1;
+  }
+  if (o->json_export && out_export_open(&s->out, o->json_export) != 0) {
+    fprintf(stderr, "scan: %s: %s\n", o->json_export, strerror(errno));
     return -1;
   }
   return 0;
@@ -636,8 +644,10 @@ void scan_teardown(scan *s)
 int scan_all(scan *s)
 {
   clock_gettime(CLOCK_MONOTONIC, &s->start);
+  s->next_stats = (double)s->opt->stats_interval_ms / 1000.0;
   if (run(s) != 0)
     return EXIT_SETUP;
+  (void)out_export_close(&s->out); /* a failure is a write_error */
   if (s->out.write_error == EPIPE)
     return EXIT_BROKEN_PIPE; /* quietly: whoever wanted the output is gone */
   int status = caught ? 128 + caught : EXIT_RAN;

@@ -209,6 +209,8 @@ void out_validation(const templates *ts, const plan *p, int verbose)
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);
+  if (ts->filter)
+    printf("templates: %zu left out by the filters\n", ts->nfiltered);
   skip_counts(stdout, ts, "");
 }
 
@@ -217,6 +219,8 @@ void out_summary(const templates *ts, const plan *p, unsigned long requests, uns
   fprintf(stderr,
           "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
           ts->n, ts->nskips, p->nclusters, requests, matches);
+  if (ts->filter)
+    fprintf(stderr, "scan: templates: %zu left out by the filters\n", ts->nfiltered);
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);

@@ -471,6 +471,24 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
   return q->nmatchers || q->nextractors ? 0 : skip(r, "request without matchers", NULL);
 }
 
+/* A comma list ("a, b,c") as an array of new strings, each trimmed of
+ * spaces: info's tags and author. */
+static int comma_list(reader *r, const char *s, char ***out, size_t *count)
+{
+  if (!(*out = calloc(strlen(s) / 2 + 2, sizeof **out)))
+    return r->nomem = 1, -1;
+  for (const char *p = s + strspn(s, ", "); *p;) {
+    size_t len = strcspn(p, ",");
+    while (len && p[len - 1] == ' ')
+      len--;
+    if (len && !((*out)[(*count)++] = strndup(p, len)))
+      return r->nomem = 1, -1;
+    p += strcspn(p, ",");
+    p += strspn(p, ", ");
+  }
+  return 0;
+}
+
 static int load_info(reader *r, yaml_node_t *n, tpl *t)
 {
   const char *k;
@@ -484,20 +502,12 @@ static int load_info(reader *r, yaml_node_t *n, tpl *t)
       return -1;
     if (k && !strcmp(k, "severity") && s && !(t->severity = dup(r, s)))
       return -1;
-    if (k && !strcmp(k, "tags") && s) { /* "a,b,c" */
-      if (!(t->tags = calloc(strlen(s) / 2 + 2, sizeof *t->tags)))
-        return r->nomem = 1, -1;
-      for (const char *p = s; *p;) {
-        size_t len = strcspn(p, ",");
-        while (len && p[len - 1] == ' ')
-          len--;
-        if (len && !(t->tags[t->ntags++] = strndup(p, len)))
-          return r->nomem = 1, -1;
-        p += strcspn(p, ",");
-        p += strspn(p, ", ");
-      }
-    } else if (k && !strcmp(k, "tags") && strings(r, v, &t->tags, &t->ntags) != 0)
-      return -1;
+    if (k && (!strcmp(k, "tags") || !strcmp(k, "author"))) {
+      char ***list = !strcmp(k, "tags") ? &t->tags : &t->authors;
+      size_t *count = !strcmp(k, "tags") ? &t->ntags : &t->nauthors;
+      if (s ? comma_list(r, s, list, count) != 0 : strings(r, v, list, count) != 0)
+        return -1;
+    }
   }
   return 0;
 }
@@ -536,8 +546,30 @@ static int vars(reader *r, yaml_node_t *v, tpl *t, int constants)
   return why ? skip(r, why, NULL) : 0;
 }
 
-/* The document's template into t. */
-static int load_template(reader *r, tpl *t)
+/* nuclei's protocol type of a template: its first kind of request in
+ * nuclei's order (Template.Type), as -type names it; NULL: none. */
+static const char *protocol_type(reader *r, yaml_node_t *root)
+{
+  static const char *const kinds[][2] = {
+      {"dns", "dns"},         {"file", "file"},   {"http", "http"},     {"requests", "http"},
+      {"headless", "headless"}, {"network", "tcp"}, {"tcp", "tcp"},       {"ssl", "ssl"},
+      {"websocket", "websocket"}, {"whois", "whois"}, {"code", "code"},
+      {"javascript", "javascript"}, {"workflows", "workflow"}};
+  const char *k;
+  yaml_node_t *v;
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    EACH_KEY(r, root, k, v)
+    {
+      if (k && !strcmp(k, kinds[i][0]))
+        return kinds[i][1];
+      (void)v;
+    }
+  return NULL;
+}
+
+/* What the filter looks at (tpl-filter.c), read first: the id, the info
+ * and the protocol type. */
+static int load_head(reader *r, tpl *t)
 {
   yaml_node_t *root = yaml_document_get_root_node(&r->doc), *v;
   const char *k;
@@ -545,13 +577,27 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "not a template (no mapping)", NULL);
   EACH_KEY(r, root, k, v)
   {
+    if (k && !strcmp(k, "id") && !(scalar(v) && (t->id = dup(r, scalar(v)))))
+      return skip(r, "template key", k);
+    if (k && !strcmp(k, "info") && load_info(r, v, t) != 0)
+      return skip(r, "template key", k);
+  }
+  t->type = protocol_type(r, root);
+  return 0;
+}
+
+/* The rest of the document's template into t, after load_head. */
+static int load_template(reader *r, tpl *t)
+{
+  yaml_node_t *root = yaml_document_get_root_node(&r->doc), *v;
+  const char *k;
+  EACH_KEY(r, root, k, v)
+  {
     int ok = 0;
     if (!k)
       ok = 0;
-    else if (!strcmp(k, "id"))
-      ok = scalar(v) && (t->id = dup(r, scalar(v)));
-    else if (!strcmp(k, "info"))
-      ok = load_info(r, v, t) == 0;
+    else if (!strcmp(k, "id") || !strcmp(k, "info"))
+      ok = 1; /* load_head's */
     else if (!strcmp(k, "http") || !strcmp(k, "requests"))
       ok = load_requests(r, v, t) == 0;
     else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
@@ -647,6 +693,7 @@ static void free_template(tpl *t)
     free_request(&t->reqs[i]);
   free(t->reqs);
   free_strings(t->tags, t->ntags);
+  free_strings(t->authors, t->nauthors);
   free(t->file);
   free(t->id);
   free(t->name);
@@ -703,10 +750,17 @@ int tpl_load_file(templates *ts, const char *path)
     yaml_parser_delete(&parser);
   }
   fclose(f);
+  int chosen = 1;
   if (parsed) {
-    if (repeated_key(&r) == 0)
+    if (repeated_key(&r) == 0 && load_head(&r, &t) == 0 &&
+        (chosen = !ts->filter || tpl_filter_match(ts->filter, &t)))
       (void)load_template(&r, &t);
     yaml_document_delete(&r.doc);
+  }
+  if (!chosen && !r.nomem) { /* left out by the filter: not a skip */
+    free_template(&t);
+    ts->nfiltered++;
+    return 0;
   }
   one_line(r.reason);
   int skipped = r.reason[0] != 0;

@@ -135,6 +135,9 @@ typedef struct tpl {
   char *file, *id, *name, *severity;
   char **tags;
   size_t ntags;
+  char **authors; /* info.author: a comma list, or a list */
+  size_t nauthors;
+  const char *type; /* nuclei's protocol type (http, dns, ...); NULL: none */
   tpl_request *reqs;
   size_t nreqs;
   tpl_var *vars; /* variables:, in order */
@@ -160,6 +163,10 @@ typedef struct templates {
   /* -var NAME=VALUE, set before tpl_load: names a template may use. */
   const char *const *given;
   size_t ngiven;
+  /* -tags, -severity, ... set before tpl_load (NULL: none): a template it
+   * leaves out is neither loaded nor skipped, only counted. */
+  const struct tpl_filter *filter;
+  size_t nfiltered;
   /* The json queries of all the templates as one jq program, compiled
    * (tpl_json_compile; a jq_state): given [index, value], the results of
    * the query of that index over value. NULL: none. */
@@ -257,6 +264,41 @@ int tpl_dsl_check(const tpl *t, const char *const *given, size_t ngiven, const t
  * the suffix, else len. */
 size_t tpl_dsl_unalias(const char *name, size_t len);
 void tpl_dsl_free(tpl_dsl *d);
+
+/* ---- Choosing templates: -tags, -severity, ... (tpl-filter.c) ----------- */
+
+/* What a filter looks at, as nuclei's options name it. */
+typedef enum tpl_field {
+  TF_TAGS,     /* -tags: any of them */
+  TF_ETAGS,    /* -etags: none of them */
+  TF_SEVERITY, /* -severity */
+  TF_ESEVERITY,
+  TF_ID, /* -id: ids or glob patterns */
+  TF_EID,
+  TF_AUTHOR,
+  TF_TYPE, /* -type: protocol types */
+  TF_ETYPE,
+  TF_FIELDS
+} tpl_field;
+
+/* nuclei's filter of templates: a template is chosen when it has none of
+ * the excluded tags, ids, severities and types, and, for each field of
+ * the others given, one of its values (any tag of -tags AND any severity
+ * of -severity ...). Values in lower case; a template's compared so. */
+typedef struct tpl_filter {
+  char **v[TF_FIELDS];
+  size_t n[TF_FIELDS];
+} tpl_filter;
+
+/* Adds the comma list text to field f. 0; -1 when a value is not one the
+ * field takes (a severity, a protocol type), or empty; -2 when out of
+ * memory. */
+int tpl_filter_add(tpl_filter *f, tpl_field field, const char *text);
+/* Whether any value was given. */
+int tpl_filter_any(const tpl_filter *f);
+/* Whether template t (its id, info and type) is chosen. */
+int tpl_filter_match(const tpl_filter *f, const tpl *t);
+void tpl_filter_free(tpl_filter *f);
 
 /* Reads one template file into ts: loaded, or skipped with its reason.
  * Returns 0, or -1 when it cannot be read or out of memory. */

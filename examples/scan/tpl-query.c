@@ -260,9 +260,14 @@ int tpl_json_compile(templates *ts)
   int rc = why && (!n || failing(r, 0, n, why) == 0) ? 0 : -1;
   /* The templates of the queries that fail are skipped, the last first
    * (the others keep their place). */
-  for (size_t i = n; rc == 0 && i-- > 0;)
-    if (why[i] && (i + 1 == n || !why[i + 1] || r[i + 1].tpl != r[i].tpl))
-      rc = tpl_unload(ts, r[i].tpl, why[i]);
+  for (size_t i = n, gone = SIZE_MAX; rc == 0 && i-- > 0;) {
+    if (!why[i] || r[i].tpl == gone)
+      continue;
+    size_t first = i; /* once per template, with its first query's reason */
+    for (size_t j = i; j-- > 0 && r[j].tpl == r[i].tpl;)
+      first = why[j] ? j : first;
+    rc = tpl_unload(ts, gone = r[i].tpl, why[first]);
+  }
   for (size_t i = 0; why && i < n; i++)
     free(why[i]);
   free(why);

@@ -10,6 +10,8 @@
 #include <openssl/evp.h>
 #include <pcre2.h>
 #include <stdint.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "templates_eval.h"
 
@@ -41,13 +43,11 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
   return n;
 }
 
-/* Fetches path of the target with method (NULL: GET), one header (NULL:
- * none), a body (NULL: none), following redirects up to follow (0: none). */
-void fetch_with(const char *path, const char *method, const char *header, const char *data,
-                long follow, got *g)
+/* Fetches url as fetch_with does; next (may be NULL): where a redirect
+ * would take the request (CURLINFO_REDIRECT_URL), "" when it is none. */
+static void fetch_url(const char *url, const char *method, const char *header, const char *data,
+                      long follow, got *g, char *next, size_t cap)
 {
-  char url[512];
-  snprintf(url, sizeof url, "%s%s", base, path);
   memset(g, 0, sizeof *g);
   CURL *e = curl_easy_init();
   struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
@@ -66,8 +66,22 @@ void fetch_with(const char *path, const char *method, const char *header, const 
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
   ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
+  char *to = NULL;
+  if (next)
+    snprintf(next, cap, "%s",
+             curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to) == CURLE_OK && to ? to : "");
   curl_slist_free_all(h);
   curl_easy_cleanup(e);
+}
+
+/* Fetches path of the target with method (NULL: GET), one header (NULL:
+ * none), a body (NULL: none), following redirects up to follow (0: none). */
+void fetch_with(const char *path, const char *method, const char *header, const char *data,
+                long follow, got *g)
+{
+  char url[512];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  fetch_url(url, method, header, data, follow, g, NULL, 0);
 }
 
 void fetch(const char *path, const char *method, const char *header, long follow, got *g)
@@ -122,14 +136,79 @@ static void header_of(const got *g, const char *name, char *out, size_t cap)
     }
 }
 
+/* ---- Chains of redirects, as nuclei follows them -------------------------- */
+
+#define HOPS_MAX 8
+
+/* The responses of a chain, from the first, and each one's request URL. */
+typedef struct chain {
+  got hop[HOPS_MAX];
+  char url[HOPS_MAX][512];
+  size_t n;
+} chain;
+
+/* The host of url as nuclei's same-host rule compares it: host[:port],
+ * the port left out where it is its scheme's default. */
+static void host_of(const char *url, char *out, size_t cap)
+{
+  const char *auth = strstr(url, "://");
+  ck_assert_ptr_nonnull(auth);
+  size_t scheme = (size_t)(auth - url), n = strcspn(auth += 3, "/?#");
+  const char *at = memchr(auth, '@', n);
+  if (at)
+    n -= (size_t)(at + 1 - auth), auth = at + 1;
+  if ((scheme == 4 && n > 3 && !memcmp(auth + n - 3, ":80", 3)) ||
+      (scheme == 5 && n > 4 && !memcmp(auth + n - 4, ":443", 4)))
+    n -= scheme == 4 ? 3 : 4;
+  snprintf(out, cap, "%.*s", (int)n, auth);
+}
+
+/* Path of the target with GET, redirects followed as nuclei's client
+ * does, each request made alone: a 301, 302, 303, 307 or 308 with a
+ * Location is followed while fewer than max were (0: nuclei's default,
+ * 10), with same_host only to the host of the first request; the
+ * response where that stops is the last. Bodies are kept of the last
+ * response only (nuclei reads none of the others). */
+static void follow(const char *path, long max, int same_host, chain *c)
+{
+  char next[512], first[256], host[256];
+  memset(c, 0, sizeof *c);
+  snprintf(c->url[0], sizeof c->url[0], "%s%s", base, path);
+  host_of(c->url[0], first, sizeof first);
+  for (;;) {
+    got *g = &c->hop[c->n];
+    fetch_url(c->url[c->n], NULL, NULL, NULL, 0, g, next, sizeof next);
+    int redirect = g->status == 301 || g->status == 302 || g->status == 303 ||
+                   g->status == 307 || g->status == 308;
+    if (next[0])
+      host_of(next, host, sizeof host);
+    if (!redirect || !next[0] || (long)c->n >= (max ? max : 10) ||
+        (same_host && strcmp(host, first)))
+      break;
+    g->body_len = 0;
+    g->body[0] = '\0';
+    ck_assert_uint_lt(++c->n, HOPS_MAX);
+    snprintf(c->url[c->n], sizeof c->url[c->n], "%s", next);
+  }
+  c->n++;
+}
+
 /* ---- What each template of run/ should report ---------------------------- */
 
-/* One line scan should print: "PATH name=NAME extracts=A|B\n". */
-static void expect(char *out, const char *path, const char *name, const char *extracts)
+/* One line scan should print: "URL name=NAME extracts=A|B\n". */
+static void expect_at(char *out, const char *url, const char *name, const char *extracts)
 {
   size_t n = strlen(out);
-  snprintf(out + n, EXPECT_MAX - n, "%s%s name=%s extracts=%s\n", base, path, name ? name : "",
+  snprintf(out + n, EXPECT_MAX - n, "%s name=%s extracts=%s\n", url, name ? name : "",
            extracts ? extracts : "");
+}
+
+/* The same, for path of the target. */
+static void expect(char *out, const char *path, const char *name, const char *extracts)
+{
+  char url[512];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  expect_at(out, url, name, extracts);
 }
 
 static void word_and(char *out)
@@ -245,12 +324,54 @@ static void method_headers(char *out)
     expect(out, path, NULL, NULL);
 }
 
+/* Each response of a chain is matched on its own, the last first. */
 static void redirects(char *out)
 {
-  got g;
-  fetch("/redirect?n=2", NULL, NULL, 3, &g);
-  if (g.status == 200 || g.status == 302)
-    expect(out, "/redirect?n=2", NULL, NULL);
+  static chain c;
+  follow("/redirect?n=2", 3, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 200 || c.hop[i].status == 302)
+      expect_at(out, c.url[i], NULL, NULL);
+}
+
+static void redirect_max(char *out)
+{
+  static chain c;
+  follow("/hops?n=3", 2, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 302 && has(c.hop[i].head, c.hop[i].head_len, "X-Hop: 1"))
+      expect_at(out, c.url[i], NULL, NULL);
+}
+
+static void redirect_host(char *out)
+{
+  static chain c;
+  char hop[64], location[256];
+  follow("/hops?n=1&away=localhost", 0, 1, &c);
+  for (size_t i = c.n; i-- > 0;) {
+    header_of(&c.hop[i], "X-Hop", hop, sizeof hop);
+    header_of(&c.hop[i], "Location", location, sizeof location);
+    if (c.hop[i].status == 302 && strstr(hop, "away") && strstr(location, "http://localhost:"))
+      expect_at(out, c.url[i], NULL, NULL);
+  }
+}
+
+static void redirect_hops(char *out)
+{
+  static chain c;
+  char hop[64], cookie[64];
+  follow("/hops?n=2", 0, 0, &c);
+  for (size_t i = c.n; i-- > 0;) { /* named matchers: a line each, in order */
+    const got *g = &c.hop[i];
+    header_of(g, "X-Hop", hop, sizeof hop);
+    header_of(g, "Set-Cookie", cookie, sizeof cookie);
+    if (has(g->head, g->head_len, "Set-Cookie: hop=2"))
+      expect_at(out, c.url[i], "first", NULL);
+    if (!strcmp(hop, "1") && g->status == 302 && !strcmp(cookie, "hop=1"))
+      expect_at(out, c.url[i], "second", NULL);
+    if (!strcmp(hop, "0") && has(g->body, g->body_len, "hops") && g->status == 200)
+      expect_at(out, c.url[i], "last", NULL);
+  }
 }
 
 static void no_redirects(char *out)
@@ -623,6 +744,151 @@ static void max_size(char *out)
     expect(out, "/html?title=Zebra", NULL, NULL);
 }
 
+/* stop-at-first-match: the first response that matches, from the last. */
+static void redirect_first(char *out)
+{
+  static chain c;
+  follow("/hops?n=2", 0, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 200 || c.hop[i].status == 302) {
+      expect_at(out, c.url[i], NULL, NULL);
+      break;
+    }
+}
+
+/* ---- {{...}} in matchers (run/word-*.yaml, dsl-job-vals.yaml) ---------- */
+
+static void word_const(char *out)
+{
+  got g;
+  fetch("/html?title=Acme-Portal", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "<TITLE lang=en>Acme-Portal</title>"))
+    expect(out, "/html?title=Acme-Portal", "title", NULL);
+  if (has(g.body, g.body_len, "ACME-PORTAL"))
+    expect(out, "/html?title=Acme-Portal", "upper", NULL);
+  if (strcasestr(g.body, "acme-portal</title>"))
+    expect(out, "/html?title=Acme-Portal", "nocase", NULL);
+}
+
+/* The path of scan's line for a URL of base + prefix, into out (cap
+ * bytes); "" when it has none. */
+static void reported_path(const char *prefix, char *out, size_t cap)
+{
+  char start[256];
+  snprintf(start, sizeof start, "%s%s", base, prefix);
+  out[0] = '\0';
+  for (const char *l = reported_lines; l && *l; l += strcspn(l, "\n"), l += *l == '\n')
+    if (!strncmp(l, start, strlen(start))) {
+      snprintf(out, cap, "%.*s", (int)strcspn(l + strlen(base), " \n"), l + strlen(base));
+      return;
+    }
+}
+
+/* Parameter key of path's query (up to '&'), into out (64 bytes). */
+static void param_of(const char *path, const char *key, char *out)
+{
+  char k[32];
+  snprintf(k, sizeof k, "%s=", key);
+  const char *p = strstr(path, k);
+  out[0] = '\0';
+  if (p && (p[-1] == '?' || p[-1] == '&'))
+    snprintf(out, 64, "%.*s", (int)strcspn(p + strlen(k), "&"), p + strlen(k));
+}
+
+/* Whether s is n (0: any number but none) bytes of set. */
+static int shaped(const char *s, size_t n, const char *set)
+{
+  size_t len = strlen(s);
+  return len && (!n || len == n) && strspn(s, set) == len;
+}
+
+#define LETTERS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#define ALNUM   LETTERS "0123456789"
+
+/* n random characters of set into out, of the evaluation's own. */
+static void own_random(char *out, size_t n, const char *set)
+{
+  static unsigned long x;
+  if (!x)
+    x = (unsigned long)time(NULL) ^ (unsigned long)getpid() << 16;
+  for (size_t i = 0; i < n; i++, x = x * 6364136223846793005UL + 1442695040888963407UL)
+    out[i] = set[(x >> 33) % strlen(set)];
+  out[n] = '\0';
+}
+
+/* scan's values are taken where they have their shape (rand_base(8): 8
+ * letters or digits; randstr and randstr_N: letters); else the
+ * evaluation's own, which scan's line then does not show. */
+static void word_rand(char *out)
+{
+  char path[256], t[64], r[64], s[64], other[16], want[128];
+  got g;
+  reported_path("/echo?r=", path, sizeof path);
+  param_of(path, "t", t);
+  param_of(path, "r", r);
+  param_of(path, "s", s);
+  if (!shaped(t, 8, ALNUM) || !shaped(r, 0, LETTERS) || !shaped(s, 0, LETTERS)) {
+    own_random(t, 8, ALNUM);
+    own_random(r, 12, LETTERS);
+    own_random(s, 12, LETTERS);
+  }
+  snprintf(path, sizeof path, "/echo?r=%s&s=%s&t=%s", r, s, t);
+  fetch(path, NULL, NULL, 0, &g);
+  snprintf(want, sizeof want, "&t=%s HTTP/1.1", t);
+  if (has(g.body, g.body_len, want))
+    expect(out, path, "sent", NULL);
+  own_random(other, 8, ALNUM); /* another rand_base(8), never sent */
+  snprintf(want, sizeof want, "t=%s", other);
+  if (has(g.body, g.body_len, want))
+    expect(out, path, "other", NULL);
+  snprintf(want, sizeof want, "\\?r=%s&", r);
+  if (regex_in(want, g.body, g.body_len))
+    expect(out, path, "randstr", NULL);
+  snprintf(want, sizeof want, "&s=%s&t=[A-Za-z0-9]{8} ", s);
+  if (regex_in(want, g.body, g.body_len))
+    expect(out, path, "randstr-n", NULL);
+}
+
+/* {{Hostname}} is host:port (the port is not the scheme's), {{Host}} the
+ * host alone; a regex is compiled as written. */
+static void word_host(char *out)
+{
+  const char *hostname = base + strlen("http://");
+  char path[256], want[256], location[256];
+  got g;
+  snprintf(path, sizeof path, "/redirect?n=0&to=//%s/home", hostname);
+  fetch(path, NULL, NULL, 0, &g);
+  header_of(&g, "Location", location, sizeof location);
+  snprintf(want, sizeof want, "Location: //%s/home", hostname);
+  if (has(g.head, g.head_len, want))
+    expect(out, path, "header", NULL);
+  snprintf(want, sizeof want, "//%s/", hostname);
+  if (strstr(location, want))
+    expect(out, path, "location", NULL);
+  snprintf(want, sizeof want, "Location: //%.*s/home", (int)strcspn(hostname, ":"), hostname);
+  if (has(g.head, g.head_len, want))
+    expect(out, path, "wrong", NULL);
+  if (regex_in("//{{Hostname}}/home", g.head, g.head_len))
+    expect(out, path, "regex", NULL);
+}
+
+/* tok: 10 letters, then the port. */
+static void dsl_job_vals(char *out)
+{
+  const char *port = strrchr(base, ':') + 1;
+  char path[256], tok[64], want[300];
+  got g;
+  reported_path("/echo?t=", path, sizeof path);
+  param_of(path, "t", tok);
+  if (strlen(tok) != 10 + strlen(port) || strspn(tok, LETTERS) != 10 || strcmp(tok + 10, port))
+    own_random(tok, 10, LETTERS), strcat(tok, port);
+  snprintf(path, sizeof path, "/echo?t=%s", tok);
+  fetch(path, NULL, NULL, 0, &g);
+  snprintf(want, sizeof want, "GET %s HTTP/1.1", path);
+  if (has(g.body, g.body_len, want))
+    expect(out, path, NULL, NULL);
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -637,6 +903,10 @@ const evaluation RUN[] = {
     {"named-or", named_or, 0},
     {"method-headers", method_headers, 0},
     {"redirects", redirects, 0},
+    {"redirect-max", redirect_max, 0},
+    {"redirect-host", redirect_host, 0},
+    {"redirect-hops", redirect_hops, 0},
+    {"redirect-first", redirect_first, 0},
     {"no-redirects", no_redirects, 0},
     {"stop-first", stop_first, 1},
     {"word-all", word_all, 0},
@@ -660,5 +930,9 @@ const evaluation RUN[] = {
     {"xpath-xml", xpath_xml, 0},
     {"kval-cookie", kval_cookie, 0},
     {"max-size", max_size, 0},
+    {"word-const", word_const, 0},
+    {"word-rand", word_rand, 0},
+    {"word-host", word_host, 0},
+    {"dsl-job-vals", dsl_job_vals, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

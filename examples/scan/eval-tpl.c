@@ -19,16 +19,17 @@ typedef struct texts {
 static void part_texts(dsl_view *dv, tpl_part where, const char *header, texts *t)
 {
   const rc_response *r = dv->r->resp;
-  rc_hop_info last;
+  int hop = eval_hop(dv->t);
+  rc_hop_info h;
   t->n = t->len = 0;
   if (where == TP_VAR && dsl_var_text(dv, header, &t->v[0]))
     t->n = 1;
-  if ((where == TP_HEADER || where == TP_ALL) && rc_hop(r, -1, &last) == RC_OK)
-    t->v[t->n++] = last.raw;
+  if ((where == TP_HEADER || where == TP_ALL) && rc_hop(r, hop, &h) == RC_OK)
+    t->v[t->n++] = h.raw;
   if (where == TP_BODY || where == TP_ALL)
-    t->v[t->n++] = rc_body(r);
+    t->v[t->n++] = dv->t->back ? (rc_view){"", 0} : rc_body(r);
   for (size_t i = 0; where == TP_NAMED && t->n < VIEWS_MAX; i++)
-    if (rc_header(r, -1, header, i, &t->v[t->n]) == RC_OK)
+    if (rc_header(r, hop, header, i, &t->v[t->n]) == RC_OK)
       t->n++;
     else
       break;
@@ -36,10 +37,9 @@ static void part_texts(dsl_view *dv, tpl_part where, const char *header, texts *
     t->len += t->v[i].len;
 }
 
-/* Whether needle (lower case when nocase) occurs in hay. */
-static int contains(rc_view hay, const char *needle, int nocase)
+/* Whether needle's n bytes (lower case when nocase) occur in hay. */
+static int contains(rc_view hay, const char *needle, size_t n, int nocase)
 {
-  size_t n = strlen(needle);
   if (!n)
     return 1;
   int first = (unsigned char)needle[0], upper = nocase ? toupper(first) : first;
@@ -58,36 +58,98 @@ static int contains(rc_view hay, const char *needle, int nocase)
   return 0;
 }
 
+/* Word w of m with the view's values (dsl_lookup: the response's, its
+ * extractors', the job's), onto out as a string (out->len without its
+ * NUL, in lower case when m is case-insensitive); EXPR_OK, or the
+ * evaluation's error. */
+static expr_code word_value(dsl_view *dv, const tpl_matcher *m, size_t w, line *out)
+{
+  const tpl *t = &dv->r->g->tpl->t[dv->t->tpl];
+  expr_env env;
+  expr_env_init(&env);
+  env.lookup = dsl_lookup;
+  env.ud = dv;
+  expr_error err;
+  expr_code rc = tpl_render(t, m->words[w], &env, &dv->arena, out, &err);
+  put(out, "", 1);
+  if (rc == EXPR_OK && out->nomem)
+    rc = EXPR_E_NOMEM;
+  dv->nomem |= rc == EXPR_E_NOMEM;
+  if (rc != EXPR_OK)
+    return rc;
+  out->len--;
+  for (size_t i = 0; m->nocase && i < out->len; i++)
+    out->p[i] = (char)tolower((unsigned char)out->p[i]);
+  return EXPR_OK;
+}
+
+/* Word i of m, replaced for this response (word_value), in its part: the
+ * header block, a header's values, or the kept body. As nuclei's: under
+ * and, a word whose expression fails fails the matcher; under or, it is
+ * looked for as written. */
+static int word_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+{
+  line w = {0};
+  expr_code rc = word_value(dv, m, i, &w);
+  int hit = 0;
+  texts t;
+  if (rc == EXPR_OK || (rc != EXPR_E_NOMEM && !m->cond_and)) {
+    part_texts(dv, m->part, m->header, &t);
+    for (size_t k = 0; !hit && k < t.n; k++)
+      hit = rc == EXPR_OK ? contains(t.v[k], w.p, w.len, m->nocase)
+                          : contains(t.v[k], m->words[i], strlen(m->words[i]), m->nocase);
+  }
+  free(w.p);
+  return hit;
+}
+
+/* Regex i of m, random (it held a {{randstr}}), over its part. */
+static int regex_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+{
+  texts t;
+  part_texts(dv, m->part, m->header, &t);
+  for (size_t k = 0; k < t.n; k++)
+    if (regex_hit(&m->regexes[i], t.v[k]))
+      return 1;
+  return 0;
+}
+
 /* Value i of matcher m hits: over the header block or a header's values
- * here, in the body by the reading's verdict (the engine's, see
- * eval_matchers). */
+ * here, in the final body by the reading's verdict (the engine's, see
+ * eval_matchers), in an earlier hop's (empty) body here; a word replaced
+ * for each response, here. */
 static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 {
+  if (m->type == TM_WORD && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
+    return word_hits(dv, m, i);
+  if (m->type == TM_REGEX && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
+    return regex_hits(dv, m, i);
   const reading *rd = dv->r;
   const rc_response *r = rd->resp;
-  rc_hop_info last;
-  size_t head = rc_hop(r, -1, &last) == RC_OK ? last.raw.len : 0;
+  int back = dv->t->back;
+  rc_hop_info h;
+  int found = rc_hop(r, eval_hop(dv->t), &h) == RC_OK;
+  size_t head = found ? h.raw.len : 0, body = back ? 0 : (size_t)rc_body_length(r);
   switch (m->type) {
-  case TM_STATUS: return m->numbers[i] == rc_status(r);
+  case TM_STATUS: return found && m->numbers[i] == h.status;
   case TM_SIZE:
     if (m->part == TP_NAMED || m->part == TP_VAR)
       break;
-    return m->numbers[i] >= 0 &&
-           (size_t)m->numbers[i] ==
-               (m->part == TP_HEADER ? head : 0) + (m->part != TP_HEADER ? rc_body_length(r) : 0);
+    return m->numbers[i] >= 0 && (size_t)m->numbers[i] == (m->part == TP_HEADER ? head : 0) +
+                                                               (m->part != TP_HEADER ? body : 0);
   case TM_DSL: return 0; /* matcher_hits evaluates them */
   default:
-    if (m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
+    if (!back && m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
       return 1;
   }
   texts t;
-  part_texts(dv, m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
-  if (m->part == TP_BODY)
+  part_texts(dv, !back && m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
+  if (!back && m->part == TP_BODY)
     return 0;
   if (m->type == TM_SIZE)
     return m->numbers[i] >= 0 && (size_t)m->numbers[i] == t.len;
   for (size_t k = 0; k < t.n; k++)
-    if (m->type == TM_WORD ? contains(t.v[k], m->words[i], m->nocase)
+    if (m->type == TM_WORD ? contains(t.v[k], m->words[i], strlen(m->words[i]), m->nocase)
                            : regex_hit(&m->regexes[i], t.v[k]))
       return 1;
   return 0;
@@ -95,14 +157,17 @@ static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 
 /* The one text of a part, as nuclei's getMatchPart gives it to a json or
  * xpath extractor and an xpath matcher: the body, the header block, the
- * response (header block and body), or a variable's value. */
+ * response (header block and body), or a variable's value; the
+ * response's being the one of the chain t names. */
 static int one_text(dsl_view *dv, tpl_part where, const char *name, rc_view *out)
 {
-  rc_hop_info last;
+  rc_hop_info h;
   switch (where) {
-  case TP_BODY: *out = rc_body(dv->r->resp); break;
+  case TP_BODY: /* an earlier response of a chain has none (part_texts) */
+    *out = dv->t->back ? (rc_view){"", 0} : rc_body(dv->r->resp);
+    break;
   case TP_HEADER:
-    *out = rc_hop(dv->r->resp, -1, &last) == RC_OK ? last.raw : (rc_view){"", 0};
+    *out = rc_hop(dv->r->resp, eval_hop(dv->t), &h) == RC_OK ? h.raw : (rc_view){"", 0};
     break;
   case TP_ALL: return dsl_var_text(dv, "response", out);
   default: return dsl_var_text(dv, name, out);

@@ -42,10 +42,15 @@ static void usage(FILE *out)
         "                          requests are the same share one request per\n"
         "                          target. Output: one line per template, target\n"
         "                          and match, as nuclei writes it (template-id,\n"
-        "                          info, type, host, matched-at, matcher-name,\n"
-        "                          extracted-results, timestamp; and status-code,\n"
+        "                          info, type, host, port, scheme, url, ip,\n"
+        "                          matched-at, matcher-name, extracted-results,\n"
+        "                          timestamp; and status-code,\n"
         "                          cluster-requests, body-bytes, truncated,\n"
         "                          stopped: ended once its verdicts were known).\n"
+        "                          Redirects as nuclei follows them: redirects,\n"
+        "                          host-redirects (same host only), max-redirects\n"
+        "                          (default 10); each response of the chain is\n"
+        "                          matched on its own, the final one first.\n"
         "                          json extractors run jq's programs (libjq) in a\n"
         "                          child process bounded in CPU time and memory;\n"
         "                          xpath ones and matchers run XPath 1.0\n"
@@ -58,9 +63,15 @@ static void usage(FILE *out)
         "                          later one of a name wins): over a template's\n"
         "                          variable and the target variables of that\n"
         "                          name, under its constants\n"
+        "      --attack-type TYPE  how every request's payloads combine, over its\n"
+        "                          attack: batteringram, pitchfork or clusterbomb\n"
+        "                          (also --at, nuclei's)\n"
         "  -v, --verbose           with --validate, first each template loaded and\n"
         "                          what it keeps of the body: streamed atoms and\n"
-        "                          matchers, the whole body, or its count only\n"
+        "                          matchers, the whole body, or its count only;\n"
+        "                          its words and regexes with {{...}} replaced\n"
+        "                          once in the scan (they stream) or for each\n"
+        "                          response\n"
         "\n",
         out);
   fputs("FILTERING (with -t; nuclei's: comma lists, repeatable, any case):\n"
@@ -143,7 +154,15 @@ static void usage(FILE *out)
         "                          0: none, a redirect is the final response).\n"
         "                          Unlike curl's and fetch's -L, which only turn\n"
         "                          following on, scan always follows and -L\n"
-        "                          takes the limit\n"
+        "                          takes the limit. With -t it is the limit of\n"
+        "                          -fr and -fhr (also -mr, --max-redirects:\n"
+        "                          nuclei's)\n"
+        "      --fr, --follow-redirects  with -t, every request follows\n"
+        "                          redirects (nuclei's)\n"
+        "      --fhr, --follow-host-redirects  with -t, every request follows\n"
+        "                          the redirects that stay on its host (nuclei's)\n"
+        "      --dr, --disable-redirects  with -t, no request follows redirects\n"
+        "                          (nuclei's; it wins over -fr and -fhr)\n"
         "      --budget SIZE       memory budget for all responses together\n"
         "                          (default off)\n"
         "      --overflow MODE     what a transfer past the budget does: auto\n"
@@ -330,6 +349,10 @@ enum {
   OPT_STATS_INTERVAL,
   OPT_ACCEPTED, /* nuclei's -jsonl and -nc: what scan does anyway */
   OPT_JSON_EXPORT,
+  OPT_ATTACK_TYPE,
+  OPT_FOLLOW,
+  OPT_FOLLOW_HOST,
+  OPT_NO_REDIRECTS,
   OPT_FILTER = 512 /* + tpl_field */
 };
 
@@ -403,8 +426,18 @@ static const struct option LONG_OPTIONS[] = {
     {"jsonl", no_argument, NULL, OPT_ACCEPTED},
     {"json-export", required_argument, NULL, OPT_JSON_EXPORT},
     {"je", required_argument, NULL, OPT_JSON_EXPORT},
+    {"follow-redirects", no_argument, NULL, OPT_FOLLOW},
+    {"fr", no_argument, NULL, OPT_FOLLOW},
+    {"follow-host-redirects", no_argument, NULL, OPT_FOLLOW_HOST},
+    {"fhr", no_argument, NULL, OPT_FOLLOW_HOST},
+    {"disable-redirects", no_argument, NULL, OPT_NO_REDIRECTS},
+    {"dr", no_argument, NULL, OPT_NO_REDIRECTS},
+    {"max-redirects", required_argument, NULL, 'L'},
+    {"mr", required_argument, NULL, 'L'},
     {"no-color", no_argument, NULL, OPT_ACCEPTED},
     {"nc", no_argument, NULL, OPT_ACCEPTED},
+    {"attack-type", required_argument, NULL, OPT_ATTACK_TYPE},
+    {"at", required_argument, NULL, OPT_ATTACK_TYPE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -625,6 +658,15 @@ static int take_nuclei_option(options *o, int c)
     return checked(args_seconds(optarg, &o->stats_interval_ms) || !o->stats_interval_ms,
                    "invalid interval");
   case OPT_JSON_EXPORT: o->json_export = optarg; return -1;
+  case OPT_ATTACK_TYPE:
+    return checked(tpl_attack_parse(optarg, &o->attack),
+                   "invalid attack type (batteringram, pitchfork or clusterbomb)");
+  /* As nuclei: -dr wins, then -fhr. */
+  case OPT_FOLLOW: o->redirects = o->redirects ? o->redirects : TPL_REDIRECTS_ALL; return -1;
+  case OPT_FOLLOW_HOST:
+    o->redirects = o->redirects == REDIRECTS_NONE ? REDIRECTS_NONE : TPL_REDIRECTS_HOST;
+    return -1;
+  case OPT_NO_REDIRECTS: o->redirects = REDIRECTS_NONE; return -1;
   case 'j':
   case OPT_ACCEPTED: return -1;
   default: return -2;
@@ -641,8 +683,13 @@ static int check_together(options *o, int concurrency_given)
     return bad_usage("-var gives templates values: give -t", o->vars[0]);
   if (o->validate && !o->ntemplates)
     return bad_usage("--validate checks templates: give -t", "--validate");
+  if (o->attack && !o->ntemplates)
+    return bad_usage("--attack-type combines templates' payloads: give -t",
+                     tpl_attack_name(o->attack));
   if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
     return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
+  if (o->redirects && !o->ntemplates)
+    return bad_usage("the templates' redirects: give -t", "-fr, -fhr, -dr");
   if (tpl_filter_any(&o->filter) && !o->ntemplates)
     return bad_usage("the filters choose templates: give -t", "-tags, -severity, -id, ...");
   if (o->bulk_size) { /* nuclei's bound: -c templates, each over -bs hosts */

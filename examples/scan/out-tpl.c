@@ -10,9 +10,11 @@
 /* What one template line tells of its target besides the template. */
 typedef struct hit_at {
   const reading *r;
-  const char *target, *url;
-  int stopped;     /* its transfer ended early */
-  double duration; /* seconds its transfer took */
+  const plan_job *job;      /* the values its request was made with; NULL: none */
+  const char *target, *url; /* url: that of the response's request */
+  int stopped;              /* its transfer ended early */
+  double duration;          /* seconds its transfer took */
+  int back;                 /* the response, hops before the final one (eval_target) */
 } hit_at;
 
 /* One line: template t matched the target, by matcher name (NULL: none
@@ -23,6 +25,9 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
   line *l = &o->line;
   const cluster *c = &h->r->g->plan->c[h->r->cluster];
   rc_response *resp = h->r->resp;
+  rc_hop_info hop;
+  if (rc_hop(resp, -1 - h->back, &hop) != RC_OK)
+    hop.status = 0;
   l->len = 0;
   l->nomem = 0;
   puts_line(l, "{\"template-id\":");
@@ -37,8 +42,8 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
       puts_line(l, ",");
     json_string(l, t->tags[i]);
   }
-  puts_line(l, "]},\"type\":\"http\",\"host\":");
-  json_string(l, h->target);
+  puts_line(l, "]},\"type\":\"http\"");
+  json_target_fields(l, h->target);
   puts_line(l, ",\"matched-at\":");
   json_string(l, h->url);
   if (name) {
@@ -59,16 +64,19 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
   printf_line(l,
               ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
               "\"truncated\":%s,\"stopped\":%s}\n",
-              rc_status(resp), c->nmembers, (unsigned long long)rc_body_length(resp),
-              rc_truncated(resp) ? "true" : "false", h->stopped ? "true" : "false");
+              hop.status, c->nmembers, h->back ? 0ULL : (unsigned long long)rc_body_length(resp),
+              !h->back && rc_truncated(resp) ? "true" : "false", h->stopped ? "true" : "false");
   write_line(o);
 }
 
 /* A template's values for the target (plan_vals: its constants, -var,
  * the target's variables, its variables:) as the DSL reads them
- * (plan_vars), made on first use. */
+ * (plan_vars): those the job's request was made with, for the template
+ * it was made for (its random values too); for another member of the
+ * cluster, its own, made on first use. */
 typedef struct tpl_vals {
   const plan *p;
+  const plan_job *job;
   const char *target;
   plan_vals v;
   int made, failed;
@@ -77,6 +85,9 @@ typedef struct tpl_vals {
 static int template_value(void *ud, size_t t, const char *name, size_t len, expr_value *out)
 {
   tpl_vals *u = ud;
+  const plan_vals *sent = u->job ? plan_job_vals(u->job, t) : NULL;
+  if (sent)
+    return plan_vals_lookup((void *)sent, name, len, out);
   if (!u->made) {
     u->made = 1;
     u->failed = plan_vals_eval(&u->v, u->p, t, u->target, 1) != 0;
@@ -95,8 +106,9 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     o->write_error = ENOMEM;
     return 0;
   }
-  tpl_vals u = {.p = h->r->g->plan, .target = h->target};
-  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {template_value, &u}};
+  tpl_vals u = {.p = h->r->g->plan, .job = h->job, .target = h->target};
+  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t),
+                    {template_value, &u}, h->back};
   int matched = eval_request(h->r, q, &et, hit, &x);
   size_t internal = 0;
   for (size_t i = 0; i < q->nmatchers; i++)
@@ -148,17 +160,29 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
   if (a->how != ENDED || rc_hop_count(r->resp) == 0 ||
       (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
     return 0;
-  hit_at h = {r, target, a->url, rc == RC_STOPPED, a->took};
-  for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
-    const tpl *t = &ts->t[c->members[i].tpl];
-    const tpl_request *q = &t->reqs[c->members[i].req];
-    unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
-    if (q->stop_first && *last == seq + 1)
-      continue; /* this target matched it already */
-    size_t n = judge(o, &h, t, q);
-    if (n)
-      *last = seq + 1;
-    lines += n;
+  /* As nuclei: each response of a chain of redirects is matched on its
+   * own, the final one first (1xx interim responses are none). */
+  int hops = (int)rc_hop_count(r->resp);
+  for (int k = hops - 1; k >= 0 && !o->write_error; k--) {
+    rc_hop_info hop;
+    if (rc_hop(r->resp, k, &hop) != RC_OK || (hop.status >= 100 && hop.status <= 199))
+      continue;
+    char *url = out_hop_url(r->resp, a, k);
+    hit_at h = {r, a->job, target, url, rc == RC_STOPPED, a->took, hops - 1 - k};
+    if (!url)
+      o->write_error = ENOMEM;
+    for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
+      const tpl *t = &ts->t[c->members[i].tpl];
+      const tpl_request *q = &t->reqs[c->members[i].req];
+      unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
+      if (q->stop_first && *last == seq + 1)
+        continue; /* this target matched it already */
+      size_t n = judge(o, &h, t, q);
+      if (n)
+        *last = seq + 1;
+      lines += n;
+    }
+    free(url);
   }
   o->matches += lines;
   return lines;
@@ -199,13 +223,33 @@ static void print_keeps(const tpl *t)
     printf("%scount only", k.whole || k.streamed ? ", " : "");
   if (!k.whole && !k.streamed && !k.count)
     printf("none");
+  if (k.scan_words || k.response_words)
+    printf("; {{...}} in words and regexes: %zu replaced once in the scan, %zu for each response",
+           k.scan_words, k.response_words);
   putchar('\n');
+}
+
+/* How loaded template t's payloads combine, as --validate -v prints it
+ * (as it does a skipped one's, from its note). */
+static void print_payloads(const tpl *t)
+{
+  line l = {0};
+  tpl_payloads_note(t, &l);
+  put(&l, "", 1);
+  if (!l.nomem && l.p[0])
+    printf("payloads %s: %s\n", t->file, l.p);
+  free(l.p);
 }
 
 void out_validation(const templates *ts, const plan *p, int verbose)
 {
-  for (size_t i = 0; verbose && i < ts->n; i++)
+  for (size_t i = 0; verbose && i < ts->n; i++) {
     print_keeps(&ts->t[i]);
+    print_payloads(&ts->t[i]);
+  }
+  for (size_t i = 0; verbose && i < ts->nskips; i++)
+    if (ts->skips[i].payloads)
+      printf("payloads %s: %s\n", ts->skips[i].file, ts->skips[i].payloads);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);

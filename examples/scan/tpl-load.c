@@ -15,8 +15,10 @@
 typedef struct reader {
   yaml_document_t doc;
   const templates *ts; /* where it goes: the -var names */
+  const char *path;    /* the template's file */
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
+  int waits; /* loaded whole, skipped only as its payloads are not run yet */
 } reader;
 
 /* Records why the template is skipped (the first reason found). */
@@ -395,7 +397,7 @@ static int load_list(reader *r, yaml_node_t *n, int extractors, tpl_request *q)
 /* The keys of a request that make a template skipped, by their reason. */
 static const char *request_skip(const char *k)
 {
-  static const char *const as_is[] = {"payloads", "flow", "fuzzing", "race", "pipeline"};
+  static const char *const as_is[] = {"flow", "fuzzing", "race", "pipeline"};
   for (size_t i = 0; i < sizeof as_is / sizeof *as_is; i++)
     if (!strcmp(k, as_is[i]))
       return as_is[i];
@@ -417,10 +419,28 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   return why ? skip(r, why, NULL) : 0;
 }
 
+/* payloads: (tpl-payloads.c), once q is read whole. */
+static int payloads(reader *r, tpl_request *q, yaml_node_t *map, tpl_attack attack)
+{
+  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, r->reason, sizeof r->reason);
+  if (rc == -2)
+    r->nomem = 1;
+  return rc;
+}
+
+/* redirects: or host-redirects: (key) with value s: those true follows. */
+static int take_redirects(tpl_request *q, const char *key, const char *s)
+{
+  if (truthy(s))
+    q->redirects |= !strcmp(key, "host-redirects") ? TPL_REDIRECTS_HOST : TPL_REDIRECTS_ALL;
+  return s != NULL;
+}
+
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
 {
   const char *k;
-  yaml_node_t *v;
+  yaml_node_t *v, *values = NULL; /* payloads: */
+  tpl_attack attack = TPL_ATTACK_NONE;
   if (!is_map(n))
     return skip(r, "request not a mapping", NULL);
   q->max_redirs = DEFAULT_MAX_REDIRS;
@@ -448,7 +468,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "body"))
       ok = s && (q->body = dup(r, s));
     else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
-      ok = (q->redirects = truthy(s)) || s;
+      ok = take_redirects(q, k, s);
     else if (!strcmp(k, "max-redirects"))
       ok = s && (q->max_redirs = strtol(s, &end, 10)) >= 0 && !*end && q->max_redirs <= 1000;
     else if (!strcmp(k, "matchers-condition"))
@@ -459,16 +479,30 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && ((q->max_size = strtol(s, &end, 10)) || 1) && !*end && end != s;
     else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
       ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
+    else if (!strcmp(k, "payloads"))
+      ok = (values = v) != NULL;
+    else if (!strcmp(k, "attack") && (!s || tpl_attack_parse(s, &attack) != 0))
+      return skip(r, "attack", s ? s : "not a string");
+    else if (!strcmp(k, "attack"))
+      ok = 1;
+    else if (!strcmp(k, "threads")) /* nuclei's payload requests at once: scan's -c rules */
+      ok = s && strtol(s, &end, 10) >= 0 && !*end && end != s;
     if (!ok)
       return skip(r, "request key", k);
   }
+  if (q->redirects & TPL_REDIRECTS_HOST) /* nuclei: host-redirects wins */
+    q->redirects = TPL_REDIRECTS_HOST;
+  if (!q->max_redirs) /* nuclei: 0 is its default */
+    q->max_redirs = DEFAULT_MAX_REDIRS;
   if (!q->npaths)
     return skip(r, "request without a path", NULL);
   if (q->max_size < 0)
     q->max_size = 0;
   if (!q->method && !(q->method = dup(r, "GET")))
     return -1;
-  return q->nmatchers || q->nextractors ? 0 : skip(r, "request without matchers", NULL);
+  if (!q->nmatchers && !q->nextractors)
+    return skip(r, "request without matchers", NULL);
+  return values ? payloads(r, q, values, attack) : 0;
 }
 
 /* A comma list ("a, b,c") as an array of new strings, each trimmed of
@@ -619,6 +653,10 @@ static int load_template(reader *r, tpl *t)
   /* Its expressions may name its variables, constants and -var's. */
   for (size_t i = 0; rc == 0 && i < t->nreqs; i++)
     rc = tpl_dsl_check(t, r->ts->given, r->ts->ngiven, &t->reqs[i], r->reason, sizeof r->reason);
+  /* Until each combination is sent, a template with payloads waits. */
+  for (size_t i = 0; rc == 0 && !r->ts->run_payloads && i < t->nreqs; i++)
+    if (t->reqs[i].payloads.n)
+      return r->waits = 1, skip(r, "payloads", "not run yet");
   return rc;
 }
 
@@ -651,6 +689,7 @@ static void free_matcher(tpl_matcher *m)
   free(m->name);
   free(m->numbers);
   free(m->ids);
+  free(m->renders);
   if (m->type == TM_WORD)
     free_strings(m->words, m->n);
   if (m->type == TM_REGEX)
@@ -685,6 +724,7 @@ static void free_request(tpl_request *q)
   }
   free(q->matchers);
   free(q->extractors);
+  tpl_payloads_free(&q->payloads);
 }
 
 static void free_template(tpl *t)
@@ -736,6 +776,7 @@ int tpl_load_file(templates *ts, const char *path)
   reader r;
   memset(&r, 0, sizeof r);
   r.ts = ts;
+  r.path = path;
   yaml_parser_t parser;
   tpl t;
   memset(&t, 0, sizeof t);
@@ -771,14 +812,19 @@ int tpl_load_file(templates *ts, const char *path)
   else if (grown)
     ts->t = grown;
   char *reason = skipped ? strdup(r.reason) : NULL;
-  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason)) {
+  line note = {0}; /* what its payloads are, for --validate -v */
+  if (r.waits)
+    tpl_payloads_note(&t, &note), put(&note, "", 1);
+  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason) || note.nomem) {
     free(reason);
+    free(note.p);
     free_template(&t);
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
   if (skipped) {
     ts->skips[ts->nskips].file = t.file;
+    ts->skips[ts->nskips].payloads = note.p;
     ts->skips[ts->nskips++].reason = reason;
     t.file = NULL;
     free_template(&t);
@@ -799,7 +845,7 @@ int tpl_unload(templates *ts, size_t i, const char *reason)
     return -1;
   }
   one_line(why);
-  ts->skips[ts->nskips++] = (tpl_skip){file, why};
+  ts->skips[ts->nskips++] = (tpl_skip){file, why, NULL};
   ts->t[i].file = NULL;
   free_template(&ts->t[i]);
   memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof *ts->t);
@@ -816,6 +862,7 @@ void tpl_free(templates *ts)
   for (size_t i = 0; i < ts->nskips; i++) {
     free(ts->skips[i].file);
     free(ts->skips[i].reason);
+    free(ts->skips[i].payloads);
   }
   free(ts->skips);
 }

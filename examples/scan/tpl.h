@@ -4,11 +4,12 @@
  * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
  * template's variables and constants and the {{...}} of its texts, all
  * compiled by the expression engine (expr.h, a layer of its own below this
- * one), tpl-query.c the jq programs and XPath expressions of json and
- * xpath extractors and matchers. A template with anything else is
- * skipped, with its reason. Nothing here makes a request or looks at a
- * response: this layer links with libyaml, PCRE2, the engine, libjq and
- * libxml2 alone. */
+ * one), tpl-payloads.c a request's payloads: and their combinations,
+ * tpl-query.c the jq programs and XPath expressions of json and xpath
+ * extractors and matchers. A template with anything else is skipped,
+ * with its reason. Nothing here makes a request or looks at a response:
+ * this layer links with libyaml, PCRE2, the engine, libjq and libxml2
+ * alone. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 
@@ -75,7 +76,18 @@ typedef struct tpl_matcher {
    * matcher id in the evaluation's set (eval_matchers fills it; freed
    * with the template), whose verdict holds it. NULL: none. */
   size_t *ids;
+  /* TM_WORD, TM_REGEX: per value, how the {{...}} it holds are replaced
+   * (nuclei renders a word with the values its request was made with;
+   * of a regex, only {{randstr}} and {{randstr_N}}): TPL_WORD_SCAN, once
+   * in the scan, before the matchers are compiled (plan_words), a value
+   * the same in every scan of the templates, which streams;
+   * TPL_WORD_RESPONSE, one that is the target's or the response's, or
+   * random (another in each scan: kept out of the compiled databases,
+   * which are cached by what they hold), matched for each response over
+   * its part. NULL: none. */
+  unsigned char *renders;
 } tpl_matcher;
+enum { TPL_WORD_SCAN = 1, TPL_WORD_RESPONSE = 2 };
 
 typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL, TX_JSON, TX_XPATH } tpl_xtype;
 
@@ -95,6 +107,44 @@ typedef struct tpl_extractor {
   size_t n;
 } tpl_extractor;
 
+/* How a request's payloads combine (nuclei's attack:). */
+typedef enum tpl_attack {
+  TPL_ATTACK_NONE,  /* not given */
+  TPL_BATTERINGRAM, /* one payload, each value in turn (nuclei's default) */
+  TPL_PITCHFORK,    /* value k of every payload together, up to the shortest */
+  TPL_CLUSTERBOMB   /* every combination (the product) */
+} tpl_attack;
+
+/* The combinations one request may make per target, at most: a request
+ * whose payloads make more is skipped (nuclei has no bound). */
+#define TPL_PAYLOAD_MAX 65536
+/* A payload file: at most this many bytes, lines, and bytes in a line
+ * (nuclei's reader refuses a line of 64 KiB or more). */
+#define TPL_PAYLOAD_FILE_MAX  (4u << 20)
+#define TPL_PAYLOAD_LINES_MAX 262144
+#define TPL_PAYLOAD_LINE_MAX  65535
+
+/* One payload: a name of the request's texts and its values, in order. */
+typedef struct tpl_payload {
+  char *name;
+  char **values; /* into text */
+  size_t n;      /* at least 1 */
+  char *text;    /* the values, each ended by a NUL */
+} tpl_payload;
+
+/* A request's payloads: (n 0: none) and how they combine. */
+typedef struct tpl_payloads {
+  tpl_attack attack; /* --attack-type, else the request's attack:, else batteringram */
+  tpl_payload *p;    /* in the template's order, those the request uses */
+  size_t n;
+  size_t combos; /* the combinations, 1 to TPL_PAYLOAD_MAX when n > 0 */
+} tpl_payloads;
+
+/* Redirects a request follows: redirects: true, every one; host-redirects:
+ * true (which wins), those that stay on the request's host. */
+#define TPL_REDIRECTS_ALL  1
+#define TPL_REDIRECTS_HOST 2
+
 /* One entry of http: (or requests:). */
 typedef struct tpl_request {
   char *method;
@@ -103,8 +153,8 @@ typedef struct tpl_request {
   char **headers; /* "Name: value" */
   size_t nheaders;
   char *body;      /* NULL: none */
-  int redirects;   /* follow them */
-  long max_redirs; /* when followed (default 10) */
+  int redirects;   /* which are followed: TPL_REDIRECTS_*, 0: none */
+  long max_redirs; /* when followed (default 10, also for 0, as nuclei) */
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
   long max_size;   /* max-size: the body bytes read (0: no cap of its own) */
@@ -112,6 +162,7 @@ typedef struct tpl_request {
   size_t nmatchers;
   tpl_extractor *extractors;
   size_t nextractors;
+  tpl_payloads payloads;
 } tpl_request;
 
 /* A name of a template (variables:, constants:) and its value as written. */
@@ -121,6 +172,10 @@ typedef struct tpl_var {
    * target variable, or a variable that does): else it is evaluated once
    * in a scan, as nuclei does when it reads the template. */
   int per_target;
+  /* variables: whether its value is drawn at random (it calls rand_*,
+   * reads {{randstr}}, {{randstr_N}} or a variable that is random):
+   * another in each scan. */
+  int random;
 } tpl_var;
 
 /* An expression of a template's texts: what {{ and }} enclose, and it
@@ -152,6 +207,7 @@ typedef struct tpl {
 typedef struct tpl_skip {
   char *file;
   char *reason;
+  char *payloads; /* what tpl_payloads_note says of it, for --validate -v; NULL: none */
 } tpl_skip;
 
 /* The templates loaded, and those skipped. */
@@ -163,6 +219,14 @@ typedef struct templates {
   /* -var NAME=VALUE, set before tpl_load: names a template may use. */
   const char *const *given;
   size_t ngiven;
+  /* --attack-type, set before tpl_load: every request's (0: their own). */
+  tpl_attack attack;
+  /* Where payload files are looked for, no higher up (tpl-payloads.c);
+   * NULL: up to the file system's root. */
+  const char *files_root;
+  /* Load templates with payloads, for a caller that sends each
+   * combination; 0: they are skipped, "payloads: not run yet". */
+  int run_payloads;
   /* -tags, -severity, ... set before tpl_load (NULL: none): a template it
    * leaves out is neither loaded nor skipped, only counted. */
   const struct tpl_filter *filter;
@@ -208,9 +272,11 @@ typedef enum tpl_source {
   TS_CONST,  /* constants: */
   TS_GIVEN,  /* -var */
   TS_TARGET, /* tpl_target_names, randstr */
-  TS_VAR     /* variables: */
+  TS_VAR,    /* variables: */
+  TS_PAYLOAD /* payloads: of a request, over all the others (nuclei's) */
 } tpl_source;
-/* The source of name[0..len) in t (index: which constant, -var, variable). */
+/* The source of name[0..len) in t (index: which constant, -var, variable,
+ * or for a payload which request of t has it). */
 tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const char *name,
                     size_t len, size_t *index);
 
@@ -229,7 +295,7 @@ void tpl_vars_free(tpl *t);
 
 /* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
 enum {
-  TPL_USES_TEMPLATE = 1, /* a constant or a variable of t */
+  TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
   TPL_USES_VOLATILE = 2  /* an expression that gives another value each time */
 };
 unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);
@@ -264,6 +330,30 @@ int tpl_dsl_check(const tpl *t, const char *const *given, size_t ngiven, const t
  * the suffix, else len. */
 size_t tpl_dsl_unalias(const char *name, size_t len);
 void tpl_dsl_free(tpl_dsl *d);
+
+/* ---- Payloads (tpl-payloads.c) ------------------------------------------ */
+
+/* The attack's name, as templates write it. */
+const char *tpl_attack_name(tpl_attack a);
+/* s (any case, spaces around) as an attack into *a: 0, or -1. */
+int tpl_attack_parse(const char *s, tpl_attack *a);
+/* Request q's payloads: (a mapping, as map of doc) into q->payloads, with
+ * attack (its attack:, TPL_ATTACK_NONE when not given), for the template
+ * file path of ts: the values, the combinations counted. Once q is read
+ * whole (a payload none of its texts names is dropped, as nuclei does).
+ * 0, or -1 with the reason in why (cap bytes), or -2 when out of memory. */
+int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q,
+                      struct yaml_document_s *doc, struct yaml_node_s *map, tpl_attack attack,
+                      char *why, size_t cap);
+/* Which payload of ps is named name[0..len): its index, or ps->n. */
+size_t tpl_payload_find(const tpl_payloads *ps, const char *name, size_t len);
+/* The value of payload i of ps in combination k (k < ps->combos):
+ * clusterbomb's first payload changes fastest. */
+const char *tpl_payload_value(const tpl_payloads *ps, size_t i, size_t k);
+/* What t's payloads are, appended to out: per request with payloads,
+ * "request N: ATTACK of NAME, ...: C combinations", "; " between. */
+void tpl_payloads_note(const tpl *t, line *out);
+void tpl_payloads_free(tpl_payloads *ps);
 
 /* ---- Choosing templates: -tags, -severity, ... (tpl-filter.c) ----------- */
 

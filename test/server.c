@@ -1607,6 +1607,39 @@ static bool route_auth(conn *c, request *rq)
   return true;
 }
 
+/* A login: sets the cookie session=USER (param user, default "guest"). */
+static bool route_login(conn *c, request *rq)
+{
+  const char *user = param_str(rq, "user");
+  char name[64];
+  if (!user)
+    user = "guest";
+  if (strlen(user) >= sizeof name)
+    return false;
+  name[url_decode(user, name)] = '\0';
+  if (strpbrk(name, ";\r\n"))
+    return false;
+  begin_response(c, 200);
+  out_printf(c, "Content-Type: text/plain\r\nSet-Cookie: session=%s; Path=/\r\n", name);
+  send_text_body(c, rq, "welcome\n");
+  return true;
+}
+
+/* 200 "secret area" to a request that carries the cookie session, else
+ * 403. */
+static bool route_private(conn *c, request *rq)
+{
+  char head[4096];
+  size_t n = rq->head_len < sizeof head - 1 ? rq->head_len : sizeof head - 1;
+  memcpy(head, rq->head, n);
+  head[n] = '\0';
+  int in = strstr(head, "\nCookie: session=") || strstr(head, "; session=");
+  begin_response(c, in ? 200 : 403);
+  out_printf(c, "Content-Type: text/plain\r\n");
+  send_text_body(c, rq, in ? "secret area\n" : "login first\n");
+  return true;
+}
+
 /* The request's head, then the body bytes read with it. */
 static bool route_echo(conn *c, request *rq)
 {
@@ -1643,6 +1676,8 @@ static const struct route {
     {"/text", route_text},
     {"/json", route_json},
     {"/auth", route_auth},
+    {"/login", route_login},
+    {"/private", route_private},
 };
 
 static void dispatch(conn *c, request *rq)

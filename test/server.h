@@ -88,6 +88,10 @@
  *   CONNECT host:port          200 Connection established; the connection
  *                              then serves requests as usual (a proxy tunnel
  *                              back to this server).
+ *   /login?user=U              200, "Set-Cookie: session=U; Path=/" (default
+ *                              U=guest).
+ *   /private                   200 "secret area" when the request carries
+ *                              the cookie session, else 403 "login first".
  */
 #ifndef RESPCHAIN_TEST_SERVER_H
 #define RESPCHAIN_TEST_SERVER_H

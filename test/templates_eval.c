@@ -43,13 +43,16 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
   return n;
 }
 
-/* Fetches url as fetch_with does; next (may be NULL): where a redirect
- * would take the request (CURLINFO_REDIRECT_URL), "" when it is none. */
-static void fetch_url(const char *url, const char *method, const char *header, const char *data,
-                      long follow, got *g, char *next, size_t cap)
+/* Fetches url as fetch_with does, on easy handle e (a session's, see
+ * session, else one of its own: NULL); next (may be NULL): where a
+ * redirect would take the request (CURLINFO_REDIRECT_URL), "" when it is
+ * none. */
+static void fetch_url_on(CURL *e, const char *url, const char *method, const char *header,
+                         const char *data, long follow, got *g, char *next, size_t cap)
 {
   memset(g, 0, sizeof *g);
-  CURL *e = curl_easy_init();
+  CURL *own = e ? NULL : curl_easy_init();
+  e = e ? e : own;
   struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
   ck_assert_ptr_nonnull(e);
   curl_easy_setopt(e, CURLOPT_URL, url);
@@ -70,8 +73,39 @@ static void fetch_url(const char *url, const char *method, const char *header, c
   if (next)
     snprintf(next, cap, "%s",
              curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to) == CURLE_OK && to ? to : "");
+  /* a session's next request starts as a plain GET */
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, NULL);
+  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+  curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
   curl_slist_free_all(h);
-  curl_easy_cleanup(e);
+  if (own)
+    curl_easy_cleanup(own);
+}
+
+static void fetch_url(const char *url, const char *method, const char *header, const char *data,
+                      long follow, got *g, char *next, size_t cap)
+{
+  fetch_url_on(NULL, url, method, header, data, follow, g, next, cap);
+}
+
+/* fetch_with on a session's easy handle e. */
+static void fetch_on(CURL *e, const char *path, const char *method, const char *header,
+                     const char *data, long follow, got *g)
+{
+  char url[512];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  fetch_url_on(e, url, method, header, data, follow, g, NULL, 0);
+}
+
+/* A session: one easy handle with curl's cookie engine on, its requests
+ * made in order (a template's sequence for one target, as nuclei's jar). */
+static CURL *session(void)
+{
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_COOKIEFILE, "");
+  return e;
 }
 
 /* Fetches path of the target with method (NULL: GET), one header (NULL:
@@ -756,6 +790,172 @@ static void redirect_first(char *out)
     }
 }
 
+/* ---- Sequences (run/seq-*.yaml) ------------------------------------------ */
+
+/* Each response of a sequence is matched alone: the page, which the
+ * login's cookie opens. */
+static void seq_cookie(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/login?user=alice", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/login?user=alice", NULL, NULL);
+  fetch_on(e, "/private", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/private", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* disable-cookie: each request on its own, no jar. */
+static void seq_no_cookie(char *out)
+{
+  got g;
+  fetch("/login?user=bob", NULL, NULL, 0, &g);
+  if (g.status == 403 && has(g.body, g.body_len, "login first"))
+    expect(out, "/login?user=bob", NULL, NULL);
+  fetch("/private", NULL, NULL, 0, &g);
+  if (g.status == 403 && has(g.body, g.body_len, "login first"))
+    expect(out, "/private", NULL, NULL);
+}
+
+/* Two blocks, one jar; the first block's matcher is internal: no line. */
+static void seq_blocks(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/login?user=carol", "POST", NULL, "remember=1", 0, &g);
+  fetch_on(e, "/private", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/private", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* The internal extractor's first value, in the next request's path. */
+static void seq_extract(char *out)
+{
+  got g;
+  char token[64] = "", path[128];
+  CURL *e = session();
+  fetch_on(e, "/html?title=tok-4711", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, token, sizeof token);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-4711 HTTP/1.1"))
+    expect(out, "/html?title=tok-4711", NULL, NULL);
+  if (!token[0] || strchr(token, '|')) { /* none, or several: not this test's case */
+    curl_easy_cleanup(e);
+    return;
+  }
+  snprintf(path, sizeof path, "/echo?t=%s", token);
+  fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-4711 HTTP/1.1"))
+    expect(out, path, NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* iterate-all: the second request once per value of the first response,
+ * in order. */
+static void seq_iterate(char *out)
+{
+  got g;
+  char tokens[128] = "", path[160];
+  CURL *e = session();
+  fetch_on(e, "/html?title=tok-1+tok-2", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, tokens, sizeof tokens);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-"))
+    expect(out, "/html?title=tok-1+tok-2", NULL, NULL);
+  for (char *t = tokens, *end; *t; t = *end ? end + 1 : end) {
+    end = t + strcspn(t, "|");
+    snprintf(path, sizeof path, "/echo?t=%.*s", (int)(end - t), t);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, "GET /echo?t=tok-"))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
+/* Nothing extracted: the second request is not made. */
+static void seq_missing(char *out)
+{
+  got g;
+  char token[64] = "";
+  fetch("/html?title=nothing", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo"))
+    expect(out, "/html?title=nothing", NULL, NULL);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, token, sizeof token);
+  if (token[0])
+    expect(out, "/echo?t=", NULL, NULL); /* not this test's case: fails it */
+}
+
+/* req-condition: the second response's matchers see the first's status
+ * and body by number; the first's cannot (status_code_2 has no value:
+ * the expression fails, under and the matcher does). */
+static void seq_req_condition(char *out)
+{
+  got one, two;
+  char type[128];
+  fetch("/status?code=404&n=5", NULL, NULL, 0, &one);
+  fetch("/html?title=second", NULL, NULL, 0, &two);
+  header_of(&two, "Content-Type", type, sizeof type);
+  if (one.status == 404 && two.status == 200 && has(two.body, two.body_len, "second") &&
+      one.body_len == 5 && !has(one.body, one.body_len, "second") && strstr(type, "text/html"))
+    expect(out, "/html?title=second", NULL, NULL);
+}
+
+/* stop-at-first-match: the paths in order until one matches. */
+static void seq_stop_first(char *out)
+{
+  static const char *const paths[] = {"/status?code=404&n=1", "/html?title=first-hit",
+                                      "/html?title=never-asked"};
+  for (size_t i = 0; i < 3; i++) {
+    got g;
+    fetch(paths[i], NULL, NULL, 0, &g);
+    if (g.status == 200) {
+      expect(out, paths[i], NULL, NULL);
+      return;
+    }
+  }
+}
+
+/* payloads: the values in turn until one matches (stop-at-first-match);
+ * the DSL's word is the value. */
+static void seq_payloads(char *out)
+{
+  static const char *const words[] = {"a", "b", "c"};
+  for (size_t i = 0; i < 3; i++) {
+    char path[64], want[16];
+    got g;
+    snprintf(path, sizeof path, "/html?title=p-%s", words[i]);
+    snprintf(want, sizeof want, "p-%s", words[i]);
+    fetch(path, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, want) && !strcmp(words[i], "b")) {
+      expect(out, path, NULL, NULL);
+      return;
+    }
+  }
+}
+
+/* Each combination runs the block's requests in order, one jar for the
+ * template: the login's cookie is the one its echo carries. */
+static void seq_payload_login(char *out)
+{
+  static const char *const users[] = {"ann", "bob"};
+  CURL *e = session();
+  for (size_t i = 0; i < 2; i++) {
+    char path[64], cookie[64];
+    got g;
+    snprintf(path, sizeof path, "/login?user=%s", users[i]);
+    snprintf(cookie, sizeof cookie, "Cookie: session=%s", users[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, cookie))
+      expect(out, path, NULL, NULL);
+    snprintf(path, sizeof path, "/echo?u=%s", users[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, cookie))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
 /* ---- {{...}} in matchers (run/word-*.yaml, dsl-job-vals.yaml) ---------- */
 
 static void word_const(char *out)
@@ -930,6 +1130,16 @@ const evaluation RUN[] = {
     {"xpath-xml", xpath_xml, 0},
     {"kval-cookie", kval_cookie, 0},
     {"max-size", max_size, 0},
+    {"seq-cookie", seq_cookie, 0},
+    {"seq-no-cookie", seq_no_cookie, 0},
+    {"seq-blocks", seq_blocks, 0},
+    {"seq-extract", seq_extract, 0},
+    {"seq-missing", seq_missing, 0},
+    {"seq-iterate", seq_iterate, 0},
+    {"seq-req-condition", seq_req_condition, 0},
+    {"seq-stop-first", seq_stop_first, 0},
+    {"seq-payloads", seq_payloads, 0},
+    {"seq-payload-login", seq_payload_login, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

@@ -275,7 +275,8 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
     int stops = 1;
     for (size_t k = 0; k < c->nmembers && any >= 0; k++) {
       const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
-      e->keep_body |= needs_body(q);
+      /* and a sequence's request whose body a later one's matchers read */
+      e->keep_body |= needs_body(q) || tpl_reads_body(q, c->step ? c->step : 1);
       for (size_t j = 0; j < q->nmatchers; j++) {
         e->keep_body |= unstreamed(&q->matchers[j], g->streamed);
         if (add_ids(&q->matchers[j], seen, e, &cap) != 0)

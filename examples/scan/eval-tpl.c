@@ -267,6 +267,19 @@ void tpl_values_free(tpl_values *x)
   x->n = 0;
 }
 
+/* The values of the internal extractors (each, per extractor) go to the
+ * sequence's later requests. As nuclei (eventcreator): not when the
+ * other extractors found values too (x), which then take their place. */
+static void pass_values(dsl_view *dv, const tpl_values *each, const tpl_values *x)
+{
+  const tpl_request *q = dv->q;
+  for (size_t i = 0; !x->n && i < q->nextractors; i++)
+    if (q->extractors[i].internal && q->extractors[i].name && each[i].n &&
+        plan_seq_extracted(dv->t->seq, dv->r->g->plan, q->extractors[i].name, each[i].v, NULL,
+                           each[i].n) != 0)
+      dv->nomem = 1;
+}
+
 /* ---- Verdicts ----------------------------------------------------------- */
 
 int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
@@ -275,6 +288,7 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
   size_t hits = 0;
   dsl_view dv;
   dsl_view_init(&dv, r, q, t);
+  dsl_remember(&dv);
   tpl_values *each = calloc(q->nextractors + 1, sizeof *each);
   if (!each)
     x->nomem = 1;
@@ -286,6 +300,8 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
     for (size_t k = 0; !q->extractors[i].internal && k < each[i].n; k++)
       tpl_values_add(x, each[i].v[k], strlen(each[i].v[k]));
   }
+  if (each && t->seq)
+    pass_values(&dv, each, x);
   for (size_t i = 0; i < q->nmatchers; i++) {
     hit[i] = (unsigned char)matcher_hits(&dv, &q->matchers[i]);
     hits += hit[i];

@@ -306,6 +306,11 @@ typedef struct eval_target {
   double duration;     /* seconds its transfer took (duration) */
   size_t tpl;          /* the template, for vars */
   plan_vars vars;      /* its template variables */
+  /* A sequence's request: the sequence's state (its values extracted,
+   * its block's earlier responses), and the request's number in its
+   * block; seq NULL: a request of independent templates. */
+  plan_seq *seq;
+  unsigned long step;
   /* The response evaluated, as nuclei evaluates each response of a chain
    * of redirects: 0, the final one; else the one that many hops before
    * it, whose body is empty (curl reads none of a redirect it follows,
@@ -318,7 +323,9 @@ static inline int eval_hop(const eval_target *t) { return -1 - t->back; }
 
 /* Template request q over the reading's response of target t: hit[i] per
  * matcher of q, its extractors' values added to x. Returns whether q
- * matched. */
+ * matched. In a sequence, the variables X_N of this response that q's
+ * matchers read are kept first, and its internal extractors' values go
+ * to the later requests. */
 int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
                  unsigned char *hit, tpl_values *x);
 
@@ -348,6 +355,9 @@ void dsl_view_init(dsl_view *v, const reading *r, const tpl_request *q, const ev
 void dsl_view_free(dsl_view *v);
 /* Variable name[0..len) of the view (expr_env's lookup). */
 int dsl_lookup(void *ud, const char *name, size_t len, expr_value *out);
+/* In a sequence with req-condition: keeps the variables X_N of this
+ * response (N its number) that the block's matchers read. */
+void dsl_remember(dsl_view *v);
 /* Response variable name (TP_VAR) as text; 0 when it has no value. */
 int dsl_var_text(dsl_view *v, const char *name, rc_view *out);
 /* dsl matcher m's condition over its expressions (negative not applied). */

@@ -230,7 +230,8 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
   attempt a = {sl->url, s->opt->method, sl->easy, sl->errbuf, sl->attempts, 0, cc, how, sl->job};
   int matched = matches(&sl->rd);
   if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
-    matched = out_templates(&s->out, &sl->rd, &a, sl->target, sl->seq) > 0;
+    matched = out_templates(&s->out, &sl->rd, &a, sl->target,
+                            sl->job->in_seq ? &sl->job->seq : NULL) > 0;
   char buf[CURL_ERROR_SIZE + 128];
   curl_off_t wire = 0;
   if (how != NOT_STARTED)
@@ -288,6 +289,21 @@ static void response_limits(const scan *s, const cluster *c, rc_limits *lim)
   lim->on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
 }
 
+/* -t: the slot's cookie jar for the request of cluster c: curl's cookie
+ * engine, on from a sequence's first request that uses it; emptied
+ * unless the request follows its sequence's (plan_keeps_cookies), so
+ * that no other template or target sees them. */
+static CURLcode set_cookies(slot *sl, const cluster *c)
+{
+  CURLcode cc = CURLE_OK;
+  if (sl->cookies && !plan_keeps_cookies(sl->job, c))
+    cc = curl_easy_setopt(sl->easy, CURLOPT_COOKIELIST, "ALL");
+  if (cc == CURLE_OK && !sl->cookies && plan_uses_cookies(sl->job, c) &&
+      (cc = curl_easy_setopt(sl->easy, CURLOPT_COOKIEFILE, "")) == CURLE_OK)
+    sl->cookies = 1;
+  return cc;
+}
+
 /* Hands the slot's target to curl. A target that cannot be started (e.g. a
  * URL past curl's length limit) is reported as such and ends. */
 static void slot_start(scan *s, slot *sl)
@@ -310,6 +326,7 @@ static void slot_start(scan *s, slot *sl)
        rc_response_set_limits(sl->resp, &lim) != RC_OK ||
        rc_response_observe(sl->resp, observe, &sl->rd,
                            s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK ||
+       set_cookies(sl, &s->plan->c[c]) != CURLE_OK ||
        redirect_start(s, sl) != 0))
     cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
@@ -399,8 +416,26 @@ static double backoff(long attempts)
   return wait < RETRY_BACKOFF_MAX ? wait : RETRY_BACKOFF_MAX;
 }
 
+/* -t: a sequence's request is over: the slot makes its next request at
+ * once, if there is one (1), the response reset for it. */
+static int next_step(scan *s, slot *sl)
+{
+  char *url = plan_next_step(s->plan, &sl->rd.cluster, sl->job);
+  if (!url)
+    return 0;
+  rc_response_reset(sl->resp);
+  free(sl->url);
+  sl->url = url;
+  sl->attempts = 0;
+  sl->due = seconds_since(&s->start);
+  sl->state = SLOT_READY;
+  s->ready++;
+  return 1;
+}
+
 /* A finished transfer: retried after a backoff when it may be, else
- * reported, and the slot freed for the next target. */
+ * reported, and the slot freed for its next job: a sequence's next
+ * request, or the next target's. */
 static void finished(scan *s, slot *sl, CURLcode cc)
 {
   cc = redirect_end(s, sl, cc);
@@ -413,6 +448,8 @@ static void finished(scan *s, slot *sl, CURLcode cc)
     return;
   }
   report(s, sl, cc, ENDED);
+  if (s->tpl && sl->job->in_seq && !caught && !s->out.write_error && next_step(s, sl))
+    return;
   slot_finish(s, sl);
 }
 
@@ -601,7 +638,7 @@ static int setup_slots(scan *s)
   /* -t: each cluster keeps bodies or not (slot_start), as its own
    * templates need; the summary says whether any does. */
   int keep = s->tpl ? eval_plan(&s->engine, s->tpl, s->plan) : s->engine.keep_body;
-  if (keep < 0 || (s->tpl && out_window(&s->out, s->tpl, s->nslots) != 0)) {
+  if (keep < 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }

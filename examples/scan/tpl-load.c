@@ -117,6 +117,16 @@ static void header_name(char *p)
     *p = *p == '_' ? '-' : (char)tolower((unsigned char)*p);
 }
 
+/* Whether part s is X_N, X a response variable or a header's name:
+ * response N's (tpl_seq_check checks N). */
+static int indexed_var(const char *s)
+{
+  size_t base;
+  unsigned long n;
+  return tpl_indexed(s, strlen(s), &base, &n) && strncmp(s, "interactsh", 10) &&
+         !(base == 7 && !strncmp(s, "request", 7)) && !(base == 3 && !strncmp(s, "raw", 3));
+}
+
 /* A part: body, header, all, or a header name (lower case, '_' as '-'). */
 static int take_part(reader *r, const char *s, tpl_part *where, char **header)
 {
@@ -126,7 +136,7 @@ static int take_part(reader *r, const char *s, tpl_part *where, char **header)
     *where = TP_HEADER;
   else if (!strcmp(s, "all") || !strcmp(s, "response"))
     *where = TP_ALL; /* nuclei's response is the header block, then the body */
-  else if (tpl_response_var(s, strlen(s))) {
+  else if (tpl_response_var(s, strlen(s)) || indexed_var(s)) {
     *where = TP_VAR;
     if (!(*header = dup(r, s)))
       return -1;
@@ -404,19 +414,28 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw: one plain request (tpl_raw). */
+/* raw: its requests (tpl_raw), one into q itself, several into q->raws. */
 static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
 {
-  const char *text = v && v->type == YAML_SEQUENCE_NODE &&
-                             v->data.sequence.items.top - v->data.sequence.items.start == 1
-                         ? scalar(node(r, *v->data.sequence.items.start))
-                         : NULL;
-  if (!text)
-    return skip(r, "raw", "not one request");
+  size_t n = v && v->type == YAML_SEQUENCE_NODE
+                 ? (size_t)(v->data.sequence.items.top - v->data.sequence.items.start)
+                 : 0;
+  if (!n)
+    return skip(r, "raw", "not a list of requests");
+  if (n > TPL_RAWS_MAX)
+    return skip(r, "raw", "more than 64 requests in a block");
   if (q->method || q->paths || q->headers || q->body)
     return skip(r, "raw", "beside method, path, headers or body");
-  const char *why = tpl_raw(text, q);
-  return why ? skip(r, why, NULL) : 0;
+  if (n > 1 && !(q->raws = calloc(n, sizeof *q->raws)))
+    return r->nomem = 1, -1;
+  for (size_t i = 0; i < n; i++) {
+    const char *text = scalar(node(r, v->data.sequence.items.start[i]));
+    tpl_request *one = n > 1 ? &q->raws[q->nraws++] : q;
+    const char *why = text ? tpl_raw(text, one) : "raw: not a list of requests";
+    if (why)
+      return skip(r, why, NULL);
+  }
+  return 0;
 }
 
 /* payloads: (tpl-payloads.c), once q is read whole. */
@@ -477,6 +496,14 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = (q->stop_first = truthy(s)) || s;
     else if (!strcmp(k, "max-size")) /* bytes; 0 or less: none of its own, as nuclei's */
       ok = s && ((q->max_size = strtol(s, &end, 10)) || 1) && !*end && end != s;
+    else if (!strcmp(k, "req-condition"))
+      ok = (q->req_condition = truthy(s)) || s;
+    else if (!strcmp(k, "disable-cookie"))
+      ok = (q->no_cookies = truthy(s)) || s;
+    else if (!strcmp(k, "cookie-reuse"))
+      ok = (q->cookie_reuse = truthy(s)) || s;
+    else if (!strcmp(k, "iterate-all"))
+      ok = (q->iterate_all = truthy(s)) || s;
     else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
       ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
     else if (!strcmp(k, "payloads"))
@@ -494,14 +521,17 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     q->redirects = TPL_REDIRECTS_HOST;
   if (!q->max_redirs) /* nuclei: 0 is its default */
     q->max_redirs = DEFAULT_MAX_REDIRS;
-  if (!q->npaths)
+  if (!q->npaths && !q->nraws)
     return skip(r, "request without a path", NULL);
   if (q->max_size < 0)
     q->max_size = 0;
-  if (!q->method && !(q->method = dup(r, "GET")))
+  if (!q->nraws && !q->method && !(q->method = dup(r, "GET")))
     return -1;
   if (!q->nmatchers && !q->nextractors)
     return skip(r, "request without matchers", NULL);
+  char why[200];
+  if (tpl_seq_check(q, why, sizeof why))
+    return skip(r, why, NULL);
   return values ? payloads(r, q, values, attack) : 0;
 }
 
@@ -636,6 +666,8 @@ static int load_template(reader *r, tpl *t)
       ok = load_requests(r, v, t) == 0;
     else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
       ok = vars(r, v, t, !strcmp(k, "constants")) == 0;
+    else if (!strcmp(k, "self-contained"))
+      ok = (t->self_contained = truthy(scalar(v))) || scalar(v);
     else if (other_protocol(k))
       return skip(r, "protocol", k);
     else if (!strcmp(k, "flow"))
@@ -647,6 +679,9 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "template without an id", NULL);
   if (!t->nreqs)
     return skip(r, "template without http requests", NULL);
+  char why[120];
+  if (t->self_contained && tpl_self_check(t, why, sizeof why) != 0)
+    return skip(r, why, NULL);
   int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
   if (rc == -2)
     r->nomem = 1;
@@ -702,6 +737,9 @@ static void free_matcher(tpl_matcher *m)
 
 static void free_request(tpl_request *q)
 {
+  for (size_t i = 0; i < q->nraws; i++)
+    free_request(&q->raws[i]);
+  free(q->raws);
   free(q->method);
   free(q->body);
   free_strings(q->paths, q->npaths);

@@ -90,6 +90,9 @@ static int used(const tpl_request *q, const char *name)
   if (in(q->method, name) || in(q->body, name) || in_all(q->paths, q->npaths, name) ||
       in_all(q->headers, q->nheaders, name))
     return 1;
+  for (size_t i = 0; i < q->nraws; i++) /* several raw requests */
+    if (used(&q->raws[i], name))
+      return 1;
   for (size_t i = 0; i < q->nmatchers; i++) {
     const tpl_matcher *m = &q->matchers[i];
     if (in(m->name, name) || in(m->header, name) ||

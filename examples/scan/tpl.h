@@ -158,6 +158,16 @@ typedef struct tpl_request {
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
   long max_size;   /* max-size: the body bytes read (0: no cap of its own) */
+  /* raw: of several requests: each one a request of one path (tpl_raw),
+   * in order; the fields above then hold none (npaths 0). */
+  struct tpl_request *raws;
+  size_t nraws;
+  int req_condition; /* req-condition: true, or implied as nuclei does (a
+                      * matcher or extractor naming X_N): its matchers see
+                      * the block's earlier responses by number */
+  int no_cookies;    /* disable-cookie: true */
+  int cookie_reuse;  /* cookie-reuse: true (nuclei's default since) */
+  int iterate_all;   /* iterate-all: a later request once per value extracted */
   tpl_matcher *matchers;
   size_t nmatchers;
   tpl_extractor *extractors;
@@ -201,6 +211,8 @@ typedef struct tpl {
   size_t nconsts;
   tpl_expr *exprs; /* every expression of its texts, each once */
   size_t nexprs;
+  int self_contained; /* self-contained: true: its requests' URLs are its
+                       * own (absolute), made once in a scan */
 } tpl;
 
 /* A template that was not loaded, and why. */
@@ -241,6 +253,39 @@ typedef struct templates {
  * NULL, or why scan cannot run it (tpl-raw.c). */
 const char *tpl_raw(const char *text, tpl_request *q);
 
+/* ---- Several requests (tpl-seq.c) ---------------------------------------- */
+
+#define TPL_RAWS_MAX 64 /* raw requests of one block, at most */
+
+/* The requests of block q in nuclei's order: its paths, or its raw
+ * requests. */
+size_t tpl_steps(const tpl_request *q);
+/* Request k of block q as a request of one path: its method, headers and
+ * body, and in *path its path. */
+const tpl_request *tpl_step(const tpl_request *q, size_t k, const char **path);
+/* Whether name[0..len) is the name of an internal extractor of t: a value
+ * the later requests of a sequence may use ({{name}}). */
+int tpl_extracted(const tpl *t, const char *name, size_t len);
+/* Whether name[0..len) is nuclei's X_N, a variable of the response of
+ * request N of the block: *base the length of X, *n N. */
+int tpl_indexed(const char *name, size_t len, size_t *base, unsigned long *n);
+/* Calls fn with each name X_N that q's matchers and extractors read (a DSL
+ * variable, a part), until it returns nonzero; returns that. */
+int tpl_each_indexed(const tpl_request *q, int (*fn)(void *ud, const char *name, size_t len),
+                     void *ud);
+/* Whether q's matchers or extractors read the body of its request number
+ * n (body_N, response_N): that request keeps it for them. */
+int tpl_reads_body(const tpl_request *q, unsigned long n);
+/* Once block q is read: req-condition as nuclei implies it, and the names
+ * X_N checked against its requests. NULL, or why the template is skipped
+ * (into why, cap bytes). */
+const char *tpl_seq_check(tpl_request *q, char *why, size_t cap);
+
+/* A self-contained template: whether each of its requests has a URL of
+ * its own (absolute http or https, or from a {{name}} that is no target
+ * variable). 0, or -1 with why. */
+int tpl_self_check(const tpl *t, char *why, size_t cap);
+
 /* ---- json and xpath queries (tpl-query.c) -------------------------------- */
 
 /* Checks q->text as a jq program (xpath 0) or an XPath expression (1),
@@ -273,7 +318,8 @@ typedef enum tpl_source {
   TS_GIVEN,  /* -var */
   TS_TARGET, /* tpl_target_names, randstr */
   TS_VAR,    /* variables: */
-  TS_PAYLOAD /* payloads: of a request, over all the others (nuclei's) */
+  TS_PAYLOAD, /* payloads: of a request, over all the others (nuclei's) */
+  TS_DYNAMIC  /* an internal extractor's: a value of a sequence (tpl-seq.c) */
 } tpl_source;
 /* The source of name[0..len) in t (index: which constant, -var, variable,
  * or for a payload which request of t has it). */
@@ -296,7 +342,8 @@ void tpl_vars_free(tpl *t);
 /* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
 enum {
   TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
-  TPL_USES_VOLATILE = 2  /* an expression that gives another value each time */
+  TPL_USES_VOLATILE = 2, /* an expression that gives another value each time */
+  TPL_USES_DYNAMIC = 4   /* a value an extractor of t gives (TS_DYNAMIC) */
 };
 unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);
 
@@ -329,6 +376,9 @@ int tpl_dsl_check(const tpl *t, const char *const *given, size_t ngiven, const t
  * nuclei's alias of the first request's, X_1 for X: its length without
  * the suffix, else len. */
 size_t tpl_dsl_unalias(const char *name, size_t len);
+/* d of a block of several requests: body_1 is the first response's body,
+ * not this one's (its atoms the engine's, evaluated over the value). */
+void tpl_dsl_several(tpl_dsl *d);
 void tpl_dsl_free(tpl_dsl *d);
 
 /* ---- Payloads (tpl-payloads.c) ------------------------------------------ */

@@ -1540,6 +1540,55 @@ static bool route_html(conn *c, request *rq)
   return true;
 }
 
+/* A body as given: "body" URL-decoded, its type "type" (text/plain by
+ * default), a Set-Cookie header of "cookie" (URL-decoded) when given. */
+static bool route_text(conn *c, request *rq)
+{
+  const char *text = param_str(rq, "body"), *type = param_str(rq, "type"),
+             *cookie = param_str(rq, "cookie");
+  char *page = malloc(text ? strlen(text) + 1 : 1);
+  if (!page) {
+    c->ok = false;
+    return true;
+  }
+  size_t n = text ? url_decode(text, page) : 0;
+  begin_response(c, 200);
+  out_write(c, "Content-Type: ", 14);
+  out_write_decoded(c, type ? type : "text/plain");
+  out_write(c, "\r\n", 2);
+  if (cookie) {
+    out_write(c, "Set-Cookie: ", 12);
+    out_write_decoded(c, cookie);
+    out_write(c, "\r\n", 2);
+  }
+  send_body(c, rq, &(body){.data = (const unsigned char *)page, .len = n});
+  free(page);
+  return true;
+}
+
+/* A JSON document (application/json), inside "nest" arrays ([[...]]). */
+static bool route_json(conn *c, request *rq)
+{
+  static const char doc[] =
+      "{\"service\":{\"name\":\"respchain-test\",\"version\":\"1.2.3\",\"build\":4711,"
+      "\"ratio\":0.25,\"beta\":false,\"owner\":null},"
+      "\"users\":[{\"name\":\"ann\",\"roles\":[\"admin\",\"dev\"],\"id\":1},"
+      "{\"name\":\"bob\",\"roles\":[\"dev\"],\"id\":2}],"
+      "\"tags\":{\"b\":\"<2>\",\"a\":1}}\n";
+  size_t nest = param_size(rq, "nest", 0), n = sizeof doc - 1;
+  char *page = rq->bad || nest > ((size_t)1 << 24) ? NULL : malloc(2 * nest + n);
+  if (!page)
+    return false;
+  memset(page, '[', nest);
+  memcpy(page + nest, doc, n);
+  memset(page + nest + n, ']', nest);
+  begin_response(c, 200);
+  out_printf(c, "Content-Type: application/json\r\n");
+  send_body(c, rq, &(body){.data = (const unsigned char *)page, .len = 2 * nest + n});
+  free(page);
+  return true;
+}
+
 /* 401 with a Basic challenge until the request carries credentials. */
 static bool route_auth(conn *c, request *rq)
 {
@@ -1624,6 +1673,8 @@ static const struct route {
     {"/headers", route_headers},
     {"/html", route_html},
     {"/echo", route_echo},
+    {"/text", route_text},
+    {"/json", route_json},
     {"/auth", route_auth},
     {"/login", route_login},
     {"/private", route_private},

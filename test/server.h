@@ -79,6 +79,10 @@
  *                              with "Server: respchain-test/1".
  *   /echo                      body is the request head as received, then the
  *                              request body (the bytes read with the head).
+ *   /text?body=B&type=T&cookie=C  body B (URL-decoded) of type T
+ *                              (text/plain), with "Set-Cookie: C" when given.
+ *   /json?nest=N               a JSON document (application/json) inside N
+ *                              arrays (0).
  *   /auth?n=N                  401 with a Basic challenge, or with Basic
  *                              credentials 200 and N pattern bytes (100).
  *   CONNECT host:port          200 Connection established; the connection

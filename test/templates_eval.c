@@ -666,6 +666,118 @@ static void internal(char *out)
     expect(out, "/headers", NULL, NULL);
 }
 
+/* json.yaml: the test server's JSON document read by regexes written for
+ * it, each value in the form nuclei prints (eval-json.c's comment). */
+static void json(char *out)
+{
+  got g;
+  char version[64], names[128], admin[64], build[64], ratio[64], b[64], a[64], roles[64];
+  char tags[160] = "{\"a\":", values[1024];
+  fetch("/json", NULL, NULL, 0, &g);
+  regex_all("\"version\":\"([^\"]*)\"", g.body, g.body_len, 1, version, sizeof version);
+  regex_all("\\{\"name\":\"([^\"]*)\",\"roles\"", g.body, g.body_len, 1, names, sizeof names);
+  regex_all("\"roles\":\\[[^\\]]*\"admin\"[^\\]]*\\],\"id\":(\\d+)", g.body, g.body_len, 1, admin,
+            sizeof admin);
+  regex_all("\"build\":(\\d+)", g.body, g.body_len, 1, build, sizeof build);
+  regex_all("\"ratio\":([0-9.]+)", g.body, g.body_len, 1, ratio, sizeof ratio);
+  /* .tags: keys sorted, no spaces, < and > as \u003c and \u003e */
+  regex_all("\"tags\":\\{\"b\":\"([^\"]*)\",\"a\":\\d+\\}", g.body, g.body_len, 1, b, sizeof b);
+  regex_all("\"tags\":\\{\"b\":\"[^\"]*\",\"a\":(\\d+)\\}", g.body, g.body_len, 1, a, sizeof a);
+  snprintf(tags + strlen(tags), sizeof tags - strlen(tags), "%s,\"b\":\"", a);
+  for (const char *p = b; *p; p++)
+    snprintf(tags + strlen(tags), sizeof tags - strlen(tags), "%s",
+             *p == '<' ? "\\u003c" : *p == '>' ? "\\u003e" : (char[]){*p, 0});
+  strcat(tags, "\"}");
+  /* .users[1].roles: the second user's roles, as written (compact) */
+  regex_all("\"id\":1\\},\\{[^}]*\"roles\":(\\[[^\\]]*\\])", g.body, g.body_len, 1, roles,
+            sizeof roles);
+  ck_assert(has(g.body, g.body_len, "\"owner\":null")); /* .service.owner: "" */
+  snprintf(values, sizeof values, "%s|%s|%s|%s|%s||%s|%s", version, names, admin, build, ratio,
+           tags, roles);
+  if (version[0] && names[0] && admin[0] && b[0] && roles[0])
+    expect(out, "/json", NULL, values);
+}
+
+static void json_nested(char *out)
+{
+  got g;
+  char role[64], name[64], version[64], values[256];
+  fetch("/json?nest=3", NULL, NULL, 0, &g);
+  ck_assert(g.body_len > 8 && !memcmp(g.body, "[[[{", 4));
+  /* ann's last role; the service's name and version */
+  regex_all("\"name\":\"ann\",\"roles\":\\[[^\\]]*\"([^\"]*)\"\\]", g.body, g.body_len, 1, role,
+            sizeof role);
+  regex_all("\"service\":\\{\"name\":\"([^\"]*)\"", g.body, g.body_len, 1, name, sizeof name);
+  regex_all("\"version\":\"([^\"]*)\"", g.body, g.body_len, 1, version, sizeof version);
+  snprintf(values, sizeof values, "%s|%s %s", role, name, version);
+  if (role[0] && name[0])
+    expect(out, "/json?nest=3", NULL, values);
+}
+
+/* xpath.yaml: the title's text and its lang attribute, the h1's text; an
+ * h1 in the body and no table. */
+static void xpath(char *out)
+{
+  const char *path = "/html?title=Build+42";
+  got g;
+  char title[128], h1[128], lang[32], values[512];
+  fetch(path, NULL, NULL, 0, &g);
+  regex_all("(?i)<title[^>]*>([^<]*)</title>", g.body, g.body_len, 1, title, sizeof title);
+  regex_all("<body><h1>([^<]*)</h1>", g.body, g.body_len, 1, h1, sizeof h1);
+  regex_all("(?i)<title lang=([a-z]+)>", g.body, g.body_len, 1, lang, sizeof lang);
+  snprintf(values, sizeof values, "%s|%s|%s", title, h1, lang);
+  int h1_in_body = h1[0] != '\0', table = has(g.body, g.body_len, "<table");
+  if (h1_in_body && !(h1_in_body && table))
+    expect(out, path, NULL, values);
+}
+
+static void xpath_xml(char *out)
+{
+  const char *path =
+      "/text?type=application/xml&body=%3C%3Fxml+version%3D%221.0%22%3F%3E%3Cusers%3E%3Cuser+id%"
+      "3D%227%22%3E%3Cname%3Eann%3C%2Fname%3E%3C%2Fuser%3E%3Cuser+id%3D%229%22%3E%3Cname%3Ebob%"
+      "3C%2Fname%3E%3C%2Fuser%3E%3C%2Fusers%3E";
+  got g;
+  char names[128], ids[64], values[256];
+  fetch(path, NULL, NULL, 0, &g);
+  ck_assert(g.body_len > 5 && !memcmp(g.body, "<?xml", 5));
+  regex_all("<user id=\"\\d+\"><name>([^<]*)</name>", g.body, g.body_len, 1, names, sizeof names);
+  regex_all("<user id=\"(\\d+)\"", g.body, g.body_len, 1, ids, sizeof ids);
+  snprintf(values, sizeof values, "%s|%s", names, ids);
+  if (names[0] && ids[0])
+    expect(out, path, NULL, values);
+}
+
+/* kval-cookie.yaml: the cookie's value (its name in any case), then the
+ * Content-Type header's. */
+static void kval_cookie(char *out)
+{
+  const char *path = "/text?body=ok&cookie=Session_Token%3Dabc123%3B+Path%3D%2F%3B+HttpOnly";
+  got g;
+  char cookie[256], type[128], values[512];
+  fetch(path, NULL, NULL, 0, &g);
+  header_of(&g, "Set-Cookie", cookie, sizeof cookie);
+  header_of(&g, "Content-Type", type, sizeof type);
+  char *eq = strchr(cookie, '=');
+  ck_assert_ptr_nonnull(eq);
+  *eq = '\0';
+  snprintf(values, sizeof values, "%.*s|%s", (int)strcspn(eq + 1, ";"), eq + 1, type);
+  if (!strcasecmp(cookie, "session_token"))
+    expect(out, path, NULL, values);
+}
+
+/* max-size.yaml: the first 40 bytes of the page hold DOCTYPE, not Zebra
+ * (which the whole page holds). */
+static void max_size(char *out)
+{
+  got g;
+  fetch("/html?title=Zebra", NULL, NULL, 0, &g);
+  size_t read = g.body_len < 40 ? g.body_len : 40;
+  ck_assert(has(g.body, g.body_len, "Zebra"));
+  if (has(g.body, read, "DOCTYPE") && !has(g.body, read, "Zebra"))
+    expect(out, "/html?title=Zebra", NULL, NULL);
+}
+
 /* stop-at-first-match: the first response that matches, from the last. */
 static void redirect_first(char *out)
 {
@@ -1012,6 +1124,12 @@ const evaluation RUN[] = {
     {"dsl-tolower", dsl_tolower, 0},
     {"dsl-stream", dsl_stream, 0},
     {"internal", internal, 0},
+    {"json", json, 0},
+    {"json-nested", json_nested, 0},
+    {"xpath", xpath, 0},
+    {"xpath-xml", xpath_xml, 0},
+    {"kval-cookie", kval_cookie, 0},
+    {"max-size", max_size, 0},
     {"seq-cookie", seq_cookie, 0},
     {"seq-no-cookie", seq_no_cookie, 0},
     {"seq-blocks", seq_blocks, 0},

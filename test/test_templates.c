@@ -139,7 +139,7 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 48 templates: 37 independent ones, 38 paths, 19 distinct requests;
+  /* 54 templates: 43 independent ones, 44 paths, 25 distinct requests;
    * the server counts the redirects followed too: three of
    * redirects.yaml, two of redirect-max.yaml and of redirect-hops.yaml
    * (whose request redirect-first.yaml shares), one of redirect-host.yaml
@@ -150,8 +150,8 @@ START_TEST(verdicts)
    * seq-iterate's second runs twice (3), seq-payloads' second value
    * matches (2 of 3 combinations), and seq-payload-login's two requests
    * run for each of 2 (4). */
-  ck_assert_msg(strstr(o.err, "48 loaded, 0 skipped; 41 clusters, 42 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 19 + 23 + 3 + 2 + 2 + 1);
+  ck_assert_msg(strstr(o.err, "54 loaded, 0 skipped; 47 clusters, 48 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 25 + 23 + 3 + 2 + 2 + 1);
   size_t lines = 0, silent = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -547,7 +547,44 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 48 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 54 loaded, 0 skipped"), "%s", o.out);
+  prog_out_free(&o);
+  /* With skip/ beside it too: the json queries of all are compiled as one
+   * program, and those of skip/ that fail are found among the others. */
+  char *both[] = {getenv("SCAN_BIN"), "--validate", "-t", run, "-t", dir, NULL};
+  o = run_program(both);
+  snprintf(counts, sizeof counts, "templates: 54 loaded, %zu skipped", n);
+  ck_assert_msg(strstr(o.out, counts), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "skip/json-syntax.yaml: json: syntax error"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "skip/json-undefined.yaml: json: no_such_function/0 is not defined"),
+                "%s", o.out);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* json extractors over hostile input (cap/json-hostile.yaml): a document
+ * nested 100,000 arrays deep gives no values and no crash; programs that
+ * loop or grow without end are ended at their bounds, and the plain
+ * query beside them still answers. json and xpath keep the body whole. */
+START_TEST(json_hostile)
+{
+  prog_out o = run_templates("cap/json-hostile.yaml", "-u", base, NULL);
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  char want[512];
+  snprintf(want, sizeof want,
+           "\"matched-at\":\"%s/json\",\"extracted-results\":[\"respchain-test\"]", base);
+  ck_assert_msg(strstr(o.out, want), "%s", o.out);
+  ck_assert_msg(!strstr(o.out, "nest=100000"), "%s", o.out);
+  ck_assert_msg(strstr(o.err, "1 matched, 0 errors"), "%s", o.err);
+  prog_out_free(&o);
+  char run[512];
+  templates_path("run", run, sizeof run);
+  char *v[] = {getenv("SCAN_BIN"), "--validate", "-v", "-t", run, NULL};
+  o = run_program(v);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "json.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "xpath.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "kval-cookie.yaml: body: none\n"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -1103,6 +1140,7 @@ int main(void)
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);
+  tcase_add_test(tc, json_hostile);
   tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);

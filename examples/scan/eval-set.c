@@ -182,18 +182,25 @@ static int needs_body(const tpl_request *q)
 {
   for (size_t i = 0; i < q->nextractors; i++) {
     const tpl_extractor *x = &q->extractors[i];
-    if (x->type == TX_REGEX && x->part != TP_HEADER && x->part != TP_NAMED && x->part != TP_VAR)
+    if ((x->type == TX_REGEX || x->type == TX_JSON || x->type == TX_XPATH) &&
+        (x->part == TP_BODY || x->part == TP_ALL))
       return 1;
+    for (size_t k = 0; x->type == TX_KVAL && k < x->n; k++)
+      if (!strcmp(x->keys[k], "body") || !strcmp(x->keys[k], "response"))
+        return 1;
     for (size_t k = 0; x->type == TX_DSL && k < x->n; k++)
       if (eval_dsl_whole_body(&x->dsl[k], 1))
         return 1;
   }
-  for (size_t i = 0; i < q->nmatchers; i++)
-    for (size_t k = 0; k < q->matchers[i].n; k++)
-      if ((q->matchers[i].type == TM_DSL && eval_dsl_whole_body(&q->matchers[i].dsl[k], 0)) ||
-          ((q->matchers[i].part == TP_BODY || q->matchers[i].part == TP_ALL) &&
-           per_response(&q->matchers[i], k)))
+  for (size_t i = 0; i < q->nmatchers; i++) {
+    const tpl_matcher *m = &q->matchers[i];
+    if (m->type == TM_XPATH && (m->part == TP_BODY || m->part == TP_ALL))
+      return 1;
+    for (size_t k = 0; k < m->n; k++)
+      if ((m->type == TM_DSL && eval_dsl_whole_body(&m->dsl[k], 0)) ||
+          ((m->part == TP_BODY || m->part == TP_ALL) && per_response(m, k)))
         return 1;
+  }
   return 0;
 }
 
@@ -303,7 +310,7 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
       for (size_t j = 0; j < q->nmatchers; j++) {
         e->keep_body |= unstreamed(&q->matchers[j], g->streamed);
         stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
-        stops &= q->matchers[j].type != TM_DSL; /* evaluated once the body is over */
+        stops &= q->matchers[j].type != TM_DSL && q->matchers[j].type != TM_XPATH; /* once the body is over */
       }
       stops &= !q->nextractors;
     }

@@ -13,6 +13,8 @@
  *                   one set of matchers, and what each cluster needs
  *   eval-tpl.c      -t: the verdicts of a template's request
  *   eval-dsl.c      -t: nuclei's DSL over a response, its variables
+ *   eval-json.c     -t: json extractors (jq's programs, libjq)
+ *   eval-xpath.c    -t: xpath extractors and matchers (libxml2)
  * The words and regexes of the body of all templates become one set of
  * matchers (eval_matchers), so the engine runs them as each body streams,
  * each response by those of its cluster alone (eval_plan lists them once);
@@ -376,5 +378,15 @@ void tpl_values_add(tpl_values *x, const char *p, size_t len);
 /* Whether DSL expression d needs the body kept whole (eval-set.c); an
  * extractor's atoms, of no matcher id, are the engine's over the body. */
 int eval_dsl_whole_body(const tpl_dsl *d, int extractor);
+
+/* ---- Templates: json and xpath (eval-json.c, eval-xpath.c) ------------- */
+
+/* json extractor e's values over text, added to x, by jq, the templates'
+ * program of all json queries (templates' jq) (eval-json.c). */
+void json_extract(void *jq, const tpl_extractor *e, rc_view text, tpl_values *x);
+/* xpath extractor e's values over text, added to x (eval-xpath.c). */
+void xpath_extract(const tpl_extractor *e, rc_view text, tpl_values *x);
+/* xpath matcher m's condition over text (negative not applied). */
+int xpath_match(const tpl_matcher *m, rc_view text);
 
 #endif

@@ -269,6 +269,26 @@ static void slot_finish(scan *s, slot *sl)
   sl->state = SLOT_IDLE;
 }
 
+/* The limits of every response: the body cap, the memory limit, and room
+ * for every hop of a redirect chain plus a few 1xx interim responses; with
+ * c, its request's max-size as the body cap where it is the lower. */
+static void response_limits(const scan *s, const cluster *c, rc_limits *lim)
+{
+  const options *o = s->opt;
+  rc_limits_init(lim);
+  lim->max_body = o->max_body;
+  if (c && c->max_size > 0 && (unsigned long)c->max_size < o->max_body)
+    lim->max_body = (size_t)c->max_size;
+  lim->max_memory = o->max_memory;
+  lim->max_hops = (size_t)o->max_redirs + 8;
+  for (size_t i = 0; !c && s->tpl && i < s->plan->nclusters; i++)
+    if ((size_t)s->plan->c[i].max_redirs + 8 > lim->max_hops)
+      lim->max_hops = (size_t)s->plan->c[i].max_redirs + 8;
+  if (c && (size_t)c->max_redirs + 8 > lim->max_hops)
+    lim->max_hops = (size_t)c->max_redirs + 8;
+  lim->on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
+}
+
 /* -t: the slot's cookie jar for the request of cluster c: curl's cookie
  * engine, on from a sequence's first request that uses it; emptied
  * unless the request follows its sequence's (plan_keeps_cookies), so
@@ -298,8 +318,12 @@ static void slot_start(scan *s, slot *sl)
   /* -t: the cluster's request, its body kept where its templates need it
    * (the response is empty: reset since its last transfer). */
   size_t c = sl->rd.cluster;
+  rc_limits lim;
+  if (s->tpl)
+    response_limits(s, &s->plan->c[c], &lim);
   if (cc == CURLE_OK && s->tpl &&
       (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->job) != 0 ||
+       rc_response_set_limits(sl->resp, &lim) != RC_OK ||
        rc_response_observe(sl->resp, observe, &sl->rd,
                            s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK ||
        set_cookies(sl, &s->plan->c[c]) != CURLE_OK ||
@@ -597,17 +621,8 @@ static int setup_slots(scan *s)
     fputs("scan: cannot create the pool\n", stderr);
     return -1;
   }
-  /* Limits of every response: the body cap, the memory limit, and room for
-   * every hop of a redirect chain plus a few 1xx interim responses. */
   rc_limits lim;
-  rc_limits_init(&lim);
-  lim.max_body = o->max_body;
-  lim.max_memory = o->max_memory;
-  lim.max_hops = (size_t)o->max_redirs + 8;
-  for (size_t i = 0; s->tpl && i < s->plan->nclusters; i++)
-    if ((size_t)s->plan->c[i].max_redirs + 8 > lim.max_hops)
-      lim.max_hops = (size_t)s->plan->c[i].max_redirs + 8;
-  lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
+  response_limits(s, NULL, &lim);
 
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);

@@ -21,7 +21,8 @@ static int same_request(const cluster *c, const tpl_request *r, const tpl_reques
   if (c->alone || (uses & TPL_USES_VOLATILE) ||
       c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) ||
       strcmp(c->path, path) || !same(c->body, q->body) || c->redirects != r->redirects ||
-      (r->redirects && c->max_redirs != r->max_redirs) || c->nheaders != q->nheaders)
+      (r->redirects && c->max_redirs != r->max_redirs) || c->max_size != r->max_size ||
+      c->nheaders != q->nheaders)
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
     if (strcmp(c->headers[i], q->headers[i]))
@@ -102,6 +103,7 @@ void plan_cluster_init(cluster *c, const tpl_request *r, const tpl_request *step
   c->nheaders = step->nheaders;
   c->redirects = r->redirects;
   c->max_redirs = r->redirects ? r->max_redirs : 0;
+  c->max_size = r->max_size;
   c->nobody = !strcmp(c->method, "HEAD");
   c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
 }

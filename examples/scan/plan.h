@@ -48,6 +48,7 @@ typedef struct cluster {
   size_t nheaders;
   int redirects;
   long max_redirs;
+  long max_size; /* max-size: its body's cap in bytes (0: the scan's) */
   /* How curl is told the method, decided once: HEAD is CURLOPT_NOBODY, a
    * method other than GET (POST with a body) CURLOPT_CUSTOMREQUEST. */
   int nobody, custom;

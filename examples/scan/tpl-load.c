@@ -176,6 +176,27 @@ static int regexes(reader *r, yaml_node_t *n, regex **out, size_t *count)
   return failed ? -1 : 0;
 }
 
+/* Checks texts as jq programs (xpath 0) or XPath expressions (1). */
+static int queries(reader *r, yaml_node_t *n, int xpath, tpl_query **out, size_t *count)
+{
+  char **texts;
+  if (strings(r, n, &texts, count) != 0)
+    return -1;
+  int failed = !(*out = calloc(*count + 1, sizeof **out));
+  r->nomem |= failed;
+  for (size_t i = 0; i < *count; i++) {
+    char why[REASON_MAX];
+    (*out)[i].text = texts[i];
+    if (!failed && tpl_query_check(&(*out)[i], xpath, why, sizeof why) != 0) {
+      r->nomem |= !why[0];
+      skip(r, why, NULL);
+      failed = 1;
+    }
+  }
+  free(texts);
+  return failed ? -1 : 0;
+}
+
 #define EACH_KEY(r, map, k, v)                                                                     \
   for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;                                     \
        p_ < (map)->data.mapping.pairs.top &&                                                       \
@@ -198,6 +219,8 @@ static int matcher_type(reader *r, tpl_matcher *m, const char *s)
     m->type = TM_SIZE;
   else if (!strcmp(s, "dsl"))
     m->type = TM_DSL;
+  else if (!strcmp(s, "xpath"))
+    m->type = TM_XPATH;
   else
     return skip(r, "matcher type", s);
   return 0;
@@ -259,6 +282,8 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
       ok = regexes(r, v, &m->regexes, &m->n) == 0;
     else if (!strcmp(k, "dsl") && m->type == TM_DSL)
       ok = load_dsl(r, v, &m->dsl, &m->n) == 0;
+    else if (!strcmp(k, "xpath") && m->type == TM_XPATH)
+      ok = queries(r, v, 1, &m->xpath, &m->n) == 0;
     else if ((!strcmp(k, "status") && m->type == TM_STATUS) ||
              (!strcmp(k, "size") && m->type == TM_SIZE))
       ok = numbers(r, v, &m->numbers, &m->n) == 0;
@@ -271,14 +296,27 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
   return m->n ? 0 : skip(r, "matcher without values", NULL);
 }
 
-/* kval's names: lower case, '_' as '-' (as header names). */
+/* kval's names: in lower case, as nuclei's (the names of the response's
+ * variables: a header's with '_' for '-', a cookie's as set). */
 static int take_keys(reader *r, yaml_node_t *n, tpl_extractor *x)
 {
   if (strings(r, n, &x->keys, &x->n) != 0)
     return -1;
   for (size_t i = 0; i < x->n; i++)
-    header_name(x->keys[i]);
+    for (char *p = x->keys[i]; *p; p++)
+      *p = (char)tolower((unsigned char)*p);
   return 0;
+}
+
+/* An extractor's type. */
+static int extractor_type(reader *r, tpl_extractor *x, const char *s)
+{
+  static const char *const names[] = {"regex", "kval", "dsl", "json", "xpath"};
+  static const tpl_xtype types[] = {TX_REGEX, TX_KVAL, TX_DSL, TX_JSON, TX_XPATH};
+  for (size_t i = 0; s && i < sizeof names / sizeof *names; i++)
+    if (!strcmp(s, names[i]))
+      return x->type = types[i], 0;
+  return skip(r, "extractor type", s);
 }
 
 static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
@@ -288,12 +326,8 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
   if (!is_map(n))
     return skip(r, "extractor not a mapping", NULL);
   EACH_KEY(r, n, k, v)
-  if (k && !strcmp(k, "type")) {
-    const char *s = scalar(v);
-    if (!s || (strcmp(s, "regex") && strcmp(s, "kval") && strcmp(s, "dsl")))
-      return skip(r, "extractor type", s);
-    x->type = !strcmp(s, "kval") ? TX_KVAL : !strcmp(s, "dsl") ? TX_DSL : TX_REGEX;
-  }
+  if (k && !strcmp(k, "type") && extractor_type(r, x, scalar(v)) != 0)
+    return -1;
   EACH_KEY(r, n, k, v)
   {
     const char *s = scalar(v);
@@ -301,7 +335,7 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
     int ok = 0;
     if (!k || !strcmp(k, "type"))
       ok = 1;
-    else if (!strcmp(k, "part") && x->type == TX_REGEX)
+    else if (!strcmp(k, "part") && x->type != TX_KVAL && x->type != TX_DSL)
       ok = take_part(r, s, &x->part, &x->header) == 0;
     else if (!strcmp(k, "part"))
       ok = 1; /* nuclei's kval and dsl extractors read the variables, not a part */
@@ -317,6 +351,11 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
       ok = take_keys(r, v, x) == 0;
     else if (!strcmp(k, "dsl") && x->type == TX_DSL)
       ok = load_dsl(r, v, &x->dsl, &x->n) == 0;
+    else if ((!strcmp(k, "json") && x->type == TX_JSON) ||
+             (!strcmp(k, "xpath") && x->type == TX_XPATH))
+      ok = queries(r, v, x->type == TX_XPATH, &x->queries, &x->n) == 0;
+    else if (!strcmp(k, "attribute") && x->type == TX_XPATH)
+      ok = s && (x->attribute = dup(r, s)) != NULL;
     if (!ok)
       return skip(r, "extractor key", k);
   }
@@ -457,6 +496,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && (!strcmp(s, "or") || (q->cond_and = !strcmp(s, "and")));
     else if (!strcmp(k, "stop-at-first-match"))
       ok = (q->stop_first = truthy(s)) || s;
+    else if (!strcmp(k, "max-size")) /* bytes; 0 or less: none of its own, as nuclei's */
+      ok = s && ((q->max_size = strtol(s, &end, 10)) || 1) && !*end && end != s;
     else if (!strcmp(k, "req-condition"))
       ok = (q->req_condition = truthy(s)) || s;
     else if (!strcmp(k, "disable-cookie"))
@@ -484,6 +525,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     q->max_redirs = DEFAULT_MAX_REDIRS;
   if (!q->npaths && !q->nraws)
     return skip(r, "request without a path", NULL);
+  if (q->max_size < 0)
+    q->max_size = 0;
   if (!q->nraws && !q->method && !(q->method = dup(r, "GET")))
     return -1;
   if (!q->nmatchers && !q->nextractors)
@@ -670,6 +713,13 @@ static void free_regexes(regex *re, size_t n)
   free(re);
 }
 
+static void free_queries(tpl_query *q, size_t n)
+{
+  for (size_t i = 0; q && i < n; i++)
+    tpl_query_free(&q[i]);
+  free(q);
+}
+
 static void free_matcher(tpl_matcher *m)
 {
   free(m->header);
@@ -684,6 +734,7 @@ static void free_matcher(tpl_matcher *m)
   for (size_t i = 0; m->type == TM_DSL && m->dsl && i < m->n; i++)
     tpl_dsl_free(&m->dsl[i]);
   free(m->dsl);
+  free_queries(m->xpath, m->n);
 }
 
 static void free_request(tpl_request *q)
@@ -708,6 +759,8 @@ static void free_request(tpl_request *q)
     for (size_t k = 0; x->type == TX_DSL && x->dsl && k < x->n; k++)
       tpl_dsl_free(&x->dsl[k]);
     free(x->dsl);
+    free_queries(x->queries, x->n);
+    free(x->attribute);
   }
   free(q->matchers);
   free(q->extractors);
@@ -822,8 +875,28 @@ int tpl_load_file(templates *ts, const char *path)
   return 0;
 }
 
+int tpl_unload(templates *ts, size_t i, const char *reason)
+{
+  tpl_skip *g = realloc(ts->skips, (ts->nskips + 1) * sizeof *g);
+  char *why = strdup(reason), *file = ts->t[i].file;
+  if (g)
+    ts->skips = g;
+  if (!g || !why) {
+    free(why);
+    return -1;
+  }
+  one_line(why);
+  ts->skips[ts->nskips++] = (tpl_skip){file, why, NULL};
+  ts->t[i].file = NULL;
+  free_template(&ts->t[i]);
+  memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof *ts->t);
+  ts->n--;
+  return 0;
+}
+
 void tpl_free(templates *ts)
 {
+  tpl_json_free(ts);
   for (size_t i = 0; i < ts->n; i++)
     free_template(&ts->t[i]);
   free(ts->t);

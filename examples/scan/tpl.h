@@ -4,15 +4,25 @@
  * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
  * template's variables and constants and the {{...}} of its texts, all
  * compiled by the expression engine (expr.h, a layer of its own below this
- * one), tpl-payloads.c a request's payloads: and their combinations. A
- * template with anything else is skipped, with its reason. Nothing
- * here makes a request or looks at a response: this layer links with
- * libyaml, PCRE2 and the engine alone. */
+ * one), tpl-payloads.c a request's payloads: and their combinations,
+ * tpl-query.c the jq programs and XPath expressions of json and xpath
+ * extractors and matchers. A template with anything else is skipped,
+ * with its reason. Nothing here makes a request or looks at a response:
+ * this layer links with libyaml, PCRE2, the engine, libjq and libxml2
+ * alone. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 
 #include "base.h"
 #include "expr.h"
+
+/* A query of a json or xpath extractor, or an xpath matcher, checked as
+ * the template loads (tpl-query.c). */
+typedef struct tpl_query {
+  char *text;     /* as written: jq's syntax, or XPath 1.0 */
+  void *compiled; /* xpath: libxml2's compiled expression (xmlXPathCompExpr) */
+  size_t index;   /* json: its number in the program of all (templates' jq) */
+} tpl_query;
 
 /* What a matcher or an extractor looks at. */
 typedef enum tpl_part {
@@ -44,7 +54,7 @@ typedef struct tpl_dsl {
   size_t *ids;
 } tpl_dsl;
 
-typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mtype;
+typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL, TM_XPATH } tpl_mtype;
 
 typedef struct tpl_matcher {
   tpl_mtype type;
@@ -59,6 +69,7 @@ typedef struct tpl_matcher {
   char **words;             /* TM_WORD; lower-cased when nocase */
   regex *regexes;           /* TM_REGEX */
   long *numbers;            /* TM_STATUS, TM_SIZE */
+  tpl_query *xpath;         /* TM_XPATH */
   tpl_dsl *dsl;             /* TM_DSL: under the matcher's condition */
   size_t n;                 /* words, regexes, numbers or expressions */
   /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
@@ -78,7 +89,7 @@ typedef struct tpl_matcher {
 } tpl_matcher;
 enum { TPL_WORD_SCAN = 1, TPL_WORD_RESPONSE = 2 };
 
-typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL } tpl_xtype;
+typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL, TX_JSON, TX_XPATH } tpl_xtype;
 
 typedef struct tpl_extractor {
   tpl_xtype type;
@@ -88,8 +99,10 @@ typedef struct tpl_extractor {
                    * DSL for the matchers and later extractors */
   long group;     /* regex: the group reported (0: the whole match) */
   regex *regexes; /* regex */
-  char **keys;    /* kval: header names, '_' as '-' */
+  char **keys;    /* kval: names of the response's variables, lower case */
   tpl_dsl *dsl;   /* dsl: each expression's value */
+  tpl_query *queries; /* json (jq's syntax), xpath */
+  char *attribute;    /* xpath: the attribute reported (NULL: the text) */
   int internal;   /* its values are a variable only, never reported */
   size_t n;
 } tpl_extractor;
@@ -148,6 +161,7 @@ typedef struct tpl_request {
   long max_redirs; /* when followed (default 10, also for 0, as nuclei) */
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
+  long max_size;   /* max-size: the body bytes read (0: no cap of its own) */
   /* raw: of several requests: each one a request of one path (tpl_raw),
    * in order; the fields above then hold none (npaths 0). */
   struct tpl_request *raws;
@@ -233,6 +247,10 @@ typedef struct templates {
    * leaves out is neither loaded nor skipped, only counted. */
   const struct tpl_filter *filter;
   size_t nfiltered;
+  /* The json queries of all the templates as one jq program, compiled
+   * (tpl_json_compile; a jq_state): given [index, value], the results of
+   * the query of that index over value. NULL: none. */
+  void *jq;
 } templates;
 
 /* A raw request (one, of text) into q's method, path, headers and body:
@@ -271,6 +289,23 @@ const char *tpl_seq_check(tpl_request *q, char *why, size_t cap);
  * its own (absolute http or https, or from a {{name}} that is no target
  * variable). 0, or -1 with why. */
 int tpl_self_check(const tpl *t, char *why, size_t cap);
+
+/* ---- json and xpath queries (tpl-query.c) -------------------------------- */
+
+/* Checks q->text as a jq program (xpath 0) or an XPath expression (1),
+ * compiling the XPath one into q->compiled. 0, or -1 with why: a skip's
+ * reason ("" when out of memory). */
+int tpl_query_check(tpl_query *q, int xpath, char *why, size_t cap);
+void tpl_query_free(tpl_query *q);
+/* Once every template is read (tpl_load does it): compiles the json
+ * queries of ts into ts->jq, numbering them; the templates of those that
+ * do not compile are skipped with jq's message. 0, or -1 (out of memory,
+ * or with a message). */
+int tpl_json_compile(templates *ts);
+void tpl_json_free(templates *ts);
+/* Skips loaded template i of ts after all, with reason (the others keep
+ * their order). 0, or -1 when out of memory. */
+int tpl_unload(templates *ts, size_t i, const char *reason);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
 

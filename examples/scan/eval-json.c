@@ -215,18 +215,6 @@ typedef struct job {
   rc_view text;
 } job;
 
-static int write_all(int fd, const void *p, size_t n)
-{
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w <= 0)
-      return -1;
-    p = (const char *)p + w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* The child's results so far, each distinct one once. */
 typedef struct seen {
   value v[EXTRACT_MAX];

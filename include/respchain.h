@@ -405,7 +405,12 @@ RC_API rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud);
 /* rc_pool_resume, then curl_multi_poll(multi, ...) for at most timeout_ms
  * (less when a wait bound falls due), woken early when memory for one of
  * this thread's paused transfers is released, then rc_pool_resume again.
- * Returns curl_multi_poll's result; CURLM_BAD_HANDLE for a NULL pool. */
+ * With curl 8.1 to 8.4, which can leave work of an HTTP/2 stream undone
+ * with no timer until the next curl_multi_perform, it waits at most 20 ms
+ * while a transfer of pool that rc_multi_add put into a multi handle was
+ * not reset, freed or detached since (the few streams a budget lets run
+ * would otherwise wait out timeout_ms). Returns curl_multi_poll's result;
+ * CURLM_BAD_HANDLE for a NULL pool. */
 RC_API CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fds[],
                                unsigned int extra_nfds, int timeout_ms, int *numfds);
 

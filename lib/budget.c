@@ -200,6 +200,16 @@ static void stream_release(rc__budget *b, rc__waiter *w)
   w->stream_reserve = w->stream_body = 0;
 }
 
+/* w no longer counts as added to a multi. */
+static void unadd(rc__budget *b, rc__waiter *w)
+{
+  if (!w->in_multi)
+    return;
+  RC__ASSERT(b->in_multi > 0);
+  b->in_multi--;
+  w->in_multi = 0;
+}
+
 static void undefer(rc__budget *b, rc__waiter *w)
 {
   rc__waiter **pp = &b->dhead, *prev = NULL;
@@ -410,6 +420,7 @@ void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms)
     if (w->defer_multi)
       undefer(b, w);
     stream_release(b, w);
+    unadd(b, w);
     wake_deferred(b);
   }
   w->easy = easy;
@@ -474,6 +485,24 @@ rc__waiter *rc__budget_next_admitted(rc__budget *b, pthread_t thread, CURLM **mu
   return w;
 }
 
+void rc__budget_added(rc__budget *b, rc__waiter *w)
+{
+  pthread_mutex_lock(&b->lock);
+  if (!w->in_multi) {
+    w->in_multi = 1;
+    b->in_multi++;
+  }
+  pthread_mutex_unlock(&b->lock);
+}
+
+size_t rc__budget_in_multi(rc__budget *b)
+{
+  pthread_mutex_lock(&b->lock);
+  size_t n = b->in_multi;
+  pthread_mutex_unlock(&b->lock);
+  return n;
+}
+
 void rc__budget_requeue(rc__budget *b, rc__waiter *w, CURLM *multi)
 {
   pthread_mutex_lock(&b->lock);
@@ -505,6 +534,7 @@ void rc__budget_leave(rc__budget *b, rc__waiter *w)
   if (w->defer_multi)
     undefer(b, w);
   stream_release(b, w);
+  unadd(b, w);
   withdraw(b, w);
   w->spill = w->resumed = 0;
   pthread_mutex_unlock(&b->lock);

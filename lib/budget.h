@@ -72,6 +72,7 @@ typedef struct rc__waiter {
   pthread_t defer_thread;        /* the thread that adds it */
   size_t stream_reserve;         /* set aside for its stream while it runs */
   size_t stream_body;            /* of it, the body bytes admitted since */
+  int in_multi;                  /* added by rc_multi_add, not reset since */
 } rc__waiter;
 
 /* Something that wakes the loop of one thread: a poller inside
@@ -101,6 +102,7 @@ typedef struct rc__budget {
   size_t streams_body;        /* of it, the body bytes they were admitted */
   size_t nstreams;            /* how many of them */
   struct timespec defer_went; /* when a kept-back transfer last went on */
+  size_t in_multi;            /* waiters added by rc_multi_add, not reset since */
   rc__waiter *holder;
   rc__waker *wakers;
 } rc__budget;
@@ -147,7 +149,7 @@ void rc__budget_bind(rc__budget *b, rc__waiter *w, CURL *easy, long wait_ms);
 
 /* w's response is reset or freed: it leaves the queue (and the deferred
  * one) and passes on the holder's place; its stream's reserve is given
- * back; its spill mark is cleared. */
+ * back; its spill mark is cleared; it no longer counts as added. */
 void rc__budget_leave(rc__budget *b, rc__waiter *w);
 
 /* Sets the limit (0: off); waiters that now fit are woken. */
@@ -186,6 +188,15 @@ size_t rc__budget_deferred_for(rc__budget *b, const CURLM *multi);
 /* The oldest transfer kept back by thread that is admitted now (dequeued,
  * its reserve set aside), with its multi in *multi; NULL when none is. */
 rc__waiter *rc__budget_next_admitted(rc__budget *b, pthread_t thread, CURLM **multi);
+
+/* w's transfer went into its multi (rc_multi_add, rc_pool_resume): it
+ * counts in rc__budget_in_multi until its response is reset, freed or
+ * detached. */
+void rc__budget_added(rc__budget *b, rc__waiter *w);
+
+/* How many transfers rc_multi_add put into a multi handle that were not
+ * reset, freed or detached since. */
+size_t rc__budget_in_multi(rc__budget *b);
 
 /* w, just admitted, could not be added yet: it is kept back again, first
  * in the queue, its reserve no longer set aside. */

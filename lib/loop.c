@@ -73,6 +73,8 @@ CURLMcode rc_multi_add(rc_response *resp, CURLM *multi)
   CURLMcode mc = curl_multi_add_handle(multi, resp->waiter.easy);
   if (mc != CURLM_OK)
     rc__budget_stream_done(b, &resp->waiter);
+  else
+    rc__budget_added(b, &resp->waiter);
   return mc;
 }
 
@@ -94,6 +96,7 @@ static int add_admitted(rc__budget *b, pthread_t self)
       rc__budget_stream_done(b, w);
       continue;
     }
+    rc__budget_added(b, w);
     added++;
   }
   return added;
@@ -150,6 +153,22 @@ rc_code rc_pool_on_wake(rc_pool *pool, rc_wake_fn fn, void *ud)
 
 static void wake_multi(void *multi) { curl_multi_wakeup(multi); }
 
+/* The longest rc_multi_poll waits, on a curl that strands stream data
+ * (rc__curl_strands_streams), while transfers that rc_multi_add put in
+ * may run: a stranded stream goes on at the next curl_multi_perform, at
+ * most this much later, instead of at the end of the caller's timeout.
+ * What it costs is wake-ups: at most 50 a second. */
+#define STRANDED_POLL_MS 20
+
+/* The poll's timeout: the caller's, shortened where a stream may be
+ * stranded. */
+static int poll_bound(rc__budget *b, int timeout_ms)
+{
+  if (timeout_ms > STRANDED_POLL_MS && rc__curl_strands_streams() && rc__budget_in_multi(b) > 0)
+    return STRANDED_POLL_MS;
+  return timeout_ms;
+}
+
 CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fds[],
                         unsigned int extra_nfds, int timeout_ms, int *numfds)
 {
@@ -157,6 +176,7 @@ CURLMcode rc_multi_poll(rc_pool *pool, CURLM *multi, struct curl_waitfd extra_fd
     return CURLM_BAD_HANDLE;
   rc__budget *b = rc__pool_budget(pool);
   rc__pool_tick(pool);
+  timeout_ms = poll_bound(b, timeout_ms);
   /* Resumed or added transfers have work for curl now: the poll does not
    * wait for them. */
   if (rc_pool_resume(pool) > 0)

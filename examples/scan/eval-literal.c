@@ -3,15 +3,17 @@
  * patterns of every template loaded, and a stream over it costs the same
  * for a 50-byte 404 page whatever the cluster (every other template's
  * patterns are looked for, and their matches thrown away); most clusters
- * of a large set have one or two words. A cluster of at most
- * LITERAL_WORDS words, none longer than LITERAL_LONGEST (eval_clusters
- * decides, literal_cluster), is matched here, and a word no other cluster
- * has is left out of the engine's database (smaller, and faster to
- * compile and to stream for the clusters it serves); in a build without
- * the engine, such a cluster keeps no body. Here, each word is looked for in each slice, and across two slices in
- * the last bytes of one and the first of the next, so that a word split
- * by the network is found. Words of --iword / case-insensitive matchers
- * are looked for in a lower-case copy. */
+ * of a large set have one or two words.
+ *
+ * A cluster of at most LITERAL_WORDS words, none longer than
+ * LITERAL_LONGEST (eval_clusters decides, literal_cluster), is matched
+ * here, and a word no other cluster has is left out of the engine's
+ * database (smaller, and faster to compile and to stream for the
+ * clusters it serves); in a build without the engine, such a cluster
+ * keeps no body. Each word is looked for in each slice, and across two
+ * slices in the last bytes of one and the first of the next, so that a
+ * word split by the network is found. The words of case-insensitive
+ * matchers are looked for in a lower-case copy. */
 #define _GNU_SOURCE /* memmem */
 #include "eval.h"
 

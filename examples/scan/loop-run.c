@@ -556,6 +556,10 @@ static int setup_slots(scan *s)
     if ((size_t)s->plan->c[i].max_redirs + 8 > lim.max_hops)
       lim.max_hops = (size_t)s->plan->c[i].max_redirs + 8;
   lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
+  if (s->tpl) { /* what a request's own settings are undone to (plan_raw_set) */
+    s->plan->timeout_ms = o->timeout_ms;
+    s->plan->forbid_reuse = h2c_unreusable(o);
+  }
 
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);

@@ -20,7 +20,8 @@ static int same_request(const cluster *c, const tpl_request *q, const char *path
   if (c->alone || (uses & TPL_USES_VOLATILE) ||
       c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) || strcmp(c->path, path) || !same(c->body, q->body) ||
       c->redirects != q->redirects || (q->redirects && c->max_redirs != q->max_redirs) ||
-      c->nheaders != q->nheaders)
+      c->nheaders != q->nheaders || !c->raw != !q->raw ||
+      (q->raw && (c->raw->unsafe != q->unsafe || !same(c->raw->annotations, q->annotations))))
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
     if (strcmp(c->headers[i], q->headers[i]))
@@ -34,7 +35,8 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
   const tpl_request *r = &ts->t[t].reqs[q];
   const tpl *tp = &ts->t[t];
   unsigned uses = tpl_text_uses(tp, ts->given, ts->ngiven, path) |
-                  (r->body ? tpl_text_uses(tp, ts->given, ts->ngiven, r->body) : 0);
+                  (r->body ? tpl_text_uses(tp, ts->given, ts->ngiven, r->body) : 0) |
+                  (r->annotations ? tpl_text_uses(tp, ts->given, ts->ngiven, r->annotations) : 0);
   for (size_t k = 0; k < r->nheaders; k++)
     uses |= tpl_text_uses(tp, ts->given, ts->ngiven, r->headers[k]);
   size_t i = 0;
@@ -56,6 +58,7 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
     c->nheaders = r->nheaders;
     c->redirects = r->redirects;
     c->max_redirs = r->redirects ? r->max_redirs : 0;
+    c->raw = r->raw ? r : NULL;
     c->nobody = !strcmp(c->method, "HEAD");
     c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
     c->owner = uses & TPL_USES_TEMPLATE ? t : NO_OWNER;
@@ -74,13 +77,12 @@ int plan_build(plan *p, const templates *ts)
 {
   size_t cap = 0;
   p->ts = ts;
-  /* The same random letters wherever {{randstr}} appears in this scan, so
-   * that it does not keep requests apart. */
+  /* The same KSUID wherever {{randstr}} appears in this scan, so that it
+   * does not keep requests apart. */
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  unsigned long x = (unsigned long)now.tv_nsec ^ (unsigned long)now.tv_sec * 2654435761UL;
-  for (size_t i = 0; i + 1 < sizeof p->randstr; i++, x = x * 6364136223846793005UL + 1)
-    p->randstr[i] = (char)('a' + (x >> 33) % 26);
+  uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec * 2654435761u;
+  tpl_randstr(p->randstr, &seed);
   for (size_t t = 0; t < ts->n; t++)
     for (size_t q = 0; q < ts->t[t].nreqs; q++)
       for (size_t k = 0; k < ts->t[t].reqs[q].npaths; k++)

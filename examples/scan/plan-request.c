@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* text with job's values, new, into *out: EXPR_OK, or why not (an
  * expression failed, err says how; or out of memory). */
@@ -27,22 +28,54 @@ const plan_vals *plan_job_vals(const plan_job *job, size_t t)
   return job->vals.p && job->vals_all && job->vals.tpl == t ? &job->vals : NULL;
 }
 
-/* Cluster c's URL (into *url), headers and body with job's values. */
-static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
+int plan_header_is(const char *h, const char *name)
 {
-  expr_code rc = rendered(job, c->path, url, err);
+  size_t n = strlen(name);
+  return !strncasecmp(h, name, n) && (h[n] == ':' || h[n] == ';');
+}
+
+expr_code plan_job_header(plan_job *job, const char *h)
+{
+  struct curl_slist *more = curl_slist_append(job->own, h);
+  if (more)
+    job->own = more;
+  return more ? EXPR_OK : EXPR_E_NOMEM;
+}
+
+/* Whether a template's header is one nuclei leaves out: the framing of
+ * the body, which it computes for the body it sends (as curl does),
+ * unless unsafe: true sends the request as written. */
+static int framing(const cluster *c, const char *h)
+{
+  return !(c->raw && c->raw->unsafe) &&
+         (plan_header_is(h, "Content-Length") || plan_header_is(h, "Transfer-Encoding"));
+}
+
+/* Cluster c's URL for target (into *url), headers and body with job's
+ * values. */
+static expr_code job_request(const cluster *c, plan_job *job, const char *target, char **url,
+                             expr_error *err)
+{
+  char *path = NULL, *notes = NULL;
+  expr_code rc = rendered(job, c->path, c->raw ? &path : url, err);
   for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
     char *h;
-    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK) {
-      struct curl_slist *more = curl_slist_append(job->own, h);
-      rc = more ? EXPR_OK : EXPR_E_NOMEM;
-      if (more)
-        job->own = more;
-    }
+    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK && !framing(c, h))
+      rc = plan_job_header(job, h);
     free(h);
   }
   if (rc == EXPR_OK && c->body)
     rc = rendered(job, c->body, &job->body, err);
+  /* nuclei never sends Expect: 100-continue (curl would, for a large body,
+   * and wait for the answer). */
+  if (rc == EXPR_OK && c->body)
+    rc = plan_job_header(job, "Expect:");
+  if (rc == EXPR_OK && c->raw && c->raw->annotations)
+    rc = rendered(job, c->raw->annotations, &notes, err);
+  if (rc == EXPR_OK && c->raw)
+    rc = plan_raw_request(c, target, path, notes, job, url, err);
+  free(path);
+  free(notes);
   if (rc != EXPR_OK) {
     free(*url);
     *url = NULL;
@@ -55,8 +88,12 @@ void plan_job_free(plan_job *job)
   curl_slist_free_all(job->headers);
   curl_slist_free_all(job->own);
   free(job->body);
-  job->headers = job->own = NULL;
-  job->body = NULL;
+  free(job->request_target);
+  free(job->curl_url);
+  curl_slist_free_all(job->connect_to);
+  job->headers = job->own = job->connect_to = NULL;
+  job->body = job->request_target = job->curl_url = NULL;
+  job->timeout_ms = 0;
   plan_vals_free(&job->vals);
   job->vals_all = 0;
 }
@@ -65,7 +102,6 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
                      plan_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
-  (void)p;
   curl_slist_free_all(job->headers);
   job->headers = NULL;
   int ok = 1;
@@ -89,7 +125,7 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
     ok = curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
   else if (ok && c->custom)
     ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method) == CURLE_OK;
-  return ok ? 0 : -1;
+  return ok && plan_raw_set(e, p, c, job) == 0 ? 0 : -1;
 }
 
 /* Job's values for cluster c and target: 0, -1 when out of memory, -2
@@ -121,7 +157,7 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
       continue;
     char *url = NULL;
     expr_error err;
-    expr_code made = rc == 0 ? job_request(&p->c[i], job, &url, &err) : EXPR_E_NOMEM;
+    expr_code made = rc == 0 ? job_request(&p->c[i], job, p->target, &url, &err) : EXPR_E_NOMEM;
     if (made != EXPR_OK && made != EXPR_E_NOMEM) { /* not sent: counted */
       if (!p->unsent++)
         snprintf(p->unsent_why, sizeof p->unsent_why, "%s: %s",

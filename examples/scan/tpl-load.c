@@ -363,7 +363,8 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw: one plain request (tpl_raw). */
+/* raw: one request (tpl_raw), read once the request's other keys are
+ * (unsafe: changes how). */
 static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
 {
   const char *text = v && v->type == YAML_SEQUENCE_NODE &&
@@ -385,7 +386,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
   if (!is_map(n))
     return skip(r, "request not a mapping", NULL);
   q->max_redirs = DEFAULT_MAX_REDIRS;
-  int raw = 0; /* raw: seen, which makes the method, path, headers and body */
+  yaml_node_t *raw = NULL; /* raw:, which makes the method, path, headers and body */
   EACH_KEY(r, n, k, v)
   {
     const char *s = scalar(v), *why = k ? request_skip(k) : NULL;
@@ -403,7 +404,9 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "path"))
       ok = strings(r, v, &q->paths, &q->npaths) == 0;
     else if (!strcmp(k, "raw"))
-      ok = (raw = 1) && load_raw(r, v, q) == 0;
+      ok = (raw = v) != NULL;
+    else if (!strcmp(k, "unsafe"))
+      ok = (q->unsafe = truthy(s)) || s;
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))
@@ -421,6 +424,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     if (!ok)
       return skip(r, "request key", k);
   }
+  if (raw && load_raw(r, raw, q) != 0)
+    return -1;
   if (!q->npaths)
     return skip(r, "request without a path", NULL);
   if (!q->method && !(q->method = dup(r, "GET")))
@@ -568,6 +573,7 @@ static void free_request(tpl_request *q)
 {
   free(q->method);
   free(q->body);
+  free(q->annotations);
   free_strings(q->paths, q->npaths);
   free_strings(q->headers, q->nheaders);
   for (size_t i = 0; q->matchers && i < q->nmatchers; i++)

@@ -699,11 +699,15 @@ START_TEST(variables)
   ck_assert_str_eq(a, "/echo?h=127.0.0.1&s=6162");
   ck_assert_str_eq(b, a);
 
-  /* randstr.yaml: randstr_1 twice the same, randstr_2 another (distinct
-   * values in order: two). */
+  /* randstr.yaml: randstr_1 twice the same, randstr_2 another, randstr a
+   * third (distinct values in order: three), each of nuclei's shape, a
+   * KSUID: 27 letters and digits. */
+  static const char alnum[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   ck_assert_int_eq(extracts_of(o.out, "vars-randstr", have, sizeof have), 1);
-  ck_assert_msg(strlen(have) == 16 + 1 + 16 && have[16] == '|' &&
-                    strspn(have, "abcdefghijklmnopqrstuvwxyz") == 16 && strncmp(have, have + 17, 16),
+  ck_assert_msg(strlen(have) == 3 * 27 + 2 && have[27] == '|' && have[55] == '|' &&
+                    strspn(have, alnum) == 27 && strspn(have + 28, alnum) == 27 &&
+                    strspn(have + 56, alnum) == 27 && strncmp(have, have + 28, 27) &&
+                    strncmp(have, have + 56, 27) && strncmp(have + 28, have + 56, 27),
                 "%s", have);
 
   /* override.yaml, without -var, then with it (its spellings). */

@@ -1572,6 +1572,10 @@ static void dispatch(conn *c, request *rq)
     out_flush(c);
     return;
   }
+  if (!strcmp(rq->path, "*")) { /* OPTIONS *, or any method's */
+    route_echo(c, rq);
+    return;
+  }
   for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
     if (strcmp(ROUTES[i].path, rq->path) == 0) {
       if (!ROUTES[i].handle(c, rq))
@@ -1683,6 +1687,11 @@ static bool parse_request(conn *c, size_t head_len, request *rq)
   if (query)
     *query++ = '\0';
   rq->path = c->target;
+  /* The absolute form (http://host:port/path) is routed by its path. */
+  if (!strncmp(rq->path, "http://", 7) || !strncmp(rq->path, "https://", 8)) {
+    char *slash = strchr(strstr(rq->path, "://") + 3, '/');
+    rq->path = slash ? slash : "/";
+  }
   parse_query(rq, query);
   for (line = eol + 2; line < end; line = eol + 2) {
     eol = find_crlf(line, end + 2);
@@ -1721,9 +1730,18 @@ static size_t read_head(conn *c)
 }
 
 /* Discards the request body; returns how many buffered bytes it used, or
- * SIZE_MAX if the connection failed first. */
+ * SIZE_MAX if the connection failed first. A body that fits in the input
+ * buffer after its head is read there whole (/echo sends it back). */
 static size_t skip_body(conn *c, size_t head_len, size_t len)
 {
+  while (len <= HEAD_MAX - head_len && c->in_len < head_len + len) {
+    ssize_t r = recv(c->fd, c->in + c->in_len, head_len + len - c->in_len, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return SIZE_MAX;
+    c->in_len += (size_t)r;
+  }
   size_t buffered = min_size(len, c->in_len - head_len);
   for (size_t left = len - buffered; left > 0;) {
     if (!c->scratch && !(c->scratch = malloc(IO_MAX)))

@@ -9,7 +9,12 @@
 #include <ctype.h>
 #include <openssl/evp.h>
 #include <pcre2.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "templates_eval.h"
 
@@ -41,17 +46,19 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
   return n;
 }
 
-/* Fetches path of the target with method (NULL: GET), one header (NULL:
- * none), a body (NULL: none), following redirects up to follow (0: none). */
-void fetch_with(const char *path, const char *method, const char *header, const char *data,
-                long follow, got *g)
+/* Fetches url with method (NULL: GET), headers (NULL: none), a body
+ * (NULL: none), following redirects up to follow (0: none), within
+ * timeout_ms (0: no limit). Returns curl's code. */
+static CURLcode fetch_url(const char *url, const char *method, const char *const *headers,
+                          const char *data, long follow, long timeout_ms, got *g)
 {
-  char url[512];
-  snprintf(url, sizeof url, "%s%s", base, path);
   memset(g, 0, sizeof *g);
   CURL *e = curl_easy_init();
-  struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
+  struct curl_slist *h = NULL;
+  for (size_t i = 0; headers && headers[i]; i++)
+    ck_assert_ptr_nonnull(h = curl_slist_append(h, headers[i]));
   ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(e, CURLOPT_URL, url);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, g);
@@ -64,15 +71,56 @@ void fetch_with(const char *path, const char *method, const char *header, const 
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, data);
   if (method)
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-  ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
+  CURLcode rc = curl_easy_perform(e);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
   curl_slist_free_all(h);
   curl_easy_cleanup(e);
+  return rc;
+}
+
+/* Fetches path of the target with method (NULL: GET), one header (NULL:
+ * none), a body (NULL: none), following redirects up to follow (0: none). */
+void fetch_with(const char *path, const char *method, const char *header, const char *data,
+                long follow, got *g)
+{
+  char url[512];
+  const char *headers[] = {header, NULL};
+  snprintf(url, sizeof url, "%s%s", base, path);
+  ck_assert_int_eq(fetch_url(url, method, headers, data, follow, 0, g), CURLE_OK);
 }
 
 void fetch(const char *path, const char *method, const char *header, long follow, got *g)
 {
   fetch_with(path, method, header, NULL, follow, g);
+}
+
+/* Sends request, bytes as written, to the target over a connection of
+ * its own (as nuclei's unsafe: true does), and reads the first response
+ * (its head and its Content-Length of body) into g. */
+static void send_raw(const char *request, got *g)
+{
+  memset(g, 0, sizeof *g);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(strrchr(base, ':') + 1))};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(send(fd, request, strlen(request), 0), (ssize_t)strlen(request));
+  shutdown(fd, SHUT_WR); /* the server answers, then sees the end */
+  static char in[sizeof g->head + sizeof g->body];
+  size_t n = 0;
+  for (ssize_t r; n < sizeof in - 1 && (r = recv(fd, in + n, sizeof in - 1 - n, 0)) > 0;)
+    n += (size_t)r;
+  close(fd);
+  in[n] = '\0';
+  char *end = strstr(in, "\r\n\r\n"), *cl = strcasestr(in, "\r\nContent-Length:");
+  ck_assert_ptr_nonnull(end);
+  g->head_len = (size_t)(end + 4 - in);
+  memcpy(g->head, in, g->head_len);
+  g->status = strtol(in + 9, NULL, 10);
+  g->body_len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+  ck_assert_uint_le(g->head_len + g->body_len, n);
+  memcpy(g->body, end + 4, g->body_len);
 }
 
 int has(const char *text, size_t len, const char *word)
@@ -130,6 +178,13 @@ static void expect(char *out, const char *path, const char *name, const char *ex
   size_t n = strlen(out);
   snprintf(out + n, EXPECT_MAX - n, "%s%s name=%s extracts=%s\n", base, path, name ? name : "",
            extracts ? extracts : "");
+}
+
+/* The same, for a line whose URL is url (not of the target's). */
+static void expect_at(char *out, const char *url)
+{
+  size_t n = strlen(out);
+  snprintf(out + n, EXPECT_MAX - n, "%s name= extracts=\n", url);
 }
 
 static void word_and(char *out)
@@ -511,6 +566,126 @@ static void internal(char *out)
     expect(out, "/headers", NULL, NULL);
 }
 
+/* ---- Raw requests as nuclei reads them (run/raw-*.yaml) ------------------ */
+
+/* The target's port. */
+static const char *port(void) { return strrchr(base, ':') + 1; }
+
+/* nuclei sends the body's own length, whatever Content-Length the
+ * template writes; the body after its {{...}} are replaced. */
+static void raw_length(char *out)
+{
+  char body[64];
+  got g;
+  snprintf(body, sizeof body, "abcdef%s", port());
+  fetch_with("/echo?length=raw", "POST", "Content-Type: text/plain", body, 0, &g);
+  if (!has(g.body, g.body_len, "Content-Length: 1\r") &&
+      regex_in("Content-Length: 1[0-9]\r\n", g.body, g.body_len) &&
+      regex_in("\r\n\r\nabcdef[0-9]+$", g.body, g.body_len))
+    expect(out, "/echo?length=raw", NULL, NULL);
+}
+
+static void path_length(char *out)
+{
+  got g;
+  fetch_with("/echo?length=path", "POST", "Content-Type: text/plain", "0123456789", 0, &g);
+  if (has(g.body, g.body_len, "Content-Length: 10\r\n") &&
+      has(g.body, g.body_len, "\r\n\r\n0123456789"))
+    expect(out, "/echo?length=path", NULL, NULL);
+}
+
+/* An absolute URL as the request target: its path, to the target. */
+static void raw_absolute(char *out)
+{
+  got g;
+  fetch("/echo?absolute=1", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?absolute=1 HTTP/1.1\r\nHost: 127.0.0.1:"))
+    expect(out, "/echo?absolute=1", NULL, NULL);
+}
+
+/* The fields of the request line and the headers, trimmed; the body's
+ * line breaks CRLF, without the last. */
+static void raw_spacing(char *out)
+{
+  const char *headers[] = {"X-Tight: tight", "X-Wide: wide", NULL};
+  char url[256];
+  got g;
+  snprintf(url, sizeof url, "%s/echo?q=a&r=two", base);
+  ck_assert_int_eq(fetch_url(url, "PUT", headers, "a=1\r\nb=2", 0, 0, &g), CURLE_OK);
+  if (regex_in("^PUT /echo\\?q=a&r=two HTTP/1\\.1\r\nHost: 127\\.0\\.0\\.1:[0-9]+\r\n", g.body,
+               g.body_len) &&
+      has(g.body, g.body_len, "X-Tight: tight\r\n") && has(g.body, g.body_len, "X-Wide: wide\r\n") &&
+      has(g.body, g.body_len, "\r\n\r\na=1\r\nb=2") && !has(g.body, g.body_len, "b=2\r"))
+    expect(out, "/echo?q=a&r=two", NULL, NULL);
+}
+
+/* @timeout: 1s over a response that takes three: no response whole. */
+static void raw_timeout(char *out)
+{
+  const char *path = "/bytes?n=3&write=1&delay_us=1500000";
+  char url[256];
+  got g;
+  snprintf(url, sizeof url, "%s%s", base, path);
+  if (fetch_url(url, NULL, NULL, NULL, 0, 1000, &g) == CURLE_OK && g.body_len == 3)
+    expect(out, path, NULL, NULL);
+}
+
+/* @Host: connected to localhost (the line's URL), the Host header the
+ * target's. */
+static void raw_host(char *out)
+{
+  char url[256], host[64];
+  const char *headers[] = {host, NULL};
+  got g;
+  snprintf(url, sizeof url, "http://localhost:%s/echo?at=host", port());
+  snprintf(host, sizeof host, "Host: 127.0.0.1:%s", port());
+  ck_assert_int_eq(fetch_url(url, NULL, headers, NULL, 0, 0, &g), CURLE_OK);
+  if (regex_in("^GET /echo\\?at=host HTTP/1\\.1\r\nHost: 127\\.0\\.0\\.1:[0-9]+\r\n", g.body,
+               g.body_len))
+    expect_at(out, url);
+}
+
+/* unsafe: true: the bytes as written, the template's line breaks CRLF. */
+static void raw_unsafe_headers(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request,
+           "GET /echo?unsafe=headers HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Odd :  spaced\r\n"
+           "x-lower:v\r\n\r\n",
+           port());
+  send_raw(request, &g);
+  if (has(g.body, g.body_len, "\r\nX-Odd :  spaced\r\nx-lower:v\r\n\r\n") &&
+      !has(g.body, g.body_len, "User-Agent:") && !has(g.body, g.body_len, "Accept:"))
+    expect(out, "/echo?unsafe=headers", NULL, NULL);
+}
+
+static void raw_unsafe_length(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request,
+           "POST /echo?unsafe=length HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: 3\r\n"
+           "\r\nabcdef\r\n",
+           port());
+  send_raw(request, &g);
+  if (regex_in("\r\nContent-Length: 3\r\n\r\nabc$", g.body, g.body_len) &&
+      !has(g.body, g.body_len, "Content-Type:"))
+    expect(out, "/echo?unsafe=length", NULL, NULL);
+}
+
+/* "*": nuclei reports the target's own URL (the path it merges is "*"'s
+ * no more). */
+static void raw_unsafe_star(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n", port());
+  send_raw(request, &g);
+  if (has(g.body, g.body_len, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:"))
+    expect(out, "", NULL, NULL);
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -542,5 +717,14 @@ const evaluation RUN[] = {
     {"dsl-tolower", dsl_tolower, 0},
     {"dsl-stream", dsl_stream, 0},
     {"internal", internal, 0},
+    {"raw-length", raw_length, 0},
+    {"path-length", path_length, 0},
+    {"raw-absolute", raw_absolute, 0},
+    {"raw-spacing", raw_spacing, 0},
+    {"raw-timeout", raw_timeout, 0},
+    {"raw-host", raw_host, 0},
+    {"raw-unsafe-headers", raw_unsafe_headers, 0},
+    {"raw-unsafe-length", raw_unsafe_length, 0},
+    {"raw-unsafe-star", raw_unsafe_star, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

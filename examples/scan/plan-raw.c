@@ -120,6 +120,13 @@ static void merged(line *out, const url_text *u, const char *p, size_t n)
   join_queries(out, u, q, qn);
 }
 
+/* The target's own path and query, as a relative URL. */
+static void own_path(line *out, const url_text *u)
+{
+  put(out, u->path, u->path_len);
+  join_queries(out, u, "", 0);
+}
+
 /* The target of a request that is not unsafe: nuclei's merge, with bytes
  * that a URL cannot hold percent-encoded (as Go's URLs do). */
 static void safe_target(line *out, const url_text *u, const char *t)
@@ -128,9 +135,8 @@ static void safe_target(line *out, const url_text *u, const char *t)
   line m = {0};
   if (!strcmp(t, "/"))
     t = "";
-  if (!*t) { /* the target's own path */
-    put(&m, u->path, u->path_len);
-    join_queries(&m, u, "", 0);
+  if (!*t) {
+    own_path(&m, u);
   } else {
     merged(&m, u, t, strlen(t));
   }
@@ -148,35 +154,29 @@ static void safe_target(line *out, const url_text *u, const char *t)
 /* The target of an unsafe request, as nuclei writes it over the first
  * field of the request target as written: an absolute URL's path; a path
  * merged with the target's (one without '/', on a target without a path,
- * keeps its own with the target's query). The rest stays as written. */
+ * keeps its own with the target's query). The rest stays as written.
+ * shown: the path nuclei reports (the target's own, but for a merge). */
 static void unsafe_target(line *out, const url_text *u, const char *t, line *shown)
 {
-  size_t lead = 0;
-  while (t[lead] == ' ' || t[lead] == '\t')
-    lead++;
-  size_t f = strcspn(t + lead, " \t"), abs = absolute(t + lead);
+  size_t lead = strspn(t, " \t"), f = strcspn(t + lead, " \t"), abs = absolute(t + lead);
+  abs = abs < f ? abs : f;
   const char *first = t + lead + abs, *rest = t + lead + f;
   size_t fn = f - abs;
   put(out, t, lead);
-  size_t at = out->len;
-  if (!f || (abs && !fn)) {
-    ; /* no path: the request target stays as written */
+  if (!fn) { /* no path: the request target stays as written */
+    own_path(shown, u);
   } else if ((u->path_len == 0 || (u->path_len == 1 && u->path[0] == '/')) && first[0] != '/') {
     size_t pn = strcspn(first, "?");
-    if (pn + 1 < fn) { /* a query: joined to the target's */
-      put(out, first, pn);
-      join_queries(out, u, first + pn + 1, fn - pn - 1);
-    } else {
-      put(out, first, fn);
-      join_queries(out, u, "", 0);
-    }
+    put(out, first, pn < fn ? pn : fn);
+    join_queries(out, u, first + pn + 1, pn + 1 < fn ? fn - pn - 1 : 0);
+    own_path(shown, u);
   } else if (fn == 1 && first[0] == '/' && u->path_len) {
-    put(out, u->path, u->path_len);
-    join_queries(out, u, "", 0);
+    own_path(out, u);
+    own_path(shown, u);
   } else {
     merged(out, u, first, fn);
+    merged(shown, u, first, fn);
   }
-  put(shown, out->p ? out->p + at : "", out->len - at);
   put(out, rest, strlen(rest));
 }
 

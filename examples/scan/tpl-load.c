@@ -363,16 +363,25 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw: one request (tpl_raw), read once the request's other keys are
- * (unsafe: changes how). */
-static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
+/* raw:'s one request, or NULL (skipped). */
+static const char *raw_text(reader *r, yaml_node_t *v)
 {
   const char *text = v && v->type == YAML_SEQUENCE_NODE &&
                              v->data.sequence.items.top - v->data.sequence.items.start == 1
                          ? scalar(node(r, *v->data.sequence.items.start))
                          : NULL;
   if (!text)
-    return skip(r, "raw", "not one request");
+    skip(r, "raw", "not one request");
+  return text;
+}
+
+/* raw: its request (tpl_raw), read once the request's other keys are
+ * (unsafe: changes how). */
+static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
+{
+  const char *text = raw_text(r, v);
+  if (!text)
+    return -1;
   if (q->method || q->paths || q->headers || q->body)
     return skip(r, "raw", "beside method, path, headers or body");
   const char *why = tpl_raw(text, q);
@@ -403,6 +412,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && (q->method = dup(r, s)) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(s);
     else if (!strcmp(k, "path"))
       ok = strings(r, v, &q->paths, &q->npaths) == 0;
+    else if (!strcmp(k, "raw") && !raw_text(r, v))
+      return -1;
     else if (!strcmp(k, "raw"))
       ok = (raw = v) != NULL;
     else if (!strcmp(k, "unsafe"))

@@ -180,8 +180,10 @@ static const char *safe_header(const text_line *l, tpl_request *q, int *multipar
     return "out of memory";
   /* "Name;": curl sends "Name:" (with "Name:" it would send none). */
   snprintf(h, name + vn + 3, vn ? "%.*s: %.*s" : "%.*s;%.*s", (int)name, p, (int)vn, v);
-  size_t i = 0;
-  while (i < q->nheaders && !(!strncmp(q->headers[i], h, name + 1)))
+  size_t i = 0; /* an earlier line of the name (as written) */
+  while (i < q->nheaders &&
+         (strncmp(q->headers[i], h, name) ||
+          (q->headers[i][name] != ':' && q->headers[i][name] != ';')))
     i++;
   if (i < q->nheaders)
     free(q->headers[i]);

@@ -619,6 +619,18 @@ static void raw_spacing(char *out)
     expect(out, "/echo?q=a&r=two", NULL, NULL);
 }
 
+/* Dot segments, as written: the server has no such path. */
+static void raw_dots(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request, "GET /x/../echo?dots=1 HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n",
+           port());
+  send_raw(request, &g);
+  if (g.status == 404 && has(g.body, g.body_len, "not found"))
+    expect(out, "/x/../echo?dots=1", NULL, NULL);
+}
+
 /* @timeout: 1s over a response that takes three: no response whole. */
 static void raw_timeout(char *out)
 {
@@ -721,6 +733,7 @@ const evaluation RUN[] = {
     {"path-length", path_length, 0},
     {"raw-absolute", raw_absolute, 0},
     {"raw-spacing", raw_spacing, 0},
+    {"raw-dots", raw_dots, 0},
     {"raw-timeout", raw_timeout, 0},
     {"raw-host", raw_host, 0},
     {"raw-unsafe-headers", raw_unsafe_headers, 0},

@@ -352,7 +352,7 @@ static int at_host(const char *notes, const url_text *u, line *scheme, line *aut
 static expr_code unsafe_headers(plan_job *job)
 {
   static const char *const curls[] = {"Host:", "Accept:", "User-Agent:", "Accept-Encoding:",
-                                      "Content-Type:", "Content-Length:"};
+                                      "Content-Length:"};
   expr_code rc = EXPR_OK;
   for (size_t i = 0; rc == EXPR_OK && i < sizeof curls / sizeof *curls; i++)
     rc = plan_job_header(job, curls[i]);

@@ -66,8 +66,11 @@ static expr_code job_request(const cluster *c, plan_job *job, const char *target
   }
   if (rc == EXPR_OK && c->body)
     rc = rendered(job, c->body, &job->body, err);
-  /* nuclei never sends Expect: 100-continue (curl would, for a large body,
-   * and wait for the answer). */
+  /* nuclei adds no Content-Type to a body (curl would, a form's) and never
+   * sends Expect: 100-continue (curl would, for a large body, and wait):
+   * blank, they make curl leave its own out, the template's coming first. */
+  if (rc == EXPR_OK && c->body)
+    rc = plan_job_header(job, "Content-Type:");
   if (rc == EXPR_OK && c->body)
     rc = plan_job_header(job, "Expect:");
   if (rc == EXPR_OK && c->raw && c->raw->annotations)

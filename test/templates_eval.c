@@ -620,6 +620,20 @@ static void raw_spacing(char *out)
     expect(out, "/echo?q=a&r=two", NULL, NULL);
 }
 
+/* No body, a method other than GET and HEAD: Content-Length: 0 (Go's). */
+static void raw_empty(char *out)
+{
+  const char *headers[] = {"Content-Type:", NULL};
+  char url[256];
+  got g;
+  snprintf(url, sizeof url, "%s/echo?empty=1", base);
+  ck_assert_int_eq(fetch_url(url, "DELETE", headers, "", 0, 0, &g), CURLE_OK);
+  if (has(g.body, g.body_len, "DELETE /echo?empty=1 HTTP/1.1\r\n") &&
+      has(g.body, g.body_len, "\r\nContent-Length: 0\r\n") &&
+      !has(g.body, g.body_len, "Content-Type:"))
+    expect(out, "/echo?empty=1", NULL, NULL);
+}
+
 /* Dot segments, as written: the server has no such path. */
 static void raw_dots(char *out)
 {
@@ -734,6 +748,7 @@ const evaluation RUN[] = {
     {"path-length", path_length, 0},
     {"raw-absolute", raw_absolute, 0},
     {"raw-spacing", raw_spacing, 0},
+    {"raw-empty", raw_empty, 0},
     {"raw-dots", raw_dots, 0},
     {"raw-timeout", raw_timeout, 0},
     {"raw-host", raw_host, 0},

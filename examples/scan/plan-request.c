@@ -51,6 +51,26 @@ static int framing(const cluster *c, const char *h)
          (plan_header_is(h, "Content-Length") || plan_header_is(h, "Transfer-Encoding"));
 }
 
+/* Cluster c's body with job's values. Go, nuclei's client, sends
+ * Content-Length: 0 for a request without a body (but GET and HEAD): curl
+ * does, given an empty one. nuclei adds no Content-Type to a body (curl
+ * would, a form's) and never sends Expect: 100-continue (curl would, for a
+ * large body, and wait): blank, they make curl leave its own out, the
+ * template's coming first. */
+static expr_code job_body(const cluster *c, plan_job *job, expr_error *err)
+{
+  expr_code rc = EXPR_OK;
+  if (c->body)
+    rc = rendered(job, c->body, &job->body, err);
+  else if (!(c->raw && c->raw->unsafe) && !c->nobody && strcmp(c->method, "GET"))
+    rc = (job->body = strdup("")) != NULL ? EXPR_OK : EXPR_E_NOMEM;
+  if (rc == EXPR_OK && job->body)
+    rc = plan_job_header(job, "Content-Type:");
+  if (rc == EXPR_OK && job->body)
+    rc = plan_job_header(job, "Expect:");
+  return rc;
+}
+
 /* Cluster c's URL for target (into *url), headers and body with job's
  * values. */
 static expr_code job_request(const cluster *c, plan_job *job, const char *target, char **url,
@@ -64,15 +84,8 @@ static expr_code job_request(const cluster *c, plan_job *job, const char *target
       rc = plan_job_header(job, h);
     free(h);
   }
-  if (rc == EXPR_OK && c->body)
-    rc = rendered(job, c->body, &job->body, err);
-  /* nuclei adds no Content-Type to a body (curl would, a form's) and never
-   * sends Expect: 100-continue (curl would, for a large body, and wait):
-   * blank, they make curl leave its own out, the template's coming first. */
-  if (rc == EXPR_OK && c->body)
-    rc = plan_job_header(job, "Content-Type:");
-  if (rc == EXPR_OK && c->body)
-    rc = plan_job_header(job, "Expect:");
+  if (rc == EXPR_OK)
+    rc = job_body(c, job, err);
   if (rc == EXPR_OK && c->raw && c->raw->annotations)
     rc = rendered(job, c->raw->annotations, &notes, err);
   if (rc == EXPR_OK && c->raw)

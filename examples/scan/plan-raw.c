@@ -261,62 +261,81 @@ static const char *host_header(const plan_job *job)
   return NULL;
 }
 
-/* What a request that is not unsafe sends: the target's Host header where
- * the URL's host is another (nuclei's Host is the target's); @tls-sni's
- * name through the URL, connected to the URL's host by CONNECT_TO. */
-static expr_code annotate(const char *notes, const url_text *u,
-                          const line *scheme, const line *auth, const char *rel, plan_job *job,
-                          expr_error *err)
+/* The Host header nuclei sends where none is written: the target's
+ * authority, without the port its scheme implies. */
+static void target_host(const url_text *u, line *host)
+{
+  char port[16];
+  port_of(u->auth, u->auth_len, port, sizeof port);
+  int implied = (u->scheme_len == 4 && !strncasecmp(u->scheme, "http", 4) && !strcmp(port, "80")) ||
+                (u->scheme_len == 5 && !strncasecmp(u->scheme, "https", 5) && !strcmp(port, "443"));
+  printf_line(host, "Host: %.*s", (int)(u->auth_len - (implied ? strlen(port) + 1 : 0)), u->auth);
+  put(host, "", 1);
+}
+
+/* @tls-sni's name (over https): the host of the URL curl is given, which
+ * CONNECT_TO takes to auth's host and port. */
+static expr_code tls_sni(const char *name, const line *auth, const char *rel, plan_job *job,
+                         expr_error *err)
+{
+  if (!host_name(name)) {
+    err->code = EXPR_E_VALUE;
+    snprintf(err->msg, sizeof err->msg, "@tls-sni: not a host name");
+    return EXPR_E_VALUE;
+  }
+  char port[16];
+  port_of(auth->p, auth->len, port, sizeof port);
+  const char *pt = port[0] ? port : "443";
+  line cu = {0}, to = {0};
+  printf_line(&cu, "https://%s:%s%s", name, pt, rel);
+  printf_line(&to, "%s:%s:%.*s:%s", name, pt, (int)(auth->len - (port[0] ? strlen(port) + 1 : 0)),
+              auth->p, pt);
+  put(&cu, "", 1);
+  put(&to, "", 1);
+  expr_code rc = cu.nomem || to.nomem || !(job->connect_to = curl_slist_append(NULL, to.p))
+                     ? EXPR_E_NOMEM
+                     : EXPR_OK;
+  if (rc == EXPR_OK)
+    job->curl_url = cu.p, cu.p = NULL;
+  free(cu.p);
+  free(to.p);
+  return rc;
+}
+
+/* What a request that is not unsafe sends: @timeout's; the target's Host
+ * header where the host curl connects to is another (@Host, @tls-sni:
+ * nuclei's Host stays the target's); @tls-sni's name (request.host: the
+ * Host header's) through the URL. */
+static expr_code annotate(const char *notes, const url_text *u, const line *scheme,
+                          const line *auth, const char *rel, plan_job *job, expr_error *err)
 {
   int nomem = 0;
   char *timeout = note(notes, "timeout", &nomem), *sni = note(notes, "tls-sni", &nomem);
   long ms = timeout ? duration_ms(timeout, strlen(timeout)) : -1;
   job->timeout_ms = ms < 0 ? 0 : ms ? ms : 1; /* 0s: at once, as a deadline passed */
   free(timeout);
-  line host = {0}, cu = {0}, to = {0};
-  char port[16];
-  port_of(u->auth, u->auth_len, port, sizeof port);
-  int is_default = (scheme->len == 4 && !strncasecmp(scheme->p, "http", 4) && !strcmp(port, "80")) ||
-                   (scheme->len == 5 && !strncasecmp(scheme->p, "https", 5) && !strcmp(port, "443"));
-  printf_line(&host, "Host: %.*s", (int)(u->auth_len - (is_default ? strlen(port) + 1 : 0)),
-              u->auth);
-  put(&host, "", 1);
+  line host = {0};
+  target_host(u, &host);
   expr_code rc = nomem || host.nomem ? EXPR_E_NOMEM : EXPR_OK;
   int moved = auth->len != u->auth_len || memcmp(auth->p, u->auth, u->auth_len);
-  const char *written = host_header(job);
-  if (sni && !strcmp(sni, "request.host")) { /* the Host header's name */
+  const char *written = host_header(job), *name = sni;
+  if (name)
+    name += !strncmp(name, "https://", 8) ? 8 : !strncmp(name, "http://", 7) ? 7 : 0;
+  char *own = NULL;
+  if (rc == EXPR_OK && name && !strcmp(name, "request.host")) { /* the Host header's name */
     const char *h = written ? written : host.p + 6;
-    free(sni);
-    sni = strndup(h, h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":"));
-    rc = sni ? rc : EXPR_E_NOMEM;
+    name = own = strndup(h, h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":"));
+    rc = own ? rc : EXPR_E_NOMEM;
   }
-  if (rc == EXPR_OK && sni && scheme->len == 5 && !strncasecmp(scheme->p, "https", 5)) {
-    const char *sni_name = sni + (!strncmp(sni, "https://", 8) ? 8 : !strncmp(sni, "http://", 7) ? 7 : 0);
-    char p2[16];
-    port_of(auth->p, auth->len, p2, sizeof p2);
-    size_t hn = auth->len - (p2[0] ? strlen(p2) + 1 : 0);
-    if (!host_name(sni_name)) {
-      err->code = rc = EXPR_E_VALUE;
-      snprintf(err->msg, sizeof err->msg, "@tls-sni: not a host name");
-    } else {
-      printf_line(&cu, "https://%s:%s%s", sni_name, p2[0] ? p2 : "443", rel);
-      printf_line(&to, "%s:%s:%.*s:%s", sni_name, p2[0] ? p2 : "443", (int)hn, auth->p,
-                  p2[0] ? p2 : "443");
-      put(&cu, "", 1);
-      put(&to, "", 1);
-      moved = 1;
-      if (cu.nomem || to.nomem || !(job->connect_to = curl_slist_append(NULL, to.p)))
-        rc = EXPR_E_NOMEM;
-      else
-        job->curl_url = cu.p, cu.p = NULL;
-    }
+  if (rc == EXPR_OK && name && scheme->len == 5 && !strncasecmp(scheme->p, "https", 5)) {
+    rc = tls_sni(name, auth, rel, job, err);
+    moved = 1;
   }
   if (rc == EXPR_OK && moved && !written)
     rc = plan_job_header(job, host.p);
+  free(own);
   free(sni);
   free(host.p);
-  free(cu.p);
-  free(to.p);
   return rc;
 }
 

@@ -98,7 +98,7 @@ static void join_queries(line *out, const url_text *u, const char *q, size_t qn)
   put(out, "?", 1);
   put(out, u->query ? u->query : "", u->query_len);
   put(out, "&", u->query_len && qn ? 1 : 0);
-  put(out, q, qn);
+  put(out, qn ? q : "", qn);
 }
 
 /* Path p[0..n) (a request target that is no absolute URL) merged with the

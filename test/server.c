@@ -220,6 +220,8 @@ struct ts_server {
   cache_entry *cache;
   size_t cache_bytes;
   unsigned long cache_clock;
+  ts_request_fn *on_request; /* ts_on_request's; NULL: none */
+  void *on_request_ud;
 };
 
 struct conn {
@@ -1777,6 +1779,9 @@ static void serve_request(conn *c, size_t head_len)
     return;
   }
   rq.body_len = consumed - head_len;
+  if (c->srv->on_request)
+    c->srv->on_request(c->srv->on_request_ud, c->in, head_len, c->in + head_len, rq.body_len,
+                       rq.content_length);
   dispatch(c, &rq);
   memmove(c->in, c->in + consumed, c->in_len - consumed);
   c->in_len -= consumed;
@@ -1984,6 +1989,12 @@ char *ts_url(const ts_server *s, const char *path_and_query, char *out, size_t o
 }
 
 unsigned long ts_requests(const ts_server *s) { return atomic_load(&s->requests); }
+
+void ts_on_request(ts_server *s, ts_request_fn *fn, void *ud)
+{
+  s->on_request = fn;
+  s->on_request_ud = ud;
+}
 
 void ts_stop(ts_server *s)
 {

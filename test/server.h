@@ -108,6 +108,16 @@ void ts_stop(ts_server *s);
 /* Requests answered so far (counted when the response starts). */
 unsigned long ts_requests(const ts_server *s);
 
+/* fn is called for each request with a well-formed head and a body of
+ * Content-Length, before it is answered, from the thread that answers it
+ * (others may call it at the same time): the head as received (request
+ * line, header lines, the empty line), the body's first have bytes (those
+ * that came with the head; the rest is not kept) and its length. Set it
+ * before the requests it is for are sent; fn NULL: none. */
+typedef void ts_request_fn(void *ud, const char *head, size_t head_len, const char *body,
+                           size_t have, size_t len);
+void ts_on_request(ts_server *s, ts_request_fn *fn, void *ud);
+
 /* Nonzero when the server can send coding ("gzip", "deflate", "br",
  * "zstd"): br and zstd need libbrotlienc and libzstd at build time, and are
  * answered 503 without them. */

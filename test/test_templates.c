@@ -16,6 +16,7 @@
  *
  * SCAN_BIN is the scan binary, TEMPLATES the directory test/templates. */
 #include <check.h>
+#include <ctype.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -477,6 +478,29 @@ START_TEST(validate)
   snprintf(counts, sizeof counts, "templates: 0 loaded, %zu skipped", n);
   ck_assert_msg(strstr(o.out, counts), "%s", o.out);
   prog_out_free(&o);
+  /* -v: how the payloads of one that waits combine; --attack-type (-at)
+   * over the request's own. */
+  char want[1200];
+  o = run_templates("skip/payloads.yaml", "--validate", "-v", "-at");
+  ck_assert_int_eq(o.status, 2); /* -at without its type */
+  prog_out_free(&o);
+  o = run_templates("skip/payloads.yaml", "--validate", "-v", NULL);
+  snprintf(want, sizeof want, "payloads %s/payloads.yaml: request 1: batteringram of word: 2 combinations\n", dir);
+  ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
+  prog_out_free(&o);
+  char path[600];
+  snprintf(path, sizeof path, "%s/payload-battering.yaml", dir);
+  char *at[] = {getenv("SCAN_BIN"), "--validate", "-v", "-at", "Clusterbomb", "-t", path, NULL};
+  o = run_program(at);
+  ck_assert_int_eq(o.status, 0); /* its own attack, batteringram, takes one payload still */
+  ck_assert_msg(strstr(o.out, "payloads: batteringram of 2 payloads"), "%s", o.out);
+  prog_out_free(&o);
+  snprintf(path, sizeof path, "%s/payloads.yaml", dir);
+  at[4] = "pitchfork";
+  o = run_program(at);
+  snprintf(want, sizeof want, "payloads %s: request 1: pitchfork of word: 2 combinations\n", path);
+  ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
+  prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
   ck_assert_msg(strstr(o.out, "templates: 41 loaded, 0 skipped"), "%s", o.out);
@@ -558,6 +582,78 @@ START_TEST(many_clusters)
 }
 END_TEST
 
+/* A cluster of a few words is matched by memmem as its body streams
+ * (eval-literal.c), one of more words by the engine: both find a word
+ * that two slices of the body split, in any case where the matcher says
+ * so. The bodies come in chunks of 1000 bytes (curl hands each chunk to
+ * the write callback on its own), and each word is the pattern's bytes
+ * around a multiple of 1000. The templates ask for different lengths of
+ * the same body, so that each is a cluster of its own. */
+START_TEST(words_across_slices)
+{
+  enum { LEN = 20000, SPLIT = 6 };
+  char dir[256], words[4][16];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  /* Four words of printable bytes (no quote or backslash: they are written
+   * in double quotes) across four chunk boundaries. */
+  size_t nwords = 0;
+  for (size_t at = 1000; at + SPLIT < LEN && nwords < 4; at += 1000) {
+    unsigned char b[2 * SPLIT];
+    ts_pattern_fill(b, at - SPLIT, sizeof b);
+    int plain = 1;
+    for (size_t i = 0; i < sizeof b; i++)
+      plain &= b[i] >= ' ' && b[i] <= '~' && b[i] != '"' && b[i] != '\\';
+    if (plain)
+      snprintf(words[nwords++], sizeof words[0], "%.*s", (int)sizeof b, (const char *)b);
+  }
+  ck_assert_uint_eq(nwords, 4);
+  /* Templates: [0] the word; [1] it in upper case, case-insensitive; [2]
+   * it with a byte changed (absent); [3] it among nine absent words (the
+   * engine's: more than a few). */
+  char miss[16], upper[16];
+  snprintf(miss, sizeof miss, "%s", words[1]);
+  miss[SPLIT] = miss[SPLIT] == 'q' ? 'r' : 'q';
+  for (size_t i = 0; i <= strlen(words[1]); i++)
+    upper[i] = (char)toupper((unsigned char)words[1][i]);
+  const char *matchers[4][2] = {
+      {words[0], ""},
+      {upper, "        case-insensitive: true\n"},
+      {miss, ""},
+      {words[3], ""},
+  };
+  for (int t = 0; t < 4; t++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/w%d.yaml", dir, t);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "id: across-%d\ninfo: {name: a, severity: info}\nhttp:\n"
+            "  - path: [\"{{BaseURL}}/bytes?n=%d&te=chunked&write=1000\"]\n"
+            "    matchers:\n      - type: word\n%s        words: [\"%s\"",
+            t, LEN + t, matchers[t][1], matchers[t][0]);
+    for (int k = 0; t == 3 && k < 9; k++)
+      fprintf(f, ", \"absent-%d\"", k);
+    fprintf(f, "]\n");
+    fclose(f);
+  }
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-s", NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  for (int t = 0; t < 4; t++) {
+    char want[64];
+    snprintf(want, sizeof want, "\"template-id\":\"across-%d\"", t);
+    ck_assert_msg(!!strstr(o.out, want) == (t != 2), "across-%d\n%s", t, o.out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/w%d.yaml", dir, t);
+    unlink(path);
+  }
+  prog_out_free(&o);
+  rmdir(dir);
+}
+END_TEST
+
 /* A request whose verdicts are all known before its body ends stops
  * (with Vectorscan: without it, the words run over the body kept whole). */
 START_TEST(early_stop)
@@ -614,6 +710,120 @@ START_TEST(usage)
 }
 END_TEST
 
+
+/* nuclei's spellings of the options: long ones with one dash (-timeout
+ * is not -t imeout, -tags=cve), the filters (with -t only), the run
+ * controls; a value that looks like an option is left as it is. */
+START_TEST(nuclei_options)
+{
+  char dir[512];
+  templates_path("filter", dir, sizeof dir);
+  char *scan = getenv("SCAN_BIN");
+  char *a[] = {scan,  "-t",  dir, "--validate", "-timeout", "5",  "-tags=cve", "-severity",
+               "critical,high", "-rl", "10", "-retries", "1", "-c", "2", "-bs", "3",
+               "-silent", "-nc", "-j", "-jsonl", "-stats", "-si", "1", NULL};
+  prog_out o = run_program(a);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "templates: 3 loaded, 1 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 4 left out by the filters"), "%s", o.out);
+  prog_out_free(&o);
+  /* Two dashes, nuclei's short names, and -a. */
+  char *b[] = {scan, "-t", dir, "--validate", "--etags", "dos", "-es", "medium", "--type=http",
+               "-eid", "*-0002", "-a", "alice,frank", "-pt", "http", NULL};
+  o = run_program(b);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "templates: 1 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 7 left out by the filters"), "%s", o.out);
+  prog_out_free(&o);
+  /* A scan's summary counts them too. */
+  char *c[] = {scan, "-t", dir, "-u", base, "-tags", "panel", NULL};
+  o = run_program(c);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.err, "scan: templates: 1 loaded, 0 skipped; 1 clusters, 1 requests"),
+                "%s", o.err);
+  ck_assert_msg(strstr(o.err, "scan: templates: 7 left out by the filters"), "%s", o.err);
+  prog_out_free(&o);
+  static const struct {
+    const char *args[5], *why;
+  } bad[] = {
+      {{"--shard", "-stats"}, "invalid shard (K/N with 1 <= K <= N) '-stats'"},
+      {{"-t", "x", "-severity", "severe"}, "invalid severity"},
+      {{"-t", "x", "-type", "network"}, "invalid protocol type"},
+      {{"-t", "x", "-tags", ","}, "empty list"},
+      {{"-tags", "cve", "-u", "http://127.0.0.1:1"}, "the filters choose templates: give -t"},
+      {{"-c", "1000", "-bs", "1000"}, "-c x -bs above 100000"},
+      {{"-bs", "0"}, "invalid bulk size"},
+      {{"-si", "0"}, "invalid interval"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *argv[7] = {scan};
+    for (size_t k = 0; k < 5 && bad[i].args[k]; k++)
+      argv[k + 1] = (char *)bad[i].args[k];
+    o = run_program(argv);
+    ck_assert_msg(o.status == 2, "%s: status %d", bad[i].why, o.status);
+    ck_assert_msg(strstr(o.err, bad[i].why), "%s not in %s", bad[i].why, o.err);
+    prog_out_free(&o);
+  }
+}
+END_TEST
+
+/* -stats: nuclei's line on stderr, at least its last one at the end,
+ * with the run's counts; -je: the lines as one JSON array. */
+START_TEST(stats_and_export)
+{
+  char path[512], json[256];
+  templates_path("run/status-404.yaml", path, sizeof path);
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(json, sizeof json, "%s/test_templates_je_%d.json", tmp, (int)getpid());
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-stats", "-je", json, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "\"template-id\":\"status-404\""), "%s", o.out);
+  unsigned long lines = 0;
+  for (const char *p = o.out; (p = strchr(p, '\n')) != NULL; p++)
+    lines++;
+  /* The last line of stderr that starts with '[': the last stats line. */
+  const char *last = NULL;
+  for (const char *p = o.err; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (*p == '[')
+      last = p;
+  ck_assert_msg(last, "no stats line in %s", o.err);
+  unsigned h, m, sec;
+  size_t templates;
+  unsigned long hosts, rps, matched, errors, done, total, pct;
+  char end = 0;
+  int n = sscanf(last,
+                 "[%u:%2u:%2u] | Templates: %zu | Hosts: %lu | RPS: %lu | Matched: %lu | "
+                 "Errors: %lu | Requests: %lu/%lu (%lu%%)%c",
+                 &h, &m, &sec, &templates, &hosts, &rps, &matched, &errors, &done, &total, &pct,
+                 &end);
+  ck_assert_msg(n == 12 && end == '\n', "%d fields: %s", n, last);
+  ck_assert_uint_eq(templates, 1);
+  ck_assert_uint_eq(hosts, 1);
+  ck_assert_uint_eq(matched, lines);
+  ck_assert_uint_eq(errors, 0);
+  ck_assert_uint_eq(done, 1);
+  ck_assert_uint_eq(total, 1);
+  ck_assert_uint_eq(pct, 100);
+  /* The export: "[", the lines joined by ",", "]". */
+  FILE *f = fopen(json, "r");
+  ck_assert_ptr_nonnull(f);
+  char array[8192] = "", want[8192] = "[\n";
+  size_t len = fread(array, 1, sizeof array - 1, f);
+  array[len] = '\0';
+  fclose(f);
+  unlink(json);
+  for (const char *p = o.out; *p;) {
+    const char *nl = strchr(p, '\n');
+    snprintf(want + strlen(want), sizeof want - strlen(want), "%s%.*s", p == o.out ? "" : ",\n",
+             (int)(nl - p), p);
+    p = nl + 1;
+  }
+  snprintf(want + strlen(want), sizeof want - strlen(want), "\n]\n");
+  ck_assert_str_eq(array, want);
+  prog_out_free(&o);
+}
+END_TEST
 
 /* The extracted-results of template id in scan's lines, '|'-joined, into
  * out ("" when it has no line); the count of its lines. */
@@ -753,11 +963,14 @@ int main(void)
   tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
   tcase_add_test(tc, many_clusters);
+  tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
   tcase_add_test(tc, variables);
+  tcase_add_test(tc, nuclei_options);
+  tcase_add_test(tc, stats_and_export);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -31,47 +31,76 @@ static int match_setup(void)
   return 0;
 }
 
-/* PCRE2's code for text with extra options, JIT-compiled where the JIT
- * can; NULL with *err and *at set when PCRE2 refuses it. */
-static pcre2_code *compile(const char *text, size_t len, uint32_t flags, int *err, size_t *at)
+/* What a regex makes on its first use rather than when it is read: its
+ * JIT code, and the wrapped regex of regex_first_end. Most regexes of a
+ * large template set never run (the streaming engine decides them, or no
+ * response of their cluster reaches them), and making both for each took
+ * a third of the time to load nuclei's official set, and most of the
+ * memory its regexes held. */
+struct regex_later {
+  int jit;          /* pcre2_jit_compile was called on code */
+  int wrapped;      /* ends was tried */
+  pcre2_code *ends; /* the regex, then a callout; NULL: not made, or it does not wrap */
+};
+
+#define JIT_MODES (PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) /* partial: for extractors */
+
+/* re's code, JIT-compiled where the JIT can (else it is interpreted). */
+static pcre2_code *code_of(const regex *re)
 {
-  PCRE2_SIZE offset = 0;
-  pcre2_code *code = pcre2_compile((PCRE2_SPTR)text, len, flags, err, &offset, NULL);
-  *at = offset;
-  if (code) /* else interpreted; partial matching is for extractors */
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
-  return code;
+  if (!re->later->jit) {
+    re->later->jit = 1;
+    pcre2_jit_compile(re->code, JIT_MODES);
+  }
+  return re->code;
+}
+
+/* The same regex, then a callout: where a match ends is seen there (see
+ * regex_first_end). Without the optimisations that skip match paths.
+ * NULL when it does not wrap, or out of memory. */
+static pcre2_code *ends_of(const regex *re)
+{
+  struct regex_later *l = re->later;
+  if (l->wrapped)
+    return l->ends;
+  l->wrapped = 1;
+  size_t n = strlen(re->text);
+  char *wrapped = malloc(n + 16);
+  if (!wrapped)
+    return NULL;
+  memcpy(wrapped, "(?:", 3);
+  memcpy(wrapped + 3, re->text, n);
+  memcpy(wrapped + 3 + n, ")(?C'end')", 11);
+  int err;
+  PCRE2_SIZE at;
+  l->ends = pcre2_compile((PCRE2_SPTR)wrapped, n + 13,
+                          PCRE2_USE_OFFSET_LIMIT | PCRE2_NO_AUTO_POSSESS |
+                              PCRE2_NO_DOTSTAR_ANCHOR,
+                          &err, &at, NULL);
+  free(wrapped);
+  if (l->ends)
+    pcre2_jit_compile(l->ends, PCRE2_JIT_COMPLETE);
+  return l->ends;
 }
 
 int regex_compile(regex *re, const char *text, char *msg, size_t cap)
 {
   memset(re, 0, sizeof *re);
   re->text = text;
-  if (match_setup() != 0) {
+  if (match_setup() != 0 || !(re->later = calloc(1, sizeof *re->later))) {
     snprintf(msg, cap, "out of memory");
     return -1;
   }
   int err;
-  size_t at;
-  re->code = compile(text, PCRE2_ZERO_TERMINATED, 0, &err, &at);
+  PCRE2_SIZE at = 0;
+  re->code = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, 0, &err, &at, NULL);
   if (!re->code) {
     PCRE2_UCHAR what[256];
     pcre2_get_error_message(err, what, sizeof what);
-    snprintf(msg, cap, "%s at offset %zu", (const char *)what, at);
+    snprintf(msg, cap, "%s at offset %zu", (const char *)what, (size_t)at);
+    free(re->later);
+    re->later = NULL;
     return -1;
-  }
-  /* The same, then a callout: where a match ends is seen there (see
-   * regex_first_end). Without the optimisations that skip match paths. */
-  size_t n = strlen(text);
-  char *wrapped = malloc(n + 16);
-  if (wrapped) {
-    memcpy(wrapped, "(?:", 3);
-    memcpy(wrapped + 3, text, n);
-    memcpy(wrapped + 3 + n, ")(?C'end')", 11);
-    re->ends = compile(wrapped, n + 13,
-                       PCRE2_USE_OFFSET_LIMIT | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR,
-                       &err, &at);
-    free(wrapped);
   }
   pcre2_pattern_info(re->code, PCRE2_INFO_CAPTURECOUNT, &re->groups);
   pcre2_pattern_info(re->code, PCRE2_INFO_MAXLOOKBEHIND, &re->lookbehind);
@@ -81,8 +110,11 @@ int regex_compile(regex *re, const char *text, char *msg, size_t cap)
 void regex_free(regex *re)
 {
   pcre2_code_free(re->code);
-  pcre2_code_free(re->ends);
-  re->code = re->ends = NULL;
+  if (re->later)
+    pcre2_code_free(re->later->ends);
+  free(re->later);
+  re->code = NULL;
+  re->later = NULL;
 }
 
 /* The end of the regexes: what they share goes once the last is freed. */
@@ -101,7 +133,7 @@ void regex_done(void)
  * depth limit, which a pathological regex over a large body can reach). */
 static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, size_t *eo)
 {
-  int rc = pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, 0, match_data, match_ctx);
+  int rc = pcre2_match(code_of(re), (PCRE2_SPTR)text.ptr, text.len, start, 0, match_data, match_ctx);
   if (rc < 0)
     return 0;
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
@@ -113,7 +145,7 @@ static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, siz
 int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4])
 {
   int rc =
-      pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
+      pcre2_match(code_of(re), (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
   if (rc < 0 && rc != PCRE2_ERROR_PARTIAL)
     return rc;
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
@@ -146,7 +178,7 @@ static int ends_by(const regex *re, rc_view text, size_t limit)
 {
   pcre2_set_callout(match_ctx, at_end, &limit);
   pcre2_set_offset_limit(match_ctx, limit); /* no match starts past it */
-  int rc = pcre2_match(re->ends, (PCRE2_SPTR)text.ptr, text.len, 0, 0, match_data, match_ctx);
+  int rc = pcre2_match(ends_of(re), (PCRE2_SPTR)text.ptr, text.len, 0, 0, match_data, match_ctx);
   pcre2_set_callout(match_ctx, NULL, NULL);
   pcre2_set_offset_limit(match_ctx, PCRE2_UNSET);
   return rc >= 0;
@@ -164,7 +196,7 @@ size_t regex_first_end(const regex *re, rc_view text)
   size_t so, hi;
   if (!regex_at(re, text, 0, &so, &hi))
     return NO_OFFSET;
-  if (!re->ends)
+  if (!ends_of(re))
     return hi;
   size_t lo = 0;
   while (lo < hi) {

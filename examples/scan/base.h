@@ -66,11 +66,11 @@ double seconds_since(const struct timespec *t0);
 
 /* A regex: PCRE syntax, compiled by PCRE2. */
 typedef struct regex {
-  const char *text;    /* as given, for the output */
-  pcre2_code *code;    /* the regex */
-  pcre2_code *ends;    /* the regex, then a callout (see regex_first_end); may be NULL */
-  uint32_t groups;     /* its capture groups */
-  uint32_t lookbehind; /* the bytes it may look at before a match's start */
+  const char *text;          /* as given, for the output */
+  pcre2_code *code;          /* the regex (JIT-compiled on its first match) */
+  struct regex_later *later; /* what its first use makes (base-re.c) */
+  uint32_t groups;           /* its capture groups */
+  uint32_t lookbehind;       /* the bytes it may look at before a match's start */
 } regex;
 
 /* Compiles text into re. Returns 0, or -1 with PCRE2's message and the

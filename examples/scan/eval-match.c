@@ -163,6 +163,7 @@ void reading_free(reading *r)
 {
   vs_close(r, 0);
   vs_stream_free(r);
+  literal_free(r);
   extract_free(r);
   verdict_free(&r->v);
   free(r->head);
@@ -191,7 +192,9 @@ static int body_begin(reading *r, size_t hops)
   observed_reset(r);
   r->hop = hops;
   match_head(r);
-  if (extract_begin(r) != 0 || vs_begin(r) != 0) {
+  /* A cluster of a few words is matched by eval-literal.c alone. */
+  int few = r->g->clusters && r->g->clusters[r->cluster].literal;
+  if (extract_begin(r) != 0 || literal_begin(r) != 0 || (!few && vs_begin(r) != 0)) {
     vs_close(r, 0);
     return -1;
   }
@@ -229,7 +232,8 @@ rc_code observe(void *ud, const char *data, size_t len)
     memcpy(r->head + r->head_len, data, n);
     r->head_len += n;
   }
-  if (vs_feed(r, data, len) != 0 || extract_feed(r, data, len) != 0)
+  if (vs_feed(r, data, len) != 0 || literal_feed(r, data, len) != 0 ||
+      extract_feed(r, data, len) != 0)
     return RC_E_NOMEM; /* fails the transfer: RC_E_OBSERVER */
   if (r->g->tpl ? tpl_settled(r) : r->g->m->stop_on_match && settled(r))
     return RC_STOPPED;

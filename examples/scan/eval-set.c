@@ -272,6 +272,7 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
     for (size_t k = 0; k < e->nids; k++)
       seen[e->ids[k]] = 0;
     e->can_stop = stops && !e->keep_body;
+    e->literal = literal_cluster(g, e->ids, e->nids);
     if (any >= 0)
       any |= e->keep_body;
   }

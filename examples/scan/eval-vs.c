@@ -4,6 +4,9 @@
  * are found, and the body need not be kept); what it does not take runs
  * with PCRE2 over the body kept whole (eval-match.c, base-re.c).
  *
+ * Databases are compiled once per machine and template set: each compile
+ * goes through the disk cache (eval-cache.c), keyed by what it is made of.
+ *
  * This is the only file that knows whether the build has Vectorscan: with
  * SCAN_HAVE_VECTORSCAN=1 (meson defines it where libhs is found) the
  * engine, else the few functions that say there is none. */
@@ -44,6 +47,7 @@ struct vs_engine {
   } narrow[NARROW_DBS];
   size_t nnarrow;
   hs_database_t *ex_db; /* the prefiltered extractors; NULL: none */
+  size_t cached, compiled; /* databases read from the disk cache, compiled */
 };
 
 /* A reading's stream. */
@@ -78,18 +82,129 @@ void engine_usage(FILE *out)
           engine_name());
 }
 
-/* ---- Databases ----------------------------------------------------------- */
-
 /* The regexes as PCRE2 reads them: no flags but those written in them
  * ((?i), (?s), (?m)), bytes. SINGLEMATCH: the first match of each is all
  * that is reported. */
 #define STREAM_FLAGS HS_FLAG_SINGLEMATCH
 
+/* ---- Compiling, through the disk cache (eval-cache.c) ------------------ */
+
+/* What the cache keeps: a compile's database serialized, or which
+ * expression Vectorscan rejected (so that a set holding one is not
+ * compiled again only to fail; vs_build and vs_extract_build drop it and
+ * try the rest); the widths of a set's expressions (engine_widths). */
+enum { KEPT_DB = 1, KEPT_REJECT = 2, KEPT_WIDTHS = 3 };
+
+/* The start of a key of the cache: what it is of (tag), Vectorscan's
+ * version and the CPU it tunes for (hs_populate_platform: a database made
+ * for one machine's instructions is refused by another's). 0 or -1. */
+static int key_begin(cache_key *c, const char *tag)
+{
+  hs_platform_info_t platform;
+  memset(&platform, 0, sizeof platform);
+  if (cache_key_init(c) != 0)
+    return -1;
+  const char *version = hs_version();
+  unsigned mode = HS_MODE_STREAM;
+  cache_key_add(c, tag, strlen(tag));
+  cache_key_add(c, version, strlen(version));
+  cache_key_add(c, &mode, sizeof mode);
+  if (hs_populate_platform(&platform) != HS_SUCCESS) {
+    unsigned char none[CACHE_KEY];
+    cache_key_end(c, none);
+    return -1;
+  }
+  cache_key_add(c, &platform, sizeof platform);
+  return 0;
+}
+
+/* One expression of a key, with its flags and id. */
+static void key_expr(cache_key *c, const char *text, unsigned flags, unsigned id)
+{
+  unsigned about[2] = {flags, id};
+  cache_key_add(c, about, sizeof about);
+  cache_key_add(c, text, strlen(text));
+}
+
+/* The key of a compile: everything the database depends on. */
+static int compile_key(const char *const *exprs, const unsigned *flags, const unsigned *ids,
+                       unsigned k, unsigned char key[CACHE_KEY])
+{
+  cache_key c;
+  if (key_begin(&c, "database") != 0)
+    return -1;
+  for (unsigned i = 0; i < k; i++)
+    key_expr(&c, exprs[i], flags ? flags[i] : 0, ids[i]);
+  return cache_key_end(&c, key);
+}
+
+/* What the cache holds for key: a database (returned), or in *rejected
+ * which of the k expressions Vectorscan rejects; NULL and -1 when it
+ * holds nothing usable (a file that does not deserialize is a miss). */
+static hs_database_t *compile_kept(const unsigned char key[CACHE_KEY], unsigned k, int *rejected)
+{
+  int kind = 0;
+  size_t len = 0;
+  char *kept = cache_get(key, &kind, &len);
+  hs_database_t *db = NULL;
+  *rejected = -1;
+  if (kept && kind == KEPT_DB && hs_deserialize_database(kept, len, &db) != HS_SUCCESS)
+    db = NULL;
+  if (kept && kind == KEPT_REJECT && len == sizeof *rejected) {
+    memcpy(rejected, kept, sizeof *rejected);
+    if (*rejected < 0 || (unsigned)*rejected >= k)
+      *rejected = -1;
+  }
+  free(kept);
+  return db;
+}
+
+/* hs_compile_multi in stream mode, through the cache: the database, or
+ * NULL with *rejected the index among the k expressions of one Vectorscan
+ * rejects (-1: the set as a whole, or out of memory). */
+static hs_database_t *vs_compile(struct vs_engine *e, const char *const *exprs,
+                                 const unsigned *flags, const unsigned *ids, unsigned k,
+                                 int *rejected)
+{
+  unsigned char key[CACHE_KEY];
+  int keyed = compile_key(exprs, flags, ids, k, key) == 0;
+  hs_database_t *db = keyed ? compile_kept(key, k, rejected) : NULL;
+  if (keyed && (db || *rejected >= 0)) {
+    e->cached++;
+    return db;
+  }
+  hs_compile_error_t *err = NULL;
+  *rejected = -1;
+  e->compiled++;
+  if (hs_compile_multi(exprs, flags, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
+    db = NULL;
+    if (err && err->expression >= 0 && (unsigned)err->expression < k)
+      *rejected = err->expression;
+    hs_free_compile_error(err);
+    if (keyed && *rejected >= 0)
+      cache_put(key, KEPT_REJECT, rejected, sizeof *rejected);
+    return NULL;
+  }
+  char *bytes = NULL;
+  size_t len = 0;
+  if (keyed && hs_serialize_database(db, &bytes, &len) == HS_SUCCESS)
+    cache_put(key, KEPT_DB, bytes, len);
+  free(bytes);
+  return db;
+}
+
+void vs_compiles(const engine *g, size_t *cached, size_t *compiled)
+{
+  *cached = g->vs ? g->vs->cached : 0;
+  *compiled = g->vs ? g->vs->compiled : 0;
+}
+
+/* ---- Databases ----------------------------------------------------------- */
+
 /* A database of the matchers take[id] (each with an expression), or
  * NULL with *bad the index among them of one Vectorscan rejects (-1: the
  * set as a whole, or out of memory). */
-static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsigned char *take,
-                                int *bad)
+static hs_database_t *engine_db(struct vs_engine *g, size_t n, const unsigned char *take, int *bad)
 {
   const char **exprs = calloc(n + 1, sizeof *exprs);
   unsigned *flags = calloc(n + 1, sizeof *flags), *ids = calloc(n + 1, sizeof *ids);
@@ -103,13 +218,9 @@ static hs_database_t *engine_db(const struct vs_engine *g, size_t n, const unsig
         flags[k] = STREAM_FLAGS;
         ids[k++] = (unsigned)id;
       }
-    hs_compile_error_t *err = NULL;
-    if (hs_compile_multi(exprs, flags, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
-      db = NULL;
-      if (err && err->expression >= 0 && (unsigned)err->expression < k)
-        *bad = (int)ids[err->expression];
-      hs_free_compile_error(err);
-    }
+    int rejected;
+    if (!(db = vs_compile(g, exprs, flags, ids, k, &rejected)) && rejected >= 0)
+      *bad = (int)ids[rejected];
   }
   free(exprs);
   free(flags);
@@ -161,10 +272,33 @@ static int looks_behind(const char *re)
 
 /* The widest match of each streamed matcher, as Vectorscan works it out;
  * UINT_MAX for one that looks behind (see looks_behind), which can only
- * be followed from the body's start. */
+ * be followed from the body's start. Working it out takes as long as
+ * compiling, so the widths go through the cache too, keyed by the
+ * expressions. */
 static void engine_widths(struct vs_engine *e, size_t n, const unsigned char *take)
 {
-  for (size_t id = 0; id < n; id++) {
+  cache_key c;
+  unsigned char key[CACHE_KEY];
+  size_t k = 0, len = 0;
+  int kind = 0, keyed = key_begin(&c, "widths") == 0;
+  for (size_t id = 0; id < n; id++)
+    if (take[id]) {
+      if (keyed)
+        key_expr(&c, e->exprs[id], STREAM_FLAGS, (unsigned)id);
+      k++;
+    }
+  keyed = keyed && cache_key_end(&c, key) == 0;
+  unsigned *kept = keyed ? cache_get(key, &kind, &len) : NULL;
+  if (kept && kind == KEPT_WIDTHS && len == k * sizeof *kept) {
+    for (size_t id = 0, i = 0; id < n; id++)
+      if (take[id])
+        e->width[id] = kept[i++];
+    free(kept);
+    return;
+  }
+  free(kept);
+  unsigned *widths = calloc(k + 1, sizeof *widths);
+  for (size_t id = 0, i = 0; id < n; id++) {
     if (!take[id])
       continue;
     hs_expr_info_t *info = NULL;
@@ -175,7 +309,12 @@ static void engine_widths(struct vs_engine *e, size_t n, const unsigned char *ta
       e->width[id] = info->max_width;
     free(info);
     hs_free_compile_error(err);
+    if (widths)
+      widths[i++] = e->width[id];
   }
+  if (keyed && widths)
+    cache_put(key, KEPT_WIDTHS, widths, k * sizeof *widths);
+  free(widths);
 }
 
 static int any_of(const unsigned char *take, size_t n)
@@ -487,27 +626,23 @@ static int on_extract_match(unsigned int id, unsigned long long from, unsigned l
 
 /* A database of the extractors take[i], every match reported; NULL with
  * *bad the one Vectorscan rejects (-1: the set, or out of memory). */
-static hs_database_t *extract_db(const matchers *o, const unsigned char *take, int *bad)
+static hs_database_t *extract_db(struct vs_engine *e, const matchers *o,
+                                 const unsigned char *take, int *bad)
 {
   size_t n = o->nextracts;
   const char **exprs = calloc(n + 1, sizeof *exprs);
   unsigned *ids = calloc(n + 1, sizeof *ids);
   hs_database_t *db = NULL;
   unsigned k = 0;
+  int rejected;
   *bad = -1;
   for (size_t i = 0; exprs && ids && i < n; i++)
     if (take[i]) {
       exprs[k] = o->extracts[i].text;
       ids[k++] = (unsigned)i;
     }
-  hs_compile_error_t *err = NULL;
-  if (exprs && ids &&
-      hs_compile_multi(exprs, NULL, ids, k, HS_MODE_STREAM, NULL, &db, &err) != HS_SUCCESS) {
-    db = NULL;
-    if (err && err->expression >= 0 && (unsigned)err->expression < k)
-      *bad = (int)ids[err->expression];
-  }
-  hs_free_compile_error(err);
+  if (exprs && ids && !(db = vs_compile(e, exprs, NULL, ids, k, &rejected)) && rejected >= 0)
+    *bad = (int)ids[rejected];
   free(exprs);
   free(ids);
   return db;
@@ -538,7 +673,7 @@ int vs_extract_build(engine *g)
   memset(take, 1, n);
   while (any_of(take, n)) {
     int bad;
-    if ((e->ex_db = extract_db(o, take, &bad)) != NULL || bad < 0)
+    if ((e->ex_db = extract_db(e, o, take, &bad)) != NULL || bad < 0)
       break;
     take[bad] = 0; /* PCRE2 scans every slice for it */
   }
@@ -594,6 +729,12 @@ int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due
 const char *engine_name(void) { return "none (built without Vectorscan)"; }
 
 int engine_streams(void) { return 0; }
+
+void vs_compiles(const engine *g, size_t *cached, size_t *compiled)
+{
+  (void)g;
+  *cached = *compiled = 0;
+}
 
 void engine_usage(FILE *out)
 {

@@ -6,6 +6,8 @@
  *                   runs them all, and where each one runs
  *   eval-vs.c       the streaming engine (Vectorscan), the only file that
  *                   knows whether this build has it
+ *   eval-cache.c    the disk cache of its compiled databases
+ *   eval-literal.c  -t: a cluster's few words, found by memmem instead
  *   eval-extract.c  extractors: what regexes find in a body, as it streams
  *   eval-set.c      -t: the templates' words and regexes of the body as
  *                   one set of matchers, and what each cluster needs
@@ -88,6 +90,9 @@ typedef struct eval_cluster {
   /* Its verdicts are known once every body value has hit (no size of the
    * body, no extractor, nothing over the kept body): tpl_settled. */
   int can_stop;
+  /* Its body values are a few words, found by memmem rather than on the
+   * engine's stream (eval-literal.c). */
+  int literal;
 } eval_cluster;
 
 /* How the matchers of the body run: on the stream (the engine of
@@ -126,6 +131,7 @@ typedef struct reading {
   char *head;               /* the body's first TITLE_HEAD bytes, for the title */
   size_t head_len;          /* bytes in head */
   struct vs_stream *vs;     /* the streaming engine's state; NULL: none yet */
+  struct literal_state *lit; /* eval-literal.c's state; NULL: none yet */
   struct extract_state *ex; /* the extractors' state; NULL: none yet */
   size_t cluster;           /* -t: the cluster whose request this is */
   /* The matcher ids it is matched by: its cluster's (ids), or all of
@@ -188,6 +194,9 @@ void engine_usage(FILE *out);
  * of memory. */
 int vs_build(engine *g);
 void vs_free(engine *g);
+/* The databases the engine has had so far: read from the disk cache
+ * (eval-cache.c), and compiled. */
+void vs_compiles(const engine *g, size_t *cached, size_t *compiled);
 /* A hop's body begins (its head matched into the reading's verdict):
  * opens the reading's stream for the streamed matchers without a hit.
  * Returns 0, or -1 when out of memory. */
@@ -209,6 +218,41 @@ int vs_extract_begin(reading *r);
 /* A slice through it: due[i] set for each extractor a match of which ends
  * in it. Returns 0, or -1 on failure. */
 int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due);
+
+/* ---- A cluster's few words (eval-literal.c) ------------------------------ */
+
+#define LITERAL_WORDS   8   /* a cluster of at most this many body values, */
+#define LITERAL_LONGEST 256 /* all words no longer than this, is matched there */
+
+/* Whether the body values ids[0 .. n-1] of a cluster are such words. */
+int literal_cluster(const engine *g, const size_t *ids, size_t n);
+/* A hop's body begins (its head matched): for a reading of such a
+ * cluster, its words without a hit are looked for from now on. 0, or -1
+ * when out of memory. */
+int literal_begin(reading *r);
+/* A slice of the body. 0, or -1 when out of memory. */
+int literal_feed(reading *r, const char *data, size_t len);
+void literal_free(reading *r);
+
+/* ---- The disk cache of compiled databases (eval-cache.c) --------------- */
+
+/* A key: the SHA-256 of everything a database is made of, added piece by
+ * piece (each piece's length counts, so no two lists of pieces give the
+ * same key by running into each other). */
+#define CACHE_KEY 32
+typedef struct cache_key {
+  struct evp_md_ctx_st *ctx; /* NULL: failed (the key cannot be used) */
+} cache_key;
+int cache_key_init(cache_key *k);
+void cache_key_add(cache_key *k, const void *p, size_t len);
+/* The key into out; 0, or -1 when a step failed. */
+int cache_key_end(cache_key *k, unsigned char out[CACHE_KEY]);
+/* The bytes kept under key (malloc'ed; the caller frees them), their
+ * kind and length, or NULL: none, or none to trust. */
+void *cache_get(const unsigned char key[CACHE_KEY], int *kind, size_t *len);
+/* Keeps p[0..len) of a kind (the caller's number) under key, if the cache
+ * can take it. */
+void cache_put(const unsigned char key[CACHE_KEY], int kind, const void *p, size_t len);
 
 /* ---- Templates: the set of matchers (eval-set.c) ------------------------ */
 

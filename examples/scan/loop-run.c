@@ -336,6 +336,8 @@ static int wait_ms(const scan *s)
 {
   double now = seconds_since(&s->start);
   double wait = s->progress ? PROGRESS_INTERVAL : 1.0;
+  if (s->opt->stats && stats_wait(s) < wait)
+    wait = stats_wait(s);
   for (size_t i = 0; s->ready && i < s->nslots; i++) {
     const slot *sl = &s->slots[i];
     if (sl->state != SLOT_READY)
@@ -453,10 +455,12 @@ static int run(scan *s)
       return -1;
     }
     show_progress(s, 0);
+    stats_line(s, 0);
   }
   if (caught || s->out.write_error)
     interrupt_all(s);
   show_progress(s, 1);
+  stats_line(s, 1);
   if (s->progress)
     fputc('\n', stderr);
   return 0;
@@ -480,6 +484,10 @@ static void summary(scan *s)
     fprintf(stderr,
             "scan: body matchers: %zu streamed (%s), %zu over the kept body (PCRE2); bodies %s\n",
             g->nstreamed, engine_name(), g->nwhole, g->keep_body ? "kept" : "not kept");
+  size_t cached, compiled;
+  vs_compiles(g, &cached, &compiled);
+  if (cached || compiled)
+    fprintf(stderr, "scan: databases: %zu from the cache, %zu compiled\n", cached, compiled);
   size_t filtered = 0;
   for (size_t i = 0; g->ex_filtered && i < s->m->nextracts; i++)
     filtered += g->ex_filtered[i];
@@ -527,6 +535,10 @@ static int open_files(scan *s)
   if (o->output &&
       (s->out.fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
     fprintf(stderr, "scan: %s: %s\n", o->output, strerror(errno));
+    return -1;
+  }
+  if (o->json_export && out_export_open(&s->out, o->json_export) != 0) {
+    fprintf(stderr, "scan: %s: %s\n", o->json_export, strerror(errno));
     return -1;
   }
   return 0;
@@ -621,8 +633,10 @@ void scan_teardown(scan *s)
 int scan_all(scan *s)
 {
   clock_gettime(CLOCK_MONOTONIC, &s->start);
+  s->next_stats = (double)s->opt->stats_interval_ms / 1000.0;
   if (run(s) != 0)
     return EXIT_SETUP;
+  (void)out_export_close(&s->out); /* a failure is a write_error */
   if (s->out.write_error == EPIPE)
     return EXIT_BROKEN_PIPE; /* quietly: whoever wanted the output is gone */
   int status = caught ? 128 + caught : EXIT_RAN;

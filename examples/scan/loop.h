@@ -49,6 +49,17 @@ typedef struct options {
   const char **vars; /* --var NAME=VALUE, in order; room for argc */
   size_t nvars;
   int verbose;  /* -v: --validate says what each template keeps of the body */
+  tpl_attack attack; /* --attack-type: every request's (0: their own) */
+  tpl_filter filter; /* -tags, -severity, ...: which templates load */
+  /* nuclei's run controls: -bs (0: not given; then concurrency is -c x
+   * -bs), -stats every stats_interval_ms, -je's file. */
+  long bulk_size;
+  int stats;
+  long stats_interval_ms;
+  const char *json_export;
+  char **spelled; /* per argument: a long option written with one dash,
+                   * rewritten with two (NULL: none) */
+  size_t nspelled;
 } options;
 
 typedef enum slot_state {
@@ -96,7 +107,8 @@ typedef struct scan {
   uint64_t body_bytes, wire_bytes;
   struct timespec start;
   double last_progress;
-  int progress; /* stderr is a terminal, not --silent */
+  int progress; /* stderr is a terminal, not --silent, no --stats */
+  double next_stats; /* --stats: when the next line is due */
 } scan;
 
 /* Sets s up for its options, matchers and (with -t) templates and plan,
@@ -107,5 +119,10 @@ int scan_setup(scan *s);
 int scan_all(scan *s);
 /* Everything scan_setup made. */
 void scan_teardown(scan *s);
+
+/* --stats (loop-stats.c): nuclei's line on stderr when it is due, or
+ * the last one (final); and the seconds until the next is due. */
+void stats_line(scan *s, int final);
+double stats_wait(const scan *s);
 
 #endif

@@ -15,23 +15,91 @@ static void usage(FILE *out)
 {
   fputs("usage: scan [options] -u URL [-u URL ...]\n"
         "       scan [options] [-l FILE]\n"
+        "       scan -t TEMPLATES [filters] -u URL ...\n"
         "\n"
         "Fetches every target URL (given with -u, then read from FILE, or from\n"
         "stdin when neither is given; in a file, one per line, blank lines and\n"
         "lines starting with '#' skipped), runs the matchers over each response\n"
         "and prints one JSON line per target as soon as it ends.\n"
         "\n"
-        "Targets and output:\n"
-        "  -u, --url URL           a target (repeatable)\n"
+        "The options are grouped as nuclei's help groups them. Every long option\n"
+        "may also be written with one dash, as nuclei writes them (-tags,\n"
+        "-timeout, -silent): a word that is a long option's name is that\n"
+        "option, not a cluster of short ones.\n"
+        "\n"
+        "TARGET:\n"
+        "  -u, --url URL           a target (repeatable; also --target)\n"
         "  -l, --list FILE         targets from FILE; \"-\" reads stdin\n"
         "      --shard K/N         scan only targets K, K+N, K+2N, ... (counted\n"
         "                          from 1 in the order given), so that N runs\n"
         "                          with K = 1..N split one list between them\n"
+        "\n"
+        "TEMPLATES (nuclei's format, the subset that scan(1) lists):\n"
+        "  -t, --templates PATH    run the templates of PATH, a template file or a\n"
+        "                          directory of them (*.yaml, *.yml, subdirectories\n"
+        "                          too; repeatable), in place of --word, --regex,\n"
+        "                          --status and --extract. Templates whose\n"
+        "                          requests are the same share one request per\n"
+        "                          target. Output: one line per template, target\n"
+        "                          and match, as nuclei writes it (template-id,\n"
+        "                          info, type, host, matched-at, matcher-name,\n"
+        "                          extracted-results, timestamp; and status-code,\n"
+        "                          cluster-requests, body-bytes, truncated,\n"
+        "                          stopped: ended once its verdicts were known).\n"
+        "                          One raw request is sent as nuclei reads it\n"
+        "                          (@Host, @tls-sni, @timeout; unsafe: true as\n"
+        "                          written where curl can send it).\n"
+        "                          A template with anything else is skipped,\n"
+        "                          with its reason, counted in the summary\n"
+        "      --validate          load the -t templates, print each skipped one\n"
+        "                          with its reason and the counts, and exit\n"
+        "      --var NAME=VALUE    give the templates' {{NAME}} VALUE (also -var\n"
+        "                          and -V NAME=VALUE, nuclei's; repeatable, a\n"
+        "                          later one of a name wins): over a template's\n"
+        "                          variable and the target variables of that\n"
+        "                          name, under its constants\n"
+        "      --attack-type TYPE  how every request's payloads combine, over its\n"
+        "                          attack: batteringram, pitchfork or clusterbomb\n"
+        "                          (also --at, nuclei's)\n"
+        "  -v, --verbose           with --validate, first each template loaded and\n"
+        "                          what it keeps of the body: streamed atoms and\n"
+        "                          matchers, the whole body, or its count only\n"
+        "\n",
+        out);
+  fputs("FILTERING (with -t; nuclei's: comma lists, repeatable, any case):\n"
+        "  -a, --author LIST       templates by any of these authors\n"
+        "      --tags LIST         templates with any of these tags\n"
+        "      --etags, --exclude-tags LIST   templates with none of them\n"
+        "      --id, --template-id LIST   templates of these ids; an id with *,\n"
+        "                          ? or [...] is a glob pattern\n"
+        "      --eid, --exclude-id LIST   not these ids (patterns too)\n"
+        "      --severity LIST     templates of any of these severities: info,\n"
+        "                          low, medium, high, critical, unknown (nuclei's\n"
+        "                          -s; scan's -s is --silent)\n"
+        "      --es, --exclude-severity LIST   not these severities\n"
+        "      --type, --pt LIST   templates of these protocol types: dns, file,\n"
+        "                          http, headless, tcp, workflow, ssl, websocket,\n"
+        "                          whois, code, javascript (scan runs http: the\n"
+        "                          others are skipped)\n"
+        "      --ept, --exclude-type LIST   not these types\n"
+        "A template is chosen when it has no excluded tag, id, severity or type\n"
+        "and, for each of --author, --tags, --id, --severity and --type given,\n"
+        "one of its values: -tags cve -severity critical,high chooses templates\n"
+        "tagged cve AND of severity critical or high. One left out is neither\n"
+        "loaded nor skipped: --validate and the summary count them. Unlike\n"
+        "nuclei, scan leaves no tag out by default (nuclei's templates list\n"
+        "some in .nuclei-ignore; today -etags dos,local,fuzz,bruteforce).\n"
+        "\n"
+        "OUTPUT:\n"
         "  -o, --output FILE       write the JSON lines to FILE, not stdout\n"
         "      --matched-only      print only the targets that matched\n"
         "  -s, --silent            no progress line and no summary on stderr\n"
+        "  -j, --jsonl             accepted (nuclei's): the lines are JSON already\n"
+        "      --je, --json-export FILE   also write the lines to FILE as one\n"
+        "                          JSON array\n"
+        "      --nc, --no-color    accepted (nuclei's): there is no colour\n"
         "\n"
-        "Requests:\n"
+        "REQUESTS:\n"
         "  -H, --header LINE       add a request header (repeatable)\n"
         "  -X, --request METHOD    request method (default GET, or POST with -d);\n"
         "                          HEAD asks for no body\n"
@@ -44,15 +112,30 @@ static void usage(FILE *out)
         "                          8.0, a connection per transfer: older curl\n"
         "                          cannot reuse such connections)\n"
         "  -k, --insecure          do not verify TLS certificates\n"
-        "\n"
-        "Transfers:\n"
+        "\n",
+        out);
+  fputs("RATE-LIMIT:\n"
         "  -c, --concurrency N     transfers at once (default 50)\n"
+        "      --bs, --bulk-size N  nuclei's hosts per template in parallel:\n"
+        "                          with it, -c is nuclei's templates in parallel\n"
+        "                          (default 25) and scan runs c x N transfers at\n"
+        "                          once, nuclei's bound on requests in flight.\n"
+        "                          scan has one queue of requests (target by\n"
+        "                          target, each distinct request once), not a\n"
+        "                          grid of templates and hosts: the product is\n"
+        "                          all that it bounds\n"
         "      --rate N            at most N requests per second, all together,\n"
         "                          retries included (fractions allowed; default\n"
-        "                          no limit)\n"
+        "                          no limit; also --rl, --rate-limit: nuclei's,\n"
+        "                          whose default is 150)\n"
         "      --retries N         retry a target up to N times (default 0) after\n"
         "                          a connection error, a timeout or a 5xx status,\n"
         "                          waiting 0.2 s, then twice as long each time\n"
+        "\n"
+        "OPTIMIZATIONS:\n"
+        "      --timeout SEC       whole transfer, waits for the budget included\n"
+        "                          (default 30; 0: none)\n"
+        "      --connect-timeout SEC   (default 10; 0: curl's default)\n"
         "      --max-body SIZE     body bytes kept per target, counted after\n"
         "                          decoding (default 8m; suffixes k, m, g); a\n"
         "                          longer body is cut there: \"truncated\": true\n"
@@ -64,9 +147,6 @@ static void usage(FILE *out)
         "                          Unlike curl's and fetch's -L, which only turn\n"
         "                          following on, scan always follows and -L\n"
         "                          takes the limit\n"
-        "      --connect-timeout SEC   (default 10; 0: curl's default)\n"
-        "      --timeout SEC       whole transfer, waits for the budget included\n"
-        "                          (default 30; 0: none)\n"
         "      --budget SIZE       memory budget for all responses together\n"
         "                          (default off)\n"
         "      --overflow MODE     what a transfer past the budget does: auto\n"
@@ -74,9 +154,18 @@ static void usage(FILE *out)
         "                          temporary file; HTTP/2 spills at once, but\n"
         "                          waits as HTTP/1.x with curl 8.14; the\n"
         "                          default), wait (waits, never spills) or spill\n"
+        "\n"
+        "STATISTICS:\n"
+        "      --stats             a line on stderr every --si seconds, and a\n"
+        "                          last one at the end, as nuclei prints them:\n"
+        "                          [h:mm:ss] | Templates: N | Hosts: N | RPS: N |\n"
+        "                          Matched: N | Errors: N | Requests: N/TOTAL (P%)\n"
+        "                          (TOTAL when the targets are all -u; else\n"
+        "                          Requests: N), in place of the progress line\n"
+        "      --si, --stats-interval SEC   (default 5)\n"
         "\n",
         out);
-  fputs("Matchers (each may be repeated):\n"
+  fputs("MATCHERS (without -t; each may be repeated):\n"
         "      --status CODES      the final status is one of CODES (e.g. 200 or\n"
         "                          200,301,404)\n"
         "      --word WORD         WORD occurs (case-sensitive bytes)\n"
@@ -106,36 +195,7 @@ static void usage(FILE *out)
         "any), ^ the start, $ the end or before a final line feed ((?m): also\n"
         "at each line's). A header line is matched without its line break.\n"
         "\n"
-        "Templates (nuclei's format, the subset that scan(1) lists):\n"
-        "  -t, --templates PATH    run the templates of PATH, a template file or a\n"
-        "                          directory of them (*.yaml, *.yml, subdirectories\n"
-        "                          too; repeatable), in place of --word, --regex,\n"
-        "                          --status and --extract. Templates whose\n"
-        "                          requests are the same share one request per\n"
-        "                          target. Output: one line per template, target\n"
-        "                          and match, as nuclei writes it (template-id,\n"
-        "                          info, type, host, matched-at, matcher-name,\n"
-        "                          extracted-results, timestamp; and status-code,\n"
-        "                          cluster-requests, body-bytes, truncated,\n"
-        "                          stopped: ended once its verdicts were known).\n"
-        "                          One raw request is sent as nuclei reads it\n"
-        "                          (@Host, @tls-sni, @timeout; unsafe: true as\n"
-        "                          written where curl can send it).\n"
-        "                          A template with anything else is skipped,\n"
-        "                          with its reason, counted in the summary\n"
-        "      --validate          load the -t templates, print each skipped one\n"
-        "                          with its reason and the counts, and exit\n"
-        "      --var NAME=VALUE    give the templates' {{NAME}} VALUE (also -var\n"
-        "                          and -V NAME=VALUE, nuclei's; repeatable, a\n"
-        "                          later one of a name wins): over a template's\n"
-        "                          variable and the target variables of that\n"
-        "                          name, under its constants\n"
-        "  -v, --verbose           with --validate, first each template loaded and\n"
-        "                          what it keeps of the body: streamed atoms and\n"
-        "                          matchers, the whole body, or its count only\n"
-        "\n",
-        out);
-  fputs("Extractors (repeatable):\n"
+        "EXTRACTORS (without -t; repeatable):\n"
         "      --extract REGEX     report what REGEX finds in the body (also\n"
         "                          --extract-regex): group 1 of each match if it\n"
         "                          has groups, else the whole match; distinct\n"
@@ -145,10 +205,12 @@ static void usage(FILE *out)
         "                          match longer than 64 KiB may be missed, and\n"
         "                          the extractor is then listed in\n"
         "                          \"extracts_incomplete\".\n"
-        "\n",
+        "\n"
+        "ENGINE:\n",
         out);
   engine_usage(out);
   fputs("\n"
+        "HELP:\n"
         "  -h, --help              this text\n"
         "  -V, --version           the version of scan and of the libraries\n"
         "\n"
@@ -265,8 +327,20 @@ enum {
   OPT_STOP_ON_MATCH,
   OPT_EXTRACT,
   OPT_VALIDATE,
-  OPT_VAR
+  OPT_VAR,
+  OPT_BULK_SIZE,
+  OPT_STATS,
+  OPT_STATS_INTERVAL,
+  OPT_ACCEPTED, /* nuclei's -jsonl and -nc: what scan does anyway */
+  OPT_JSON_EXPORT,
+  OPT_ATTACK_TYPE,
+  OPT_FILTER = 512 /* + tpl_field */
 };
+
+/* nuclei's templates in parallel (-c) when -bs is given without it. */
+#define NUCLEI_TEMPLATE_THREADS 25
+#define NUCLEI_STATS_INTERVAL_MS 5000L
+#define MAX_CONCURRENCY 100000L
 
 static const struct option LONG_OPTIONS[] = {
     {"url", required_argument, NULL, 'u'},
@@ -306,6 +380,37 @@ static const struct option LONG_OPTIONS[] = {
     {"validate", no_argument, NULL, OPT_VALIDATE},
     {"var", required_argument, NULL, OPT_VAR},
     {"verbose", no_argument, NULL, 'v'},
+    /* nuclei's, and its short names of them, which take one dash too. */
+    {"target", required_argument, NULL, 'u'},
+    {"author", required_argument, NULL, OPT_FILTER + TF_AUTHOR},
+    {"tags", required_argument, NULL, OPT_FILTER + TF_TAGS},
+    {"exclude-tags", required_argument, NULL, OPT_FILTER + TF_ETAGS},
+    {"etags", required_argument, NULL, OPT_FILTER + TF_ETAGS},
+    {"template-id", required_argument, NULL, OPT_FILTER + TF_ID},
+    {"id", required_argument, NULL, OPT_FILTER + TF_ID},
+    {"exclude-id", required_argument, NULL, OPT_FILTER + TF_EID},
+    {"eid", required_argument, NULL, OPT_FILTER + TF_EID},
+    {"severity", required_argument, NULL, OPT_FILTER + TF_SEVERITY},
+    {"exclude-severity", required_argument, NULL, OPT_FILTER + TF_ESEVERITY},
+    {"es", required_argument, NULL, OPT_FILTER + TF_ESEVERITY},
+    {"type", required_argument, NULL, OPT_FILTER + TF_TYPE},
+    {"pt", required_argument, NULL, OPT_FILTER + TF_TYPE},
+    {"exclude-type", required_argument, NULL, OPT_FILTER + TF_ETYPE},
+    {"ept", required_argument, NULL, OPT_FILTER + TF_ETYPE},
+    {"bulk-size", required_argument, NULL, OPT_BULK_SIZE},
+    {"bs", required_argument, NULL, OPT_BULK_SIZE},
+    {"rate-limit", required_argument, NULL, OPT_RATE},
+    {"rl", required_argument, NULL, OPT_RATE},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
+    {"si", required_argument, NULL, OPT_STATS_INTERVAL},
+    {"jsonl", no_argument, NULL, OPT_ACCEPTED},
+    {"json-export", required_argument, NULL, OPT_JSON_EXPORT},
+    {"je", required_argument, NULL, OPT_JSON_EXPORT},
+    {"no-color", no_argument, NULL, OPT_ACCEPTED},
+    {"nc", no_argument, NULL, OPT_ACCEPTED},
+    {"attack-type", required_argument, NULL, OPT_ATTACK_TYPE},
+    {"at", required_argument, NULL, OPT_ATTACK_TYPE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -364,15 +469,68 @@ static int add_var(options *o, const char *text)
   return -1;
 }
 
-/* nuclei's spellings: -var NAME=VALUE, and -V NAME=VALUE (-V alone is
- * --version), as --var. */
-static void nuclei_spellings(int argc, char **argv)
+#define SHORT_OPTIONS ":u:l:t:o:sH:X:d:kc:L:hVva:j"
+
+/* The long option that name[0..len) names: exactly, or as getopt_long
+ * takes it, the one option it begins; NULL: none. */
+static const struct option *long_option(const char *name, size_t len, int exact)
+{
+  const struct option *found = NULL;
+  size_t n = 0;
+  for (const struct option *o = LONG_OPTIONS; o->name; o++) {
+    if (strncmp(o->name, name, len))
+      continue;
+    if (!o->name[len])
+      return o;
+    found = o;
+    n++;
+  }
+  return !exact && n == 1 ? found : NULL;
+}
+
+/* Whether arg, an option, takes the next argument as its value. */
+static int value_follows(const char *arg)
+{
+  if (arg[0] != '-' || !arg[1])
+    return 0;
+  if (arg[1] == '-') {
+    size_t len = strcspn(arg + 2, "=");
+    const struct option *o = arg[2 + len] ? NULL : long_option(arg + 2, len, 0);
+    return o && o->has_arg == required_argument;
+  }
+  for (const char *c = arg + 1; *c; c++) {
+    const char *in = *c == ':' ? NULL : strchr(SHORT_OPTIONS, *c);
+    if (!in)
+      return 0;
+    if (in[1] == ':')
+      return c[1] == '\0';
+  }
+  return 0;
+}
+
+/* nuclei's spellings, rewritten for getopt_long: a long option with one
+ * dash (-tags cve, -timeout=5) as with two, and -V NAME=VALUE (-V alone
+ * is --version) as --var. A value of an option is left as it is. */
+static int nuclei_spellings(int argc, char **argv, options *o)
 {
   static char var[] = "--var";
-  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-    if (!strcmp(argv[i], "-var") ||
-        (!strcmp(argv[i], "-V") && i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '=')))
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-V") && i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '=')) {
       argv[i++] = var;
+      continue;
+    }
+    size_t len = strcspn(a + 1, "=");
+    if (a[0] == '-' && a[1] != '-' && len > 1 && long_option(a + 1, len, 1)) {
+      if (!(o->spelled[i] = malloc(strlen(a) + 2)))
+        return -1;
+      sprintf(o->spelled[i], "-%s", a);
+      argv[i] = o->spelled[i];
+    }
+    if (value_follows(argv[i]))
+      i++;
+  }
+  return 0;
 }
 
 /* Options of the request and the output. Returns -1 when taken, -2 when c
@@ -413,7 +571,7 @@ static int checked(int failed, const char *what) { return failed ? bad_usage(wha
 static int take_transfer_option(options *o, int c)
 {
   switch (c) {
-  case 'c': return checked(args_long(optarg, 1, 100000, &o->concurrency), "invalid concurrency");
+  case 'c': return checked(args_long(optarg, 1, MAX_CONCURRENCY, &o->concurrency), "invalid concurrency");
   case OPT_RATE: return checked(args_positive(optarg, 1e6, &o->rate), "invalid rate");
   case OPT_RETRIES: return checked(args_long(optarg, 0, 100, &o->retries), "invalid retry count");
   case OPT_MAX_BODY: return checked(args_size(optarg, &o->max_body), "invalid size");
@@ -441,6 +599,73 @@ static int take_transfer_option(options *o, int c)
   }
 }
 
+/* -tags and the other filters: a comma list into the field. */
+static int add_filter(options *o, tpl_field field)
+{
+  int rc = tpl_filter_add(&o->filter, field, optarg);
+  if (rc == -2) {
+    fputs("scan: out of memory\n", stderr);
+    return EXIT_SETUP;
+  }
+  if (rc == -1 && (field == TF_SEVERITY || field == TF_ESEVERITY))
+    return bad_usage("invalid severity (info, low, medium, high, critical, unknown)", optarg);
+  if (rc == -1 && (field == TF_TYPE || field == TF_ETYPE))
+    return bad_usage("invalid protocol type (dns, file, http, headless, tcp, workflow, ssl, "
+                     "websocket, whois, code, javascript)",
+                     optarg);
+  return rc == -1 ? bad_usage("empty list", optarg) : -1;
+}
+
+/* nuclei's options of its own: the filters, the run controls, the
+ * statistics, the exports; as take_request_option. */
+static int take_nuclei_option(options *o, int c)
+{
+  if (c >= OPT_FILTER && c < OPT_FILTER + TF_FIELDS)
+    return add_filter(o, (tpl_field)(c - OPT_FILTER));
+  switch (c) {
+  case 'a': return add_filter(o, TF_AUTHOR);
+  case OPT_BULK_SIZE:
+    return checked(args_long(optarg, 1, MAX_CONCURRENCY, &o->bulk_size), "invalid bulk size");
+  case OPT_STATS: o->stats = 1; return -1;
+  case OPT_STATS_INTERVAL:
+    return checked(args_seconds(optarg, &o->stats_interval_ms) || !o->stats_interval_ms,
+                   "invalid interval");
+  case OPT_JSON_EXPORT: o->json_export = optarg; return -1;
+  case OPT_ATTACK_TYPE:
+    return checked(tpl_attack_parse(optarg, &o->attack),
+                   "invalid attack type (batteringram, pitchfork or clusterbomb)");
+  case 'j':
+  case OPT_ACCEPTED: return -1;
+  default: return -2;
+  }
+}
+
+/* The checks of what the options give together. -1, or the usage
+ * status. */
+static int check_together(options *o, int concurrency_given)
+{
+  if (!o->method)
+    o->method = o->data ? "POST" : "GET";
+  if (o->nvars && !o->ntemplates)
+    return bad_usage("-var gives templates values: give -t", o->vars[0]);
+  if (o->validate && !o->ntemplates)
+    return bad_usage("--validate checks templates: give -t", "--validate");
+  if (o->attack && !o->ntemplates)
+    return bad_usage("--attack-type combines templates' payloads: give -t",
+                     tpl_attack_name(o->attack));
+  if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
+    return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
+  if (tpl_filter_any(&o->filter) && !o->ntemplates)
+    return bad_usage("the filters choose templates: give -t", "-tags, -severity, -id, ...");
+  if (o->bulk_size) { /* nuclei's bound: -c templates, each over -bs hosts */
+    long parallel = concurrency_given ? o->concurrency : NUCLEI_TEMPLATE_THREADS;
+    if (parallel > MAX_CONCURRENCY / o->bulk_size)
+      return bad_usage("invalid concurrency (-c x -bs above 100000)", "-bs");
+    o->concurrency = parallel * o->bulk_size;
+  }
+  return -1;
+}
+
 int parse_options(int argc, char **argv, options *o)
 {
   memset(o, 0, sizeof *o);
@@ -461,15 +686,18 @@ int parse_options(int argc, char **argv, options *o)
   o->m.extracts = calloc((size_t)argc, sizeof *o->m.extracts);
   o->templates = calloc((size_t)argc, sizeof *o->templates);
   o->vars = calloc((size_t)argc, sizeof *o->vars);
-  if (!o->templates || !o->vars || !o->urls || !o->m.words || !o->m.word_nocase || !o->m.regexes || !o->m.extracts) {
+  o->spelled = calloc((size_t)argc, sizeof *o->spelled);
+  o->nspelled = o->spelled ? (size_t)argc : 0;
+  o->stats_interval_ms = NUCLEI_STATS_INTERVAL_MS;
+  if (!o->spelled || nuclei_spellings(argc, argv, o) != 0 || !o->templates || !o->vars || !o->urls || !o->m.words || !o->m.word_nocase || !o->m.regexes || !o->m.extracts) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;
   }
 
   opterr = 0; /* bad options get our one-line hint instead */
-  nuclei_spellings(argc, argv);
-  int c;
-  while ((c = getopt_long(argc, argv, ":u:l:t:o:sH:X:d:kc:L:hVv", LONG_OPTIONS, NULL)) != -1) {
+  int c, concurrency_given = 0;
+  while ((c = getopt_long(argc, argv, SHORT_OPTIONS, LONG_OPTIONS, NULL)) != -1) {
+    concurrency_given |= c == 'c';
     if (c == 'h') {
       usage(stdout);
       return EXIT_RAN;
@@ -483,21 +711,15 @@ int parse_options(int argc, char **argv, options *o)
     if (status == -2)
       status = take_transfer_option(o, c);
     if (status == -2)
+      status = take_nuclei_option(o, c);
+    if (status == -2)
       return bad_option(argv, c);
     if (status >= 0)
       return status;
   }
   if (optind != argc)
     return bad_usage("unexpected argument (targets go with -u or -l)", argv[optind]);
-  if (!o->method)
-    o->method = o->data ? "POST" : "GET";
-  if (o->nvars && !o->ntemplates)
-    return bad_usage("-var gives templates values: give -t", o->vars[0]);
-  if (o->validate && !o->ntemplates)
-    return bad_usage("--validate checks templates: give -t", "--validate");
-  if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
-    return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
-  return -1;
+  return check_together(o, concurrency_given);
 }
 
 void options_free(options *o)
@@ -514,5 +736,9 @@ void options_free(options *o)
   free(o->urls);
   free(o->templates);
   free(o->vars);
+  for (size_t i = 0; o->spelled && i < o->nspelled; i++)
+    free(o->spelled[i]);
+  free(o->spelled);
+  tpl_filter_free(&o->filter);
   curl_slist_free_all(o->headers);
 }

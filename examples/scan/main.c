@@ -19,6 +19,8 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
     return -1;
   ts->given = o->vars;
   ts->ngiven = o->nvars;
+  ts->attack = o->attack;
+  ts->filter = tpl_filter_any(&o->filter) ? &o->filter : NULL;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;
   if (plan_build(p, ts) != 0 || eval_matchers(ts, &o->m, m) != 0) {
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
   s.opt = &opt;
   s.m = &opt.m;
   s.out.fd = -1;
-  s.progress = !opt.silent && isatty(STDERR_FILENO);
+  s.progress = !opt.silent && !opt.stats && isatty(STDERR_FILENO);
   templates ts;
   plan p;
   matchers tm;

@@ -448,6 +448,7 @@ void write_line(output *o)
     p += n;
     left -= (size_t)n;
   }
+  out_export(o);
 }
 
 /* The fields of the target, as one JSON object and a line break, into

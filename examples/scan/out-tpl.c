@@ -202,13 +202,32 @@ static void print_keeps(const tpl *t)
   putchar('\n');
 }
 
+/* How loaded template t's payloads combine, as --validate -v prints it
+ * (as it does a skipped one's, from its note). */
+static void print_payloads(const tpl *t)
+{
+  line l = {0};
+  tpl_payloads_note(t, &l);
+  put(&l, "", 1);
+  if (!l.nomem && l.p[0])
+    printf("payloads %s: %s\n", t->file, l.p);
+  free(l.p);
+}
+
 void out_validation(const templates *ts, const plan *p, int verbose)
 {
-  for (size_t i = 0; verbose && i < ts->n; i++)
+  for (size_t i = 0; verbose && i < ts->n; i++) {
     print_keeps(&ts->t[i]);
+    print_payloads(&ts->t[i]);
+  }
+  for (size_t i = 0; verbose && i < ts->nskips; i++)
+    if (ts->skips[i].payloads)
+      printf("payloads %s: %s\n", ts->skips[i].file, ts->skips[i].payloads);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
   printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);
+  if (ts->filter)
+    printf("templates: %zu left out by the filters\n", ts->nfiltered);
   skip_counts(stdout, ts, "");
 }
 
@@ -217,6 +236,8 @@ void out_summary(const templates *ts, const plan *p, unsigned long requests, uns
   fprintf(stderr,
           "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
           ts->n, ts->nskips, p->nclusters, requests, matches);
+  if (ts->filter)
+    fprintf(stderr, "scan: templates: %zu left out by the filters\n", ts->nfiltered);
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);

@@ -22,6 +22,9 @@ typedef struct output {
   unsigned long matches;
   unsigned long *last;
   size_t window;
+  /* --json-export: the array's file (0: none), its elements so far. */
+  int export_fd;
+  unsigned long exported;
 } output;
 
 /* How a target's last transfer ended, for its report. */
@@ -58,6 +61,15 @@ void write_line(output *o);
 const char *out_error(const reading *r, const attempt *a, char *buf, size_t cap);
 /* The target's line, from its reading and its last attempt. */
 void out_target(output *o, const reading *r, const attempt *a, int matched);
+
+/* ---- --json-export (out-export.c) --------------------------------------- */
+
+/* Opens path for the array. 0, or -1 with errno. */
+int out_export_open(output *o, const char *path);
+/* The line just written (o->line), as the array's next element. */
+void out_export(output *o);
+/* Ends the array and closes its file. 0, or -1 with write_error set. */
+int out_export_close(output *o);
 
 /* ---- Templates (out-tpl.c) ---------------------------------------------- */
 

@@ -7,6 +7,7 @@
  * same as no other (nuclei sends each its own value). */
 #include "plan.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,10 @@ static int same_request(const cluster *c, const tpl_request *q, const char *path
                         unsigned uses)
 {
   if (c->alone || (uses & TPL_USES_VOLATILE) ||
-      c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) || strcmp(c->path, path) || !same(c->body, q->body) ||
-      c->redirects != q->redirects || (q->redirects && c->max_redirs != q->max_redirs) ||
-      c->nheaders != q->nheaders || !c->raw != !q->raw ||
+      c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) ||
+      strcmp(c->path, path) || !same(c->body, q->body) || c->redirects != q->redirects ||
+      (q->redirects && c->max_redirs != q->max_redirs) || c->nheaders != q->nheaders ||
+      !c->raw != !q->raw ||
       (q->raw && (c->raw->unsafe != q->unsafe || !same(c->raw->annotations, q->annotations))))
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
@@ -29,8 +31,72 @@ static int same_request(const cluster *c, const tpl_request *q, const char *path
   return 1;
 }
 
+/* The clusters that other requests may join, by the hash of their
+ * request (open addressing; SIZE_MAX: an empty slot), so that finding a
+ * request's cluster costs the same whatever the number of templates. */
+typedef struct cluster_index {
+  size_t *slot;
+  size_t cap; /* a power of two; at most half full */
+  size_t used;
+} cluster_index;
+
+static uint64_t mix(uint64_t h, const char *s)
+{
+  for (; s && *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL; /* FNV-1a */
+  return (h ^ 0xff) * 1099511628211ULL;             /* the end of s: "ab","c" is not "a","bc" */
+}
+
+/* The hash of what same_request compares. */
+static uint64_t request_hash(const char *method, const char *path, const char *body,
+                             char *const *headers, size_t nheaders, int redirects, long max_redirs,
+                             size_t owner)
+{
+  uint64_t h = mix(mix(mix(14695981039346656037ULL, method), path), body ? body : "\x01");
+  for (size_t i = 0; i < nheaders; i++)
+    h = mix(h, headers[i]);
+  return h ^
+         ((uint64_t)redirects * 31 + (uint64_t)(redirects ? max_redirs : 0)) *
+             0x9e3779b97f4a7c15ULL ^
+         (uint64_t)owner * 0xc2b2ae3d27d4eb4fULL;
+}
+
+static uint64_t cluster_hash(const cluster *c)
+{
+  return request_hash(c->method, c->path, c->body, c->headers, c->nheaders, c->redirects,
+                      c->max_redirs, c->owner);
+}
+
+/* Cluster i into x. 0 or -1. */
+static int index_add(cluster_index *x, const plan *p, size_t i)
+{
+  if (2 * (x->used + 1) > x->cap) {
+    size_t cap = x->cap ? 2 * x->cap : 1024, *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+      return -1;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t k = 0; k < x->cap; k++)
+      for (size_t j = x->slot[k] == SIZE_MAX ? cap : cluster_hash(&p->c[x->slot[k]]) & (cap - 1);
+           j < cap; j = (j + 1) & (cap - 1))
+        if (slot[j] == SIZE_MAX) {
+          slot[j] = x->slot[k];
+          break;
+        }
+    free(x->slot);
+    x->slot = slot;
+    x->cap = cap;
+  }
+  size_t j = cluster_hash(&p->c[i]) & (x->cap - 1);
+  while (x->slot[j] != SIZE_MAX)
+    j = (j + 1) & (x->cap - 1);
+  x->slot[j] = i;
+  x->used++;
+  return 0;
+}
+
 /* Adds member (t, q) to the cluster of path, made when new. 0 or -1. */
-static int join(plan *p, const templates *ts, size_t t, size_t q, const char *path, size_t *cap)
+static int join(plan *p, const templates *ts, size_t t, size_t q, const char *path, size_t *cap,
+                cluster_index *x)
 {
   const tpl_request *r = &ts->t[t].reqs[q];
   const tpl *tp = &ts->t[t];
@@ -39,9 +105,16 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
                   (r->annotations ? tpl_text_uses(tp, ts->given, ts->ngiven, r->annotations) : 0);
   for (size_t k = 0; k < r->nheaders; k++)
     uses |= tpl_text_uses(tp, ts->given, ts->ngiven, r->headers[k]);
-  size_t i = 0;
-  while (i < p->nclusters && !same_request(&p->c[i], r, path, t, uses))
-    i++;
+  size_t i = p->nclusters;
+  if (!(uses & TPL_USES_VOLATILE) && x->cap) {
+    uint64_t h = request_hash(r->method, path, r->body, r->headers, r->nheaders, r->redirects,
+                              r->max_redirs, uses & TPL_USES_TEMPLATE ? t : NO_OWNER);
+    for (size_t j = h & (x->cap - 1); x->slot[j] != SIZE_MAX; j = (j + 1) & (x->cap - 1))
+      if (same_request(&p->c[x->slot[j]], r, path, t, uses)) {
+        i = x->slot[j];
+        break;
+      }
+  }
   if (i == p->nclusters) {
     if (p->nclusters == *cap) {
       cluster *g = realloc(p->c, (*cap = *cap ? 2 * *cap : 64) * sizeof *g);
@@ -63,6 +136,8 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
     c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
     c->owner = uses & TPL_USES_TEMPLATE ? t : NO_OWNER;
     c->alone = (uses & TPL_USES_VOLATILE) != 0;
+    if (!c->alone && index_add(x, p, i) != 0)
+      return -1;
   }
   cluster *c = &p->c[i];
   tpl_member *g = realloc(c->members, (c->nmembers + 1) * sizeof *g);
@@ -83,11 +158,15 @@ int plan_build(plan *p, const templates *ts)
   clock_gettime(CLOCK_REALTIME, &now);
   uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec * 2654435761u;
   tpl_randstr(p->randstr, &seed);
+  cluster_index index = {NULL, 0, 0};
   for (size_t t = 0; t < ts->n; t++)
     for (size_t q = 0; q < ts->t[t].nreqs; q++)
       for (size_t k = 0; k < ts->t[t].reqs[q].npaths; k++)
-        if (join(p, ts, t, q, ts->t[t].reqs[q].paths[k], &cap) != 0)
+        if (join(p, ts, t, q, ts->t[t].reqs[q].paths[k], &cap, &index) != 0) {
+          free(index.slot);
           return -1;
+        }
+  free(index.slot);
   return plan_fix(p);
 }
 

@@ -93,6 +93,7 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
     *out = v->vars[i].p ? expr_str(v->vars[i].p, v->vars[i].len)
                         : expr_str(v->p->fixed[v->tpl][i].p, v->p->fixed[v->tpl][i].len);
     return 1;
+  case TS_PAYLOAD: break; /* a value of the request's combination, not of the plan */
   case TS_NONE: break;
   }
   return 0;

@@ -194,9 +194,11 @@ static int check_var(const names *k, const tpl_request *q, const char *name, siz
   }
   /* A header's or a cookie's name is in lower case, with '_' for '-';
    * anything else must be a variable scan knows. */
+  tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, len, &index);
+  if (s == TS_PAYLOAD && tpl_payload_find(&q->payloads, name, len) == q->payloads.n)
+    s = TS_NONE; /* another request's */
   if (tpl_response_var(name, len) || tpl_url_var(name, len) || extractor_name(q, name, len) ||
-      tpl_name(k->t, k->given, k->ngiven, name, len, &index) != TS_NONE ||
-      (!has_upper(name, len) && !is(name, len, "request")))
+      s != TS_NONE || (!has_upper(name, len) && !is(name, len, "request")))
     return 0;
   snprintf(why, cap, "dsl: variable %.*s", (int)len, name);
   return -1;

@@ -15,8 +15,10 @@
 typedef struct reader {
   yaml_document_t doc;
   const templates *ts; /* where it goes: the -var names */
+  const char *path;    /* the template's file */
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
+  int waits; /* loaded whole, skipped only as its payloads are not run yet */
 } reader;
 
 /* Records why the template is skipped (the first reason found). */
@@ -356,7 +358,7 @@ static int load_list(reader *r, yaml_node_t *n, int extractors, tpl_request *q)
 /* The keys of a request that make a template skipped, by their reason. */
 static const char *request_skip(const char *k)
 {
-  static const char *const as_is[] = {"payloads", "flow", "fuzzing", "race", "pipeline"};
+  static const char *const as_is[] = {"flow", "fuzzing", "race", "pipeline"};
   for (size_t i = 0; i < sizeof as_is / sizeof *as_is; i++)
     if (!strcmp(k, as_is[i]))
       return as_is[i];
@@ -388,10 +390,20 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   return why ? skip(r, why, NULL) : 0;
 }
 
+/* payloads: (tpl-payloads.c), once q is read whole. */
+static int payloads(reader *r, tpl_request *q, yaml_node_t *map, tpl_attack attack)
+{
+  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, r->reason, sizeof r->reason);
+  if (rc == -2)
+    r->nomem = 1;
+  return rc;
+}
+
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
 {
   const char *k;
-  yaml_node_t *v;
+  yaml_node_t *v, *values = NULL; /* payloads: */
+  tpl_attack attack = TPL_ATTACK_NONE;
   if (!is_map(n))
     return skip(r, "request not a mapping", NULL);
   q->max_redirs = DEFAULT_MAX_REDIRS;
@@ -432,6 +444,14 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = (q->stop_first = truthy(s)) || s;
     else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
       ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
+    else if (!strcmp(k, "payloads"))
+      ok = (values = v) != NULL;
+    else if (!strcmp(k, "attack") && (!s || tpl_attack_parse(s, &attack) != 0))
+      return skip(r, "attack", s ? s : "not a string");
+    else if (!strcmp(k, "attack"))
+      ok = 1;
+    else if (!strcmp(k, "threads")) /* nuclei's payload requests at once: scan's -c rules */
+      ok = s && strtol(s, &end, 10) >= 0 && !*end && end != s;
     if (!ok)
       return skip(r, "request key", k);
   }
@@ -441,7 +461,27 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     return skip(r, "request without a path", NULL);
   if (!q->method && !(q->method = dup(r, "GET")))
     return -1;
-  return q->nmatchers || q->nextractors ? 0 : skip(r, "request without matchers", NULL);
+  if (!q->nmatchers && !q->nextractors)
+    return skip(r, "request without matchers", NULL);
+  return values ? payloads(r, q, values, attack) : 0;
+}
+
+/* A comma list ("a, b,c") as an array of new strings, each trimmed of
+ * spaces: info's tags and author. */
+static int comma_list(reader *r, const char *s, char ***out, size_t *count)
+{
+  if (!(*out = calloc(strlen(s) / 2 + 2, sizeof **out)))
+    return r->nomem = 1, -1;
+  for (const char *p = s + strspn(s, ", "); *p;) {
+    size_t len = strcspn(p, ",");
+    while (len && p[len - 1] == ' ')
+      len--;
+    if (len && !((*out)[(*count)++] = strndup(p, len)))
+      return r->nomem = 1, -1;
+    p += strcspn(p, ",");
+    p += strspn(p, ", ");
+  }
+  return 0;
 }
 
 static int load_info(reader *r, yaml_node_t *n, tpl *t)
@@ -457,20 +497,12 @@ static int load_info(reader *r, yaml_node_t *n, tpl *t)
       return -1;
     if (k && !strcmp(k, "severity") && s && !(t->severity = dup(r, s)))
       return -1;
-    if (k && !strcmp(k, "tags") && s) { /* "a,b,c" */
-      if (!(t->tags = calloc(strlen(s) / 2 + 2, sizeof *t->tags)))
-        return r->nomem = 1, -1;
-      for (const char *p = s; *p;) {
-        size_t len = strcspn(p, ",");
-        while (len && p[len - 1] == ' ')
-          len--;
-        if (len && !(t->tags[t->ntags++] = strndup(p, len)))
-          return r->nomem = 1, -1;
-        p += strcspn(p, ",");
-        p += strspn(p, ", ");
-      }
-    } else if (k && !strcmp(k, "tags") && strings(r, v, &t->tags, &t->ntags) != 0)
-      return -1;
+    if (k && (!strcmp(k, "tags") || !strcmp(k, "author"))) {
+      char ***list = !strcmp(k, "tags") ? &t->tags : &t->authors;
+      size_t *count = !strcmp(k, "tags") ? &t->ntags : &t->nauthors;
+      if (s ? comma_list(r, s, list, count) != 0 : strings(r, v, list, count) != 0)
+        return -1;
+    }
   }
   return 0;
 }
@@ -509,8 +541,30 @@ static int vars(reader *r, yaml_node_t *v, tpl *t, int constants)
   return why ? skip(r, why, NULL) : 0;
 }
 
-/* The document's template into t. */
-static int load_template(reader *r, tpl *t)
+/* nuclei's protocol type of a template: its first kind of request in
+ * nuclei's order (Template.Type), as -type names it; NULL: none. */
+static const char *protocol_type(reader *r, yaml_node_t *root)
+{
+  static const char *const kinds[][2] = {
+      {"dns", "dns"},         {"file", "file"},   {"http", "http"},     {"requests", "http"},
+      {"headless", "headless"}, {"network", "tcp"}, {"tcp", "tcp"},       {"ssl", "ssl"},
+      {"websocket", "websocket"}, {"whois", "whois"}, {"code", "code"},
+      {"javascript", "javascript"}, {"workflows", "workflow"}};
+  const char *k;
+  yaml_node_t *v;
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    EACH_KEY(r, root, k, v)
+    {
+      if (k && !strcmp(k, kinds[i][0]))
+        return kinds[i][1];
+      (void)v;
+    }
+  return NULL;
+}
+
+/* What the filter looks at (tpl-filter.c), read first: the id, the info
+ * and the protocol type. */
+static int load_head(reader *r, tpl *t)
 {
   yaml_node_t *root = yaml_document_get_root_node(&r->doc), *v;
   const char *k;
@@ -518,13 +572,27 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "not a template (no mapping)", NULL);
   EACH_KEY(r, root, k, v)
   {
+    if (k && !strcmp(k, "id") && !(scalar(v) && (t->id = dup(r, scalar(v)))))
+      return skip(r, "template key", k);
+    if (k && !strcmp(k, "info") && load_info(r, v, t) != 0)
+      return skip(r, "template key", k);
+  }
+  t->type = protocol_type(r, root);
+  return 0;
+}
+
+/* The rest of the document's template into t, after load_head. */
+static int load_template(reader *r, tpl *t)
+{
+  yaml_node_t *root = yaml_document_get_root_node(&r->doc), *v;
+  const char *k;
+  EACH_KEY(r, root, k, v)
+  {
     int ok = 0;
     if (!k)
       ok = 0;
-    else if (!strcmp(k, "id"))
-      ok = scalar(v) && (t->id = dup(r, scalar(v)));
-    else if (!strcmp(k, "info"))
-      ok = load_info(r, v, t) == 0;
+    else if (!strcmp(k, "id") || !strcmp(k, "info"))
+      ok = 1; /* load_head's */
     else if (!strcmp(k, "http") || !strcmp(k, "requests"))
       ok = load_requests(r, v, t) == 0;
     else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
@@ -546,6 +614,10 @@ static int load_template(reader *r, tpl *t)
   /* Its expressions may name its variables, constants and -var's. */
   for (size_t i = 0; rc == 0 && i < t->nreqs; i++)
     rc = tpl_dsl_check(t, r->ts->given, r->ts->ngiven, &t->reqs[i], r->reason, sizeof r->reason);
+  /* Until each combination is sent, a template with payloads waits. */
+  for (size_t i = 0; rc == 0 && !r->ts->run_payloads && i < t->nreqs; i++)
+    if (t->reqs[i].payloads.n)
+      return r->waits = 1, skip(r, "payloads", "not run yet");
   return rc;
 }
 
@@ -603,6 +675,7 @@ static void free_request(tpl_request *q)
   }
   free(q->matchers);
   free(q->extractors);
+  tpl_payloads_free(&q->payloads);
 }
 
 static void free_template(tpl *t)
@@ -611,6 +684,7 @@ static void free_template(tpl *t)
     free_request(&t->reqs[i]);
   free(t->reqs);
   free_strings(t->tags, t->ntags);
+  free_strings(t->authors, t->nauthors);
   free(t->file);
   free(t->id);
   free(t->name);
@@ -653,6 +727,7 @@ int tpl_load_file(templates *ts, const char *path)
   reader r;
   memset(&r, 0, sizeof r);
   r.ts = ts;
+  r.path = path;
   yaml_parser_t parser;
   tpl t;
   memset(&t, 0, sizeof t);
@@ -667,10 +742,17 @@ int tpl_load_file(templates *ts, const char *path)
     yaml_parser_delete(&parser);
   }
   fclose(f);
+  int chosen = 1;
   if (parsed) {
-    if (repeated_key(&r) == 0)
+    if (repeated_key(&r) == 0 && load_head(&r, &t) == 0 &&
+        (chosen = !ts->filter || tpl_filter_match(ts->filter, &t)))
       (void)load_template(&r, &t);
     yaml_document_delete(&r.doc);
+  }
+  if (!chosen && !r.nomem) { /* left out by the filter: not a skip */
+    free_template(&t);
+    ts->nfiltered++;
+    return 0;
   }
   one_line(r.reason);
   int skipped = r.reason[0] != 0;
@@ -681,14 +763,19 @@ int tpl_load_file(templates *ts, const char *path)
   else if (grown)
     ts->t = grown;
   char *reason = skipped ? strdup(r.reason) : NULL;
-  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason)) {
+  line note = {0}; /* what its payloads are, for --validate -v */
+  if (r.waits)
+    tpl_payloads_note(&t, &note), put(&note, "", 1);
+  if (!(t.file = strdup(path)) || !grown || r.nomem || (skipped && !reason) || note.nomem) {
     free(reason);
+    free(note.p);
     free_template(&t);
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
   if (skipped) {
     ts->skips[ts->nskips].file = t.file;
+    ts->skips[ts->nskips].payloads = note.p;
     ts->skips[ts->nskips++].reason = reason;
     t.file = NULL;
     free_template(&t);
@@ -706,6 +793,7 @@ void tpl_free(templates *ts)
   for (size_t i = 0; i < ts->nskips; i++) {
     free(ts->skips[i].file);
     free(ts->skips[i].reason);
+    free(ts->skips[i].payloads);
   }
   free(ts->skips);
 }

@@ -35,6 +35,9 @@ const size_t tpl_ntarget_names = sizeof tpl_target_names / sizeof *tpl_target_na
  * (nuclei bounds the "{{" it tries at 250). */
 #define CLOSERS_MAX     64
 #define CHECK_BYTES_MAX (4u << 20)
+/* The distinct expressions of one template, at most (each new one is
+ * looked for among those before it; payload values may hold many). */
+#define EXPRS_MAX 1024
 
 static int named(const char *s, const char *name, size_t len)
 {
@@ -45,6 +48,9 @@ tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const
                     size_t len, size_t *index)
 {
   size_t i;
+  for (i = 0; i < t->nreqs; i++)
+    if (tpl_payload_find(&t->reqs[i].payloads, name, len) < t->reqs[i].payloads.n)
+      return *index = i, TS_PAYLOAD;
   for (i = 0; i < t->nconsts; i++)
     if (named(t->consts[i].name, name, len))
       return *index = i, TS_CONST;
@@ -175,9 +181,12 @@ typedef struct checker {
   const char *const *given;
   size_t ngiven;
   size_t var; /* checking variable var's value; nvars: a request's text */
+  size_t req; /* the request whose text (or payload value) it is */
+  int value;  /* checking a payload's value */
   char *why;  /* the reason, when one is found */
   size_t cap;
   int nomem;
+  int over;         /* more than EXPRS_MAX expressions: a reason that stays */
   expr_error first; /* the first compile error of the current "{{" */
   const char *first_at;
   size_t compiled; /* bytes given to expr_compile */
@@ -270,6 +279,11 @@ static int readable(checker *k, const char *name, size_t len)
     return fail(k, "interactsh");
   if (s == TS_NONE)
     return fail(k, "variable: %.*s", (int)len, name);
+  if (s == TS_PAYLOAD && k->var < k->t->nvars) /* nuclei's variables see no payloads */
+    return fail(k, "variables: %s uses the payload %.*s", k->t->vars[k->var].name, (int)len, name);
+  if (s == TS_PAYLOAD && (k->value || tpl_payload_find(&k->t->reqs[k->req].payloads, name, len) ==
+                                          k->t->reqs[k->req].payloads.n))
+    return fail(k, "variable: %.*s (a payload of another request)", (int)len, name);
   if (s == TS_VAR && k->var < k->t->nvars && i >= k->var)
     return i == k->var
                ? fail(k, "variables: %s uses itself (give it with -var %s=VALUE)",
@@ -293,6 +307,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
     return KIND_EXPR;
   if (len > EXPR_MAX_SOURCE)
     return 0;
+  if (k->t->nexprs >= EXPRS_MAX)
+    return k->over = 1, fail(k, "expression: more than %d in the template", EXPRS_MAX);
   if ((k->compiled += len) > CHECK_BYTES_MAX)
     return fail(k, "expression: too many {{ to read");
   char *src = rewrite(k, inner, len);
@@ -532,6 +548,27 @@ static int rendered_in_matchers(const tpl *t)
   return 0;
 }
 
+/* The expressions of the payloads' values, compiled where they compile
+ * and read names a payload's value can (nuclei renders a value with every
+ * name but the payloads). A value whose {{...}} stays is no reason to
+ * skip: nuclei leaves its text unresolved and does not send the
+ * combinations with it. */
+static void check_payloads(checker *k)
+{
+  char *why = k->why;
+  k->value = 1;
+  for (k->req = 0; k->req < k->t->nreqs && !k->nomem; k->req++) {
+    const tpl_payloads *ps = &k->t->reqs[k->req].payloads;
+    for (size_t i = 0; i < ps->n && !k->nomem && !k->over; i++)
+      for (size_t j = 0; j < ps->p[i].n && !k->nomem && !k->over; j++) {
+        check_text(k, ps->p[i].values[j]);
+        if (!k->over)
+          why[0] = '\0';
+      }
+  }
+  k->value = 0;
+}
+
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
   if (rendered_in_matchers(t))
@@ -539,7 +576,7 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
            -1;
   if (randstr_texts(t) != 0)
     return -2;
-  checker k = {t, given, ngiven, 0, why, cap, 0, {0}, NULL, 0};
+  checker k = {t, given, ngiven, 0, 0, 0, why, cap, 0, 0, {0}, NULL, 0};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;
@@ -549,8 +586,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
       break;
   }
   k.var = t->nvars;
-  for (size_t i = 0; !why[0] && !k.nomem && i < t->nreqs; i++) {
-    const tpl_request *q = &t->reqs[i];
+  for (k.req = 0; !why[0] && !k.nomem && k.req < t->nreqs; k.req++) {
+    const tpl_request *q = &t->reqs[k.req];
     for (size_t j = 0; j < q->npaths; j++)
       check_text(&k, q->paths[j]);
     for (size_t j = 0; j < q->nheaders; j++)
@@ -560,6 +597,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
     if (q->annotations)
       check_text(&k, q->annotations);
   }
+  if (!why[0] && !k.nomem)
+    check_payloads(&k);
   return k.nomem ? -2 : why[0] ? -1 : 0;
 }
 
@@ -576,7 +615,7 @@ static void use(user *u, const char *name, size_t len)
 {
   size_t i;
   tpl_source s = tpl_name(u->t, u->given, u->ngiven, name, len, &i);
-  if (s == TS_CONST || s == TS_VAR)
+  if (s == TS_CONST || s == TS_VAR || s == TS_PAYLOAD)
     u->uses |= TPL_USES_TEMPLATE;
 }
 

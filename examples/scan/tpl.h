@@ -4,7 +4,8 @@
  * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
  * template's variables and constants and the {{...}} of its texts, all
  * compiled by the expression engine (expr.h, a layer of its own below this
- * one). A template with anything else is skipped, with its reason. Nothing
+ * one), tpl-payloads.c a request's payloads: and their combinations. A
+ * template with anything else is skipped, with its reason. Nothing
  * here makes a request or looks at a response: this layer links with
  * libyaml, PCRE2 and the engine alone. */
 #ifndef SCAN_TPL_H
@@ -82,6 +83,39 @@ typedef struct tpl_extractor {
   size_t n;
 } tpl_extractor;
 
+/* How a request's payloads combine (nuclei's attack:). */
+typedef enum tpl_attack {
+  TPL_ATTACK_NONE,  /* not given */
+  TPL_BATTERINGRAM, /* one payload, each value in turn (nuclei's default) */
+  TPL_PITCHFORK,    /* value k of every payload together, up to the shortest */
+  TPL_CLUSTERBOMB   /* every combination (the product) */
+} tpl_attack;
+
+/* The combinations one request may make per target, at most: a request
+ * whose payloads make more is skipped (nuclei has no bound). */
+#define TPL_PAYLOAD_MAX 65536
+/* A payload file: at most this many bytes, lines, and bytes in a line
+ * (nuclei's reader refuses a line of 64 KiB or more). */
+#define TPL_PAYLOAD_FILE_MAX  (4u << 20)
+#define TPL_PAYLOAD_LINES_MAX 262144
+#define TPL_PAYLOAD_LINE_MAX  65535
+
+/* One payload: a name of the request's texts and its values, in order. */
+typedef struct tpl_payload {
+  char *name;
+  char **values; /* into text */
+  size_t n;      /* at least 1 */
+  char *text;    /* the values, each ended by a NUL */
+} tpl_payload;
+
+/* A request's payloads: (n 0: none) and how they combine. */
+typedef struct tpl_payloads {
+  tpl_attack attack; /* --attack-type, else the request's attack:, else batteringram */
+  tpl_payload *p;    /* in the template's order, those the request uses */
+  size_t n;
+  size_t combos; /* the combinations, 1 to TPL_PAYLOAD_MAX when n > 0 */
+} tpl_payloads;
+
 /* One entry of http: (or requests:). */
 typedef struct tpl_request {
   char *method;
@@ -105,6 +139,7 @@ typedef struct tpl_request {
   size_t nmatchers;
   tpl_extractor *extractors;
   size_t nextractors;
+  tpl_payloads payloads;
 } tpl_request;
 
 /* A name of a template (variables:, constants:) and its value as written. */
@@ -128,6 +163,9 @@ typedef struct tpl {
   char *file, *id, *name, *severity;
   char **tags;
   size_t ntags;
+  char **authors; /* info.author: a comma list, or a list */
+  size_t nauthors;
+  const char *type; /* nuclei's protocol type (http, dns, ...); NULL: none */
   tpl_request *reqs;
   size_t nreqs;
   tpl_var *vars; /* variables:, in order */
@@ -142,6 +180,7 @@ typedef struct tpl {
 typedef struct tpl_skip {
   char *file;
   char *reason;
+  char *payloads; /* what tpl_payloads_note says of it, for --validate -v; NULL: none */
 } tpl_skip;
 
 /* The templates loaded, and those skipped. */
@@ -153,6 +192,18 @@ typedef struct templates {
   /* -var NAME=VALUE, set before tpl_load: names a template may use. */
   const char *const *given;
   size_t ngiven;
+  /* --attack-type, set before tpl_load: every request's (0: their own). */
+  tpl_attack attack;
+  /* Where payload files are looked for, no higher up (tpl-payloads.c);
+   * NULL: up to the file system's root. */
+  const char *files_root;
+  /* Load templates with payloads, for a caller that sends each
+   * combination; 0: they are skipped, "payloads: not run yet". */
+  int run_payloads;
+  /* -tags, -severity, ... set before tpl_load (NULL: none): a template it
+   * leaves out is neither loaded nor skipped, only counted. */
+  const struct tpl_filter *filter;
+  size_t nfiltered;
 } templates;
 
 /* A raw request (one, of text) into q's method, path, headers, body and
@@ -183,9 +234,11 @@ typedef enum tpl_source {
   TS_CONST,  /* constants: */
   TS_GIVEN,  /* -var */
   TS_TARGET, /* tpl_target_names, randstr */
-  TS_VAR     /* variables: */
+  TS_VAR,    /* variables: */
+  TS_PAYLOAD /* payloads: of a request, over all the others (nuclei's) */
 } tpl_source;
-/* The source of name[0..len) in t (index: which constant, -var, variable). */
+/* The source of name[0..len) in t (index: which constant, -var, variable,
+ * or for a payload which request of t has it). */
 tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const char *name,
                     size_t len, size_t *index);
 
@@ -204,7 +257,7 @@ void tpl_vars_free(tpl *t);
 
 /* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
 enum {
-  TPL_USES_TEMPLATE = 1, /* a constant or a variable of t */
+  TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
   TPL_USES_VOLATILE = 2  /* an expression that gives another value each time */
 };
 unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);
@@ -239,6 +292,65 @@ int tpl_dsl_check(const tpl *t, const char *const *given, size_t ngiven, const t
  * the suffix, else len. */
 size_t tpl_dsl_unalias(const char *name, size_t len);
 void tpl_dsl_free(tpl_dsl *d);
+
+/* ---- Payloads (tpl-payloads.c) ------------------------------------------ */
+
+/* The attack's name, as templates write it. */
+const char *tpl_attack_name(tpl_attack a);
+/* s (any case, spaces around) as an attack into *a: 0, or -1. */
+int tpl_attack_parse(const char *s, tpl_attack *a);
+/* Request q's payloads: (a mapping, as map of doc) into q->payloads, with
+ * attack (its attack:, TPL_ATTACK_NONE when not given), for the template
+ * file path of ts: the values, the combinations counted. Once q is read
+ * whole (a payload none of its texts names is dropped, as nuclei does).
+ * 0, or -1 with the reason in why (cap bytes), or -2 when out of memory. */
+int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q,
+                      struct yaml_document_s *doc, struct yaml_node_s *map, tpl_attack attack,
+                      char *why, size_t cap);
+/* Which payload of ps is named name[0..len): its index, or ps->n. */
+size_t tpl_payload_find(const tpl_payloads *ps, const char *name, size_t len);
+/* The value of payload i of ps in combination k (k < ps->combos):
+ * clusterbomb's first payload changes fastest. */
+const char *tpl_payload_value(const tpl_payloads *ps, size_t i, size_t k);
+/* What t's payloads are, appended to out: per request with payloads,
+ * "request N: ATTACK of NAME, ...: C combinations", "; " between. */
+void tpl_payloads_note(const tpl *t, line *out);
+void tpl_payloads_free(tpl_payloads *ps);
+
+/* ---- Choosing templates: -tags, -severity, ... (tpl-filter.c) ----------- */
+
+/* What a filter looks at, as nuclei's options name it. */
+typedef enum tpl_field {
+  TF_TAGS,     /* -tags: any of them */
+  TF_ETAGS,    /* -etags: none of them */
+  TF_SEVERITY, /* -severity */
+  TF_ESEVERITY,
+  TF_ID, /* -id: ids or glob patterns */
+  TF_EID,
+  TF_AUTHOR,
+  TF_TYPE, /* -type: protocol types */
+  TF_ETYPE,
+  TF_FIELDS
+} tpl_field;
+
+/* nuclei's filter of templates: a template is chosen when it has none of
+ * the excluded tags, ids, severities and types, and, for each field of
+ * the others given, one of its values (any tag of -tags AND any severity
+ * of -severity ...). Values in lower case; a template's compared so. */
+typedef struct tpl_filter {
+  char **v[TF_FIELDS];
+  size_t n[TF_FIELDS];
+} tpl_filter;
+
+/* Adds the comma list text to field f. 0; -1 when a value is not one the
+ * field takes (a severity, a protocol type), or empty; -2 when out of
+ * memory. */
+int tpl_filter_add(tpl_filter *f, tpl_field field, const char *text);
+/* Whether any value was given. */
+int tpl_filter_any(const tpl_filter *f);
+/* Whether template t (its id, info and type) is chosen. */
+int tpl_filter_match(const tpl_filter *f, const tpl *t);
+void tpl_filter_free(tpl_filter *f);
 
 /* Reads one template file into ts: loaded, or skipped with its reason.
  * Returns 0, or -1 when it cannot be read or out of memory. */

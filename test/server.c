@@ -1362,6 +1362,34 @@ static bool route_loop(conn *c, request *rq)
   return true;
 }
 
+/* A chain of K redirects whose hops each say which they are ("X-Hop: K",
+ * "Set-Cookie: hop=K"), then "X-Hop: 0" and 200; with away=HOST the
+ * last hop (X-Hop: away) goes instead to /hops?n=0 on HOST, this port. */
+static bool route_hops(conn *c, request *rq)
+{
+  size_t hops = param_size(rq, "n", 0);
+  const char *away = param_str(rq, "away");
+  if (rq->bad)
+    return false;
+  begin_response(c, hops > 0 || away ? 302 : 200);
+  if (hops > 0) {
+    out_printf(c, "X-Hop: %zu\r\nSet-Cookie: hop=%zu\r\nLocation: /hops?n=%zu", hops, hops,
+               hops - 1);
+    if (away)
+      out_printf(c, "&away=%s", away);
+    out_printf(c, "\r\n");
+  } else if (away) {
+    out_printf(c, "X-Hop: away\r\nLocation: http://");
+    out_write_decoded(c, away);
+    out_printf(c, ":%d/hops?n=0\r\n", c->srv->port);
+  } else {
+    out_printf(c, "X-Hop: 0\r\n");
+  }
+  out_printf(c, "Content-Type: text/plain\r\n");
+  send_text_body(c, rq, hops > 0 || away ? "redirect\n" : "hops\n");
+  return true;
+}
+
 static bool route_status(conn *c, request *rq)
 {
   int code = param_code(rq, 200, 200, 599);
@@ -1551,6 +1579,7 @@ static const struct route {
     {"/encoding", route_encoding},
     {"/redirect", route_redirect},
     {"/loop", route_loop},
+    {"/hops", route_hops},
     {"/status", route_status},
     {"/hints", route_hints},
     {"/trailers", route_trailers},

@@ -60,6 +60,10 @@
  *                              (V URL-decoded: "+" and %XX).
  *   /redirect?n=K&code=C&to=PATH  K hops of status C, then 302 to PATH
  *                              (default /bytes?n=10).  /loop: 302 to itself.
+ *   /hops?n=K&away=HOST        K hops of 302, each with "X-Hop: K" and
+ *                              "Set-Cookie: hop=K", then 200 with "X-Hop: 0";
+ *                              with away, a last 302 ("X-Hop: away") to
+ *                              /hops?n=0 on HOST (URL-decoded), this port.
  *   /status?code=C&n=N         status C (200-599) with N pattern bytes
  *                              (204/304: no body, no Content-Length).
  *   /hints?n=N                 103 Early Hints, then 200 (default N=100).

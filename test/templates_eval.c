@@ -46,11 +46,14 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
   return n;
 }
 
-/* Fetches url with method (NULL: GET), headers (NULL: none), a body
- * (NULL: none), following redirects up to follow (0: none), within
- * timeout_ms (0: no limit). Returns curl's code. */
+/* Fetches url with method (NULL: GET), headers (NULL-terminated; NULL:
+ * none), a body (NULL: none), following redirects up to follow (0: none),
+ * within timeout_ms (0: no limit); next (may be NULL): where a redirect
+ * would take the request (CURLINFO_REDIRECT_URL), "" when it is none.
+ * Returns curl's code. */
 static CURLcode fetch_url(const char *url, const char *method, const char *const *headers,
-                          const char *data, long follow, long timeout_ms, got *g)
+                          const char *data, long follow, long timeout_ms, got *g, char *next,
+                          size_t cap)
 {
   memset(g, 0, sizeof *g);
   CURL *e = curl_easy_init();
@@ -73,6 +76,10 @@ static CURLcode fetch_url(const char *url, const char *method, const char *const
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
   CURLcode rc = curl_easy_perform(e);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
+  char *to = NULL;
+  if (next)
+    snprintf(next, cap, "%s",
+             curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to) == CURLE_OK && to ? to : "");
   curl_slist_free_all(h);
   curl_easy_cleanup(e);
   return rc;
@@ -86,7 +93,7 @@ void fetch_with(const char *path, const char *method, const char *header, const 
   char url[512];
   const char *headers[] = {header, NULL};
   snprintf(url, sizeof url, "%s%s", base, path);
-  ck_assert_int_eq(fetch_url(url, method, headers, data, follow, 0, g), CURLE_OK);
+  ck_assert_int_eq(fetch_url(url, method, headers, data, follow, 0, g, NULL, 0), CURLE_OK);
 }
 
 void fetch(const char *path, const char *method, const char *header, long follow, got *g)
@@ -170,21 +177,80 @@ static void header_of(const got *g, const char *name, char *out, size_t cap)
     }
 }
 
+/* ---- Chains of redirects, as nuclei follows them -------------------------- */
+
+#define HOPS_MAX 8
+
+/* The responses of a chain, from the first, and each one's request URL. */
+typedef struct chain {
+  got hop[HOPS_MAX];
+  char url[HOPS_MAX][512];
+  size_t n;
+} chain;
+
+/* The host of url as nuclei's same-host rule compares it: host[:port],
+ * the port left out where it is its scheme's default. */
+static void host_of(const char *url, char *out, size_t cap)
+{
+  const char *auth = strstr(url, "://");
+  ck_assert_ptr_nonnull(auth);
+  size_t scheme = (size_t)(auth - url), n = strcspn(auth += 3, "/?#");
+  const char *at = memchr(auth, '@', n);
+  if (at)
+    n -= (size_t)(at + 1 - auth), auth = at + 1;
+  if ((scheme == 4 && n > 3 && !memcmp(auth + n - 3, ":80", 3)) ||
+      (scheme == 5 && n > 4 && !memcmp(auth + n - 4, ":443", 4)))
+    n -= scheme == 4 ? 3 : 4;
+  snprintf(out, cap, "%.*s", (int)n, auth);
+}
+
+/* Path of the target with GET, redirects followed as nuclei's client
+ * does, each request made alone: a 301, 302, 303, 307 or 308 with a
+ * Location is followed while fewer than max were (0: nuclei's default,
+ * 10), with same_host only to the host of the first request; the
+ * response where that stops is the last. Bodies are kept of the last
+ * response only (nuclei reads none of the others). */
+static void follow(const char *path, long max, int same_host, chain *c)
+{
+  char next[512], first[256], host[256];
+  memset(c, 0, sizeof *c);
+  snprintf(c->url[0], sizeof c->url[0], "%s%s", base, path);
+  host_of(c->url[0], first, sizeof first);
+  for (;;) {
+    got *g = &c->hop[c->n];
+    ck_assert_int_eq(fetch_url(c->url[c->n], NULL, NULL, NULL, 0, 0, g, next, sizeof next),
+                     CURLE_OK);
+    int redirect = g->status == 301 || g->status == 302 || g->status == 303 ||
+                   g->status == 307 || g->status == 308;
+    if (next[0])
+      host_of(next, host, sizeof host);
+    if (!redirect || !next[0] || (long)c->n >= (max ? max : 10) ||
+        (same_host && strcmp(host, first)))
+      break;
+    g->body_len = 0;
+    g->body[0] = '\0';
+    ck_assert_uint_lt(++c->n, HOPS_MAX);
+    snprintf(c->url[c->n], sizeof c->url[c->n], "%s", next);
+  }
+  c->n++;
+}
+
 /* ---- What each template of run/ should report ---------------------------- */
 
-/* One line scan should print: "PATH name=NAME extracts=A|B\n". */
-static void expect(char *out, const char *path, const char *name, const char *extracts)
+/* One line scan should print: "URL name=NAME extracts=A|B\n". */
+static void expect_at(char *out, const char *url, const char *name, const char *extracts)
 {
   size_t n = strlen(out);
-  snprintf(out + n, EXPECT_MAX - n, "%s%s name=%s extracts=%s\n", base, path, name ? name : "",
+  snprintf(out + n, EXPECT_MAX - n, "%s name=%s extracts=%s\n", url, name ? name : "",
            extracts ? extracts : "");
 }
 
-/* The same, for a line whose URL is url (not of the target's). */
-static void expect_at(char *out, const char *url)
+/* The same, for path of the target. */
+static void expect(char *out, const char *path, const char *name, const char *extracts)
 {
-  size_t n = strlen(out);
-  snprintf(out + n, EXPECT_MAX - n, "%s name= extracts=\n", url);
+  char url[512];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  expect_at(out, url, name, extracts);
 }
 
 static void word_and(char *out)
@@ -300,12 +366,54 @@ static void method_headers(char *out)
     expect(out, path, NULL, NULL);
 }
 
+/* Each response of a chain is matched on its own, the last first. */
 static void redirects(char *out)
 {
-  got g;
-  fetch("/redirect?n=2", NULL, NULL, 3, &g);
-  if (g.status == 200 || g.status == 302)
-    expect(out, "/redirect?n=2", NULL, NULL);
+  static chain c;
+  follow("/redirect?n=2", 3, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 200 || c.hop[i].status == 302)
+      expect_at(out, c.url[i], NULL, NULL);
+}
+
+static void redirect_max(char *out)
+{
+  static chain c;
+  follow("/hops?n=3", 2, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 302 && has(c.hop[i].head, c.hop[i].head_len, "X-Hop: 1"))
+      expect_at(out, c.url[i], NULL, NULL);
+}
+
+static void redirect_host(char *out)
+{
+  static chain c;
+  char hop[64], location[256];
+  follow("/hops?n=1&away=localhost", 0, 1, &c);
+  for (size_t i = c.n; i-- > 0;) {
+    header_of(&c.hop[i], "X-Hop", hop, sizeof hop);
+    header_of(&c.hop[i], "Location", location, sizeof location);
+    if (c.hop[i].status == 302 && strstr(hop, "away") && strstr(location, "http://localhost:"))
+      expect_at(out, c.url[i], NULL, NULL);
+  }
+}
+
+static void redirect_hops(char *out)
+{
+  static chain c;
+  char hop[64], cookie[64];
+  follow("/hops?n=2", 0, 0, &c);
+  for (size_t i = c.n; i-- > 0;) { /* named matchers: a line each, in order */
+    const got *g = &c.hop[i];
+    header_of(g, "X-Hop", hop, sizeof hop);
+    header_of(g, "Set-Cookie", cookie, sizeof cookie);
+    if (has(g->head, g->head_len, "Set-Cookie: hop=2"))
+      expect_at(out, c.url[i], "first", NULL);
+    if (!strcmp(hop, "1") && g->status == 302 && !strcmp(cookie, "hop=1"))
+      expect_at(out, c.url[i], "second", NULL);
+    if (!strcmp(hop, "0") && has(g->body, g->body_len, "hops") && g->status == 200)
+      expect_at(out, c.url[i], "last", NULL);
+  }
 }
 
 static void no_redirects(char *out)
@@ -611,7 +719,7 @@ static void raw_spacing(char *out)
   char url[256];
   got g;
   snprintf(url, sizeof url, "%s/echo?q=a&r=two", base);
-  ck_assert_int_eq(fetch_url(url, "PUT", headers, "a=1\r\nb=2", 0, 0, &g), CURLE_OK);
+  ck_assert_int_eq(fetch_url(url, "PUT", headers, "a=1\r\nb=2", 0, 0, &g, NULL, 0), CURLE_OK);
   if (regex_in("^PUT /echo\\?q=a&r=two HTTP/1\\.1\r\nHost: 127\\.0\\.0\\.1:[0-9]+\r\n", g.body,
                g.body_len) &&
       has(g.body, g.body_len, "X-Tight: tight\r\n") && has(g.body, g.body_len, "X-Wide: wide\r\n") &&
@@ -627,7 +735,7 @@ static void raw_empty(char *out)
   char url[256];
   got g;
   snprintf(url, sizeof url, "%s/echo?empty=1", base);
-  ck_assert_int_eq(fetch_url(url, "DELETE", headers, "", 0, 0, &g), CURLE_OK);
+  ck_assert_int_eq(fetch_url(url, "DELETE", headers, "", 0, 0, &g, NULL, 0), CURLE_OK);
   if (has(g.body, g.body_len, "DELETE /echo?empty=1 HTTP/1.1\r\n") &&
       has(g.body, g.body_len, "\r\nContent-Length: 0\r\n") &&
       !has(g.body, g.body_len, "Content-Type:"))
@@ -653,7 +761,7 @@ static void raw_timeout(char *out)
   char url[256];
   got g;
   snprintf(url, sizeof url, "%s%s", base, path);
-  if (fetch_url(url, NULL, NULL, NULL, 0, 1000, &g) == CURLE_OK && g.body_len == 3)
+  if (fetch_url(url, NULL, NULL, NULL, 0, 1000, &g, NULL, 0) == CURLE_OK && g.body_len == 3)
     expect(out, path, NULL, NULL);
 }
 
@@ -666,10 +774,10 @@ static void raw_host(char *out)
   got g;
   snprintf(url, sizeof url, "http://localhost:%s/echo?at=host", port());
   snprintf(host, sizeof host, "Host: 127.0.0.1:%s", port());
-  ck_assert_int_eq(fetch_url(url, NULL, headers, NULL, 0, 0, &g), CURLE_OK);
+  ck_assert_int_eq(fetch_url(url, NULL, headers, NULL, 0, 0, &g, NULL, 0), CURLE_OK);
   if (regex_in("^GET /echo\\?at=host HTTP/1\\.1\r\nHost: 127\\.0\\.0\\.1:[0-9]+\r\n", g.body,
                g.body_len))
-    expect_at(out, url);
+    expect_at(out, url, NULL, NULL);
 }
 
 /* unsafe: true: the bytes as written, the template's line breaks CRLF. */
@@ -713,6 +821,18 @@ static void raw_unsafe_star(char *out)
     expect(out, "", NULL, NULL);
 }
 
+/* stop-at-first-match: the first response that matches, from the last. */
+static void redirect_first(char *out)
+{
+  static chain c;
+  follow("/hops?n=2", 0, 0, &c);
+  for (size_t i = c.n; i-- > 0;)
+    if (c.hop[i].status == 200 || c.hop[i].status == 302) {
+      expect_at(out, c.url[i], NULL, NULL);
+      break;
+    }
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -727,6 +847,10 @@ const evaluation RUN[] = {
     {"named-or", named_or, 0},
     {"method-headers", method_headers, 0},
     {"redirects", redirects, 0},
+    {"redirect-max", redirect_max, 0},
+    {"redirect-host", redirect_host, 0},
+    {"redirect-hops", redirect_hops, 0},
+    {"redirect-first", redirect_first, 0},
     {"no-redirects", no_redirects, 0},
     {"stop-first", stop_first, 1},
     {"word-all", word_all, 0},

@@ -50,27 +50,40 @@ static int is(const char *name, size_t len, const char *s)
   return strlen(s) == len && !memcmp(name, s, len);
 }
 
-/* The final response's Content-Length, else the body's bytes (nuclei's
+/* The body of the response evaluated, and its length: the final one's,
+ * else none (eval_target). */
+static rc_view body_of(const dsl_view *v)
+{
+  return v->t->back ? (rc_view){"", 0} : rc_body(v->r->resp);
+}
+
+static size_t body_length(const dsl_view *v)
+{
+  return v->t->back ? 0 : (size_t)rc_body_length(v->r->resp);
+}
+
+/* The response's Content-Length, else the body's bytes (nuclei's
  * content_length). */
-static size_t content_length(const rc_response *r)
+static size_t content_length(const dsl_view *v)
 {
   rc_view h;
-  if (rc_header(r, -1, "content-length", 0, &h) == RC_OK && h.len && h.len < 20) {
+  if (rc_header(v->r->resp, eval_hop(v->t), "content-length", 0, &h) == RC_OK && h.len &&
+      h.len < 20) {
     char n[24], *end;
     snprintf(n, sizeof n, "%.*s", (int)h.len, h.ptr);
     unsigned long long c = strtoull(n, &end, 10);
     if (!*end && isdigit((unsigned char)n[0]))
       return (size_t)c;
   }
-  return (size_t)rc_body_length(r);
+  return body_length(v);
 }
 
 /* The header block, then the body, made once per view. */
 static int response_text(dsl_view *v, rc_view *out)
 {
-  rc_hop_info last;
-  rc_view head = rc_hop(v->r->resp, -1, &last) == RC_OK ? last.raw : (rc_view){"", 0};
-  rc_view body = rc_body(v->r->resp);
+  rc_hop_info h;
+  rc_view head = rc_hop(v->r->resp, eval_hop(v->t), &h) == RC_OK ? h.raw : (rc_view){"", 0};
+  rc_view body = body_of(v);
   char *p = keep(v, malloc(head.len + body.len + 1));
   if (!p)
     return 0;
@@ -97,7 +110,7 @@ static int header_text(dsl_view *v, const char *name, size_t len, rc_view *out)
   rc_view one;
   line all = {0};
   size_t n = 0;
-  for (; rc_header(v->r->resp, -1, h, n, &one) == RC_OK; n++) {
+  for (; rc_header(v->r->resp, eval_hop(v->t), h, n, &one) == RC_OK; n++) {
     if (n)
       put(&all, " ", 1);
     put(&all, one.ptr, one.len);
@@ -119,7 +132,8 @@ static int cookie_text(dsl_view *v, const char *name, size_t len, rc_view *out)
 {
   rc_view c;
   int found = 0;
-  for (size_t i = 0; rc_header(v->r->resp, -1, "set-cookie", i, &c) == RC_OK; i++) {
+  int hop = eval_hop(v->t);
+  for (size_t i = 0; rc_header(v->r->resp, hop, "set-cookie", i, &c) == RC_OK; i++) {
     const char *p = c.ptr, *end = c.ptr + c.len, *eq = memchr(p, '=', c.len);
     if (!eq)
       continue;
@@ -170,19 +184,19 @@ static int extracted(dsl_view *v, const char *name, size_t len, expr_value *out)
 /* The response's own variables (tpl_response_var) and its headers'. */
 static int response_var(dsl_view *v, const char *name, size_t len, expr_value *out)
 {
-  const rc_response *r = v->r->resp;
-  rc_hop_info last;
+  rc_hop_info h;
+  int found = rc_hop(v->r->resp, eval_hop(v->t), &h) == RC_OK;
   rc_view text;
   if (is(name, len, "status_code"))
-    *out = expr_num(rc_status(r));
+    *out = expr_num(found ? h.status : 0);
   else if (is(name, len, "content_length"))
-    *out = expr_num((double)content_length(r));
+    *out = expr_num((double)content_length(v));
   else if (is(name, len, "duration"))
     *out = expr_num(v->t->duration);
   else if (is(name, len, "body"))
-    text = rc_body(r), *out = expr_str(text.ptr ? text.ptr : "", text.len);
+    text = body_of(v), *out = expr_str(text.ptr ? text.ptr : "", text.len);
   else if (is(name, len, "all_headers") || is(name, len, "header"))
-    *out = rc_hop(r, -1, &last) == RC_OK ? expr_str(last.raw.ptr, last.raw.len) : expr_str("", 0);
+    *out = found ? expr_str(h.raw.ptr, h.raw.len) : expr_str("", 0);
   else if (is(name, len, "response") && response_text(v, &text))
     *out = expr_str(text.ptr, text.len);
   else if (is(name, len, "host"))
@@ -241,7 +255,7 @@ static int length(void *ud, const char *name, size_t len, size_t *out)
   const dsl_view *v = ud;
   if (!is(name, len, "body") && !(v->q->npaths == 1 && is(name, len, "body_1")))
     return 0;
-  *out = (size_t)rc_body_length(v->r->resp);
+  *out = body_length(v);
   return 1;
 }
 
@@ -251,7 +265,7 @@ static expr_code evaluate(dsl_view *v, const tpl_dsl *d, int atoms, expr_value *
   expr_env env;
   expr_env_init(&env);
   env.lookup = dsl_lookup;
-  env.atom = atoms ? atom : NULL;
+  env.atom = atoms && !v->t->back ? atom : NULL; /* atoms: of the final body */
   env.length = length;
   env.ud = v;
   v->d = d;

@@ -19,16 +19,17 @@ typedef struct texts {
 static void part_texts(dsl_view *dv, tpl_part where, const char *header, texts *t)
 {
   const rc_response *r = dv->r->resp;
-  rc_hop_info last;
+  int hop = eval_hop(dv->t);
+  rc_hop_info h;
   t->n = t->len = 0;
   if (where == TP_VAR && dsl_var_text(dv, header, &t->v[0]))
     t->n = 1;
-  if ((where == TP_HEADER || where == TP_ALL) && rc_hop(r, -1, &last) == RC_OK)
-    t->v[t->n++] = last.raw;
+  if ((where == TP_HEADER || where == TP_ALL) && rc_hop(r, hop, &h) == RC_OK)
+    t->v[t->n++] = h.raw;
   if (where == TP_BODY || where == TP_ALL)
-    t->v[t->n++] = rc_body(r);
+    t->v[t->n++] = dv->t->back ? (rc_view){"", 0} : rc_body(r);
   for (size_t i = 0; where == TP_NAMED && t->n < VIEWS_MAX; i++)
-    if (rc_header(r, -1, header, i, &t->v[t->n]) == RC_OK)
+    if (rc_header(r, hop, header, i, &t->v[t->n]) == RC_OK)
       t->n++;
     else
       break;
@@ -59,30 +60,31 @@ static int contains(rc_view hay, const char *needle, int nocase)
 }
 
 /* Value i of matcher m hits: over the header block or a header's values
- * here, in the body by the reading's verdict (the engine's, see
- * eval_matchers). */
+ * here, in the final body by the reading's verdict (the engine's, see
+ * eval_matchers), in an earlier hop's (empty) body here. */
 static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 {
   const reading *rd = dv->r;
   const rc_response *r = rd->resp;
-  rc_hop_info last;
-  size_t head = rc_hop(r, -1, &last) == RC_OK ? last.raw.len : 0;
+  int back = dv->t->back;
+  rc_hop_info h;
+  int found = rc_hop(r, eval_hop(dv->t), &h) == RC_OK;
+  size_t head = found ? h.raw.len : 0, body = back ? 0 : (size_t)rc_body_length(r);
   switch (m->type) {
-  case TM_STATUS: return m->numbers[i] == rc_status(r);
+  case TM_STATUS: return found && m->numbers[i] == h.status;
   case TM_SIZE:
     if (m->part == TP_NAMED || m->part == TP_VAR)
       break;
-    return m->numbers[i] >= 0 &&
-           (size_t)m->numbers[i] ==
-               (m->part == TP_HEADER ? head : 0) + (m->part != TP_HEADER ? rc_body_length(r) : 0);
+    return m->numbers[i] >= 0 && (size_t)m->numbers[i] == (m->part == TP_HEADER ? head : 0) +
+                                                               (m->part != TP_HEADER ? body : 0);
   case TM_DSL: return 0; /* matcher_hits evaluates them */
   default:
-    if (m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
+    if (!back && m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
       return 1;
   }
   texts t;
-  part_texts(dv, m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
-  if (m->part == TP_BODY)
+  part_texts(dv, !back && m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
+  if (!back && m->part == TP_BODY)
     return 0;
   if (m->type == TM_SIZE)
     return m->numbers[i] >= 0 && (size_t)m->numbers[i] == t.len;

@@ -297,11 +297,19 @@ void tpl_values_free(tpl_values *x);
 /* What the DSL sees of a target besides its response. */
 typedef struct eval_target {
   const char *host;    /* the target as given (host) */
-  const char *matched; /* the request's URL (matched) */
+  const char *matched; /* the URL of the response's request (matched) */
   double duration;     /* seconds its transfer took (duration) */
   size_t tpl;          /* the template, for vars */
   plan_vars vars;      /* its template variables */
+  /* The response evaluated, as nuclei evaluates each response of a chain
+   * of redirects: 0, the final one; else the one that many hops before
+   * it, whose body is empty (curl reads none of a redirect it follows,
+   * and nuclei reads none of those it followed). */
+  int back;
 } eval_target;
+
+/* The hop of t's response, as rc_hop counts (-1: the last). */
+static inline int eval_hop(const eval_target *t) { return -1 - t->back; }
 
 /* Template request q over the reading's response of target t: hit[i] per
  * matcher of q, its extractors' values added to x. Returns whether q

@@ -192,7 +192,8 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
            web_only(e) &&
            curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER) == CURLE_OK &&
-           (!h2c_unreusable(o) || curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK);
+           (!h2c_unreusable(o) || curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK) &&
+           redirect_init(sl) == 0;
   return ok && set_request(e, o) == 0 ? 0 : -1;
 }
 
@@ -284,7 +285,8 @@ static void slot_start(scan *s, slot *sl)
   if (cc == CURLE_OK && s->tpl &&
       (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->job) != 0 ||
        rc_response_observe(sl->resp, observe, &sl->rd,
-                           s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK))
+                           s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK ||
+       redirect_start(s, sl) != 0))
     cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
    * its request (rc_multi_poll adds it); it counts as running either way. */
@@ -377,6 +379,7 @@ static double backoff(long attempts)
  * reported, and the slot freed for the next target. */
 static void finished(scan *s, slot *sl, CURLcode cc)
 {
+  cc = redirect_end(s, sl, cc);
   if (sl->attempts <= s->opt->retries && retryable(sl->resp, cc)) {
     sl->due = seconds_since(&s->start) + backoff(sl->attempts);
     sl->state = SLOT_READY;
@@ -611,6 +614,7 @@ void scan_teardown(scan *s)
       curl_multi_remove_handle(s->multi, sl->easy);
     free(sl->url);
     free(sl->target);
+    free(sl->origin);
     rc_response_free(sl->resp); /* the response first, then its handle */
     if (sl->easy)
       curl_easy_cleanup(sl->easy);

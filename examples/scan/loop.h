@@ -2,7 +2,8 @@
  * slot per unit of concurrency, each an easy handle and a response made
  * once; the multi loop that starts each slot's next job as soon as it is
  * free, evaluates every response as it arrives (eval.h) and reports it at
- * once (out.h). loop-run.c is the whole of it. */
+ * once (out.h). loop-run.c is the whole of it but for redirects
+ * (loop-redirect.c). */
 #ifndef SCAN_LOOP_H
 #define SCAN_LOOP_H
 
@@ -13,6 +14,8 @@
 #define DEFAULT_CONCURRENCY        50
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000L
 #define DEFAULT_TIMEOUT_MS         30000L
+
+#define REDIRECTS_NONE (-1)
 
 enum { EXIT_RAN = 0, EXIT_SETUP = 1, EXIT_USAGE = 2, EXIT_BROKEN_PIPE = 128 + SIGPIPE };
 
@@ -57,6 +60,9 @@ typedef struct options {
   int stats;
   long stats_interval_ms;
   const char *json_export;
+  /* nuclei's -fr (TPL_REDIRECTS_ALL), -fhr (TPL_REDIRECTS_HOST), -dr
+   * (REDIRECTS_NONE) for every template request; 0: the templates'. */
+  int redirects;
   char **spelled; /* per argument: a long option written with one dash,
                    * rewritten with two (NULL: none) */
   size_t nspelled;
@@ -84,6 +90,10 @@ typedef struct slot {
   char *target;
   unsigned long seq;
   plan_job *job; /* the request's headers and body; NULL: none */
+  /* host-redirects: the host its redirects stay on (loop-redirect.c);
+   * NULL: any. left_host: a hop that left it was refused. */
+  char *origin;
+  int left_host;
 } slot;
 
 typedef struct scan {
@@ -115,6 +125,15 @@ typedef struct scan {
  * as main fills them in: the signals, the files, the pool and the slots.
  * Returns 0, or -1 with a message. */
 int scan_setup(scan *s);
+/* Redirects as nuclei follows them (loop-redirect.c): redirect_init sets
+ * the slot's handle up once, redirect_start before each of its transfers
+ * (0, or -1 when out of memory); redirect_end gives the outcome of a
+ * transfer that ended as a chain of redirects ends (refused to leave the
+ * host, past max-redirects) as CURLE_OK. */
+int redirect_init(slot *sl);
+int redirect_start(scan *s, slot *sl);
+CURLcode redirect_end(const scan *s, const slot *sl, CURLcode cc);
+
 /* Runs the scan once set up; returns the exit status. */
 int scan_all(scan *s);
 /* Everything scan_setup made. */

@@ -42,13 +42,18 @@ static void usage(FILE *out)
         "                          requests are the same share one request per\n"
         "                          target. Output: one line per template, target\n"
         "                          and match, as nuclei writes it (template-id,\n"
-        "                          info, type, host, matched-at, matcher-name,\n"
-        "                          extracted-results, timestamp; and status-code,\n"
+        "                          info, type, host, port, scheme, url, ip,\n"
+        "                          matched-at, matcher-name, extracted-results,\n"
+        "                          timestamp; and status-code,\n"
         "                          cluster-requests, body-bytes, truncated,\n"
         "                          stopped: ended once its verdicts were known).\n"
         "                          One raw request is sent as nuclei reads it\n"
         "                          (@Host, @tls-sni, @timeout; unsafe: true as\n"
         "                          written where curl can send it).\n"
+        "                          Redirects as nuclei follows them: redirects,\n"
+        "                          host-redirects (same host only), max-redirects\n"
+        "                          (default 10); each response of the chain is\n"
+        "                          matched on its own, the final one first.\n"
         "                          A template with anything else is skipped,\n"
         "                          with its reason, counted in the summary\n"
         "      --validate          load the -t templates, print each skipped one\n"
@@ -146,7 +151,15 @@ static void usage(FILE *out)
         "                          0: none, a redirect is the final response).\n"
         "                          Unlike curl's and fetch's -L, which only turn\n"
         "                          following on, scan always follows and -L\n"
-        "                          takes the limit\n"
+        "                          takes the limit. With -t it is the limit of\n"
+        "                          -fr and -fhr (also -mr, --max-redirects:\n"
+        "                          nuclei's)\n"
+        "      --fr, --follow-redirects  with -t, every request follows\n"
+        "                          redirects (nuclei's)\n"
+        "      --fhr, --follow-host-redirects  with -t, every request follows\n"
+        "                          the redirects that stay on its host (nuclei's)\n"
+        "      --dr, --disable-redirects  with -t, no request follows redirects\n"
+        "                          (nuclei's; it wins over -fr and -fhr)\n"
         "      --budget SIZE       memory budget for all responses together\n"
         "                          (default off)\n"
         "      --overflow MODE     what a transfer past the budget does: auto\n"
@@ -334,6 +347,9 @@ enum {
   OPT_ACCEPTED, /* nuclei's -jsonl and -nc: what scan does anyway */
   OPT_JSON_EXPORT,
   OPT_ATTACK_TYPE,
+  OPT_FOLLOW,
+  OPT_FOLLOW_HOST,
+  OPT_NO_REDIRECTS,
   OPT_FILTER = 512 /* + tpl_field */
 };
 
@@ -407,6 +423,14 @@ static const struct option LONG_OPTIONS[] = {
     {"jsonl", no_argument, NULL, OPT_ACCEPTED},
     {"json-export", required_argument, NULL, OPT_JSON_EXPORT},
     {"je", required_argument, NULL, OPT_JSON_EXPORT},
+    {"follow-redirects", no_argument, NULL, OPT_FOLLOW},
+    {"fr", no_argument, NULL, OPT_FOLLOW},
+    {"follow-host-redirects", no_argument, NULL, OPT_FOLLOW_HOST},
+    {"fhr", no_argument, NULL, OPT_FOLLOW_HOST},
+    {"disable-redirects", no_argument, NULL, OPT_NO_REDIRECTS},
+    {"dr", no_argument, NULL, OPT_NO_REDIRECTS},
+    {"max-redirects", required_argument, NULL, 'L'},
+    {"mr", required_argument, NULL, 'L'},
     {"no-color", no_argument, NULL, OPT_ACCEPTED},
     {"nc", no_argument, NULL, OPT_ACCEPTED},
     {"attack-type", required_argument, NULL, OPT_ATTACK_TYPE},
@@ -634,6 +658,12 @@ static int take_nuclei_option(options *o, int c)
   case OPT_ATTACK_TYPE:
     return checked(tpl_attack_parse(optarg, &o->attack),
                    "invalid attack type (batteringram, pitchfork or clusterbomb)");
+  /* As nuclei: -dr wins, then -fhr. */
+  case OPT_FOLLOW: o->redirects = o->redirects ? o->redirects : TPL_REDIRECTS_ALL; return -1;
+  case OPT_FOLLOW_HOST:
+    o->redirects = o->redirects == REDIRECTS_NONE ? REDIRECTS_NONE : TPL_REDIRECTS_HOST;
+    return -1;
+  case OPT_NO_REDIRECTS: o->redirects = REDIRECTS_NONE; return -1;
   case 'j':
   case OPT_ACCEPTED: return -1;
   default: return -2;
@@ -655,6 +685,8 @@ static int check_together(options *o, int concurrency_given)
                      tpl_attack_name(o->attack));
   if (o->ntemplates && (o->m.nwords || o->m.nregexes || o->m.nstatuses || o->m.nextracts))
     return bad_usage("-t takes its matchers from the templates", "--word, --regex, --status, --extract");
+  if (o->redirects && !o->ntemplates)
+    return bad_usage("the templates' redirects: give -t", "-fr, -fhr, -dr");
   if (tpl_filter_any(&o->filter) && !o->ntemplates)
     return bad_usage("the filters choose templates: give -t", "-tags, -severity, -id, ...");
   if (o->bulk_size) { /* nuclei's bound: -c templates, each over -bs hosts */

@@ -9,6 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* nuclei's -fr, -fhr and -dr: the redirects every template request
+ * follows, -fr's and -fhr's limit -L (nuclei's -mr). */
+static void redirect_flags(templates *ts, const options *o)
+{
+  for (size_t i = 0; o->redirects && i < ts->n; i++)
+    for (size_t k = 0; k < ts->t[i].nreqs; k++) {
+      tpl_request *q = &ts->t[i].reqs[k];
+      q->redirects = o->redirects == REDIRECTS_NONE ? 0 : o->redirects;
+      if (o->redirects != REDIRECTS_NONE && o->max_redirs > 0)
+        q->max_redirs = o->max_redirs;
+    }
+}
+
 /* -t: loads the templates into ts, plans their requests into p and makes
  * their matchers of the body the scan's, m. Returns -1 to go on, else the
  * exit status (--validate, or a failure). */
@@ -23,6 +36,7 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
   ts->filter = tpl_filter_any(&o->filter) ? &o->filter : NULL;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;
+  redirect_flags(ts, o);
   if (plan_build(p, ts) != 0 || eval_matchers(ts, &o->m, m) != 0) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;

@@ -10,9 +10,10 @@
 /* What one template line tells of its target besides the template. */
 typedef struct hit_at {
   const reading *r;
-  const char *target, *url;
-  int stopped;     /* its transfer ended early */
-  double duration; /* seconds its transfer took */
+  const char *target, *url; /* url: that of the response's request */
+  int stopped;              /* its transfer ended early */
+  double duration;          /* seconds its transfer took */
+  int back;                 /* the response, hops before the final one (eval_target) */
 } hit_at;
 
 /* One line: template t matched the target, by matcher name (NULL: none
@@ -23,6 +24,9 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
   line *l = &o->line;
   const cluster *c = &h->r->g->plan->c[h->r->cluster];
   rc_response *resp = h->r->resp;
+  rc_hop_info hop;
+  if (rc_hop(resp, -1 - h->back, &hop) != RC_OK)
+    hop.status = 0;
   l->len = 0;
   l->nomem = 0;
   puts_line(l, "{\"template-id\":");
@@ -37,8 +41,8 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
       puts_line(l, ",");
     json_string(l, t->tags[i]);
   }
-  puts_line(l, "]},\"type\":\"http\",\"host\":");
-  json_string(l, h->target);
+  puts_line(l, "]},\"type\":\"http\"");
+  json_target_fields(l, h->target);
   puts_line(l, ",\"matched-at\":");
   json_string(l, h->url);
   if (name) {
@@ -59,8 +63,8 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
   printf_line(l,
               ",\"status-code\":%d,\"cluster-requests\":%zu,\"body-bytes\":%llu,"
               "\"truncated\":%s,\"stopped\":%s}\n",
-              rc_status(resp), c->nmembers, (unsigned long long)rc_body_length(resp),
-              rc_truncated(resp) ? "true" : "false", h->stopped ? "true" : "false");
+              hop.status, c->nmembers, h->back ? 0ULL : (unsigned long long)rc_body_length(resp),
+              !h->back && rc_truncated(resp) ? "true" : "false", h->stopped ? "true" : "false");
   write_line(o);
 }
 
@@ -96,7 +100,8 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     return 0;
   }
   tpl_vals u = {.p = h->r->g->plan, .target = h->target};
-  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t), {template_value, &u}};
+  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t),
+                    {template_value, &u}, h->back};
   int matched = eval_request(h->r, q, &et, hit, &x);
   size_t internal = 0;
   for (size_t i = 0; i < q->nmatchers; i++)
@@ -148,17 +153,29 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
   if (a->how != ENDED || rc_hop_count(r->resp) == 0 ||
       (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
     return 0;
-  hit_at h = {r, target, a->url, rc == RC_STOPPED, a->took};
-  for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
-    const tpl *t = &ts->t[c->members[i].tpl];
-    const tpl_request *q = &t->reqs[c->members[i].req];
-    unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
-    if (q->stop_first && *last == seq + 1)
-      continue; /* this target matched it already */
-    size_t n = judge(o, &h, t, q);
-    if (n)
-      *last = seq + 1;
-    lines += n;
+  /* As nuclei: each response of a chain of redirects is matched on its
+   * own, the final one first (1xx interim responses are none). */
+  int hops = (int)rc_hop_count(r->resp);
+  for (int k = hops - 1; k >= 0 && !o->write_error; k--) {
+    rc_hop_info hop;
+    if (rc_hop(r->resp, k, &hop) != RC_OK || (hop.status >= 100 && hop.status <= 199))
+      continue;
+    char *url = out_hop_url(r->resp, a, k);
+    hit_at h = {r, target, url, rc == RC_STOPPED, a->took, hops - 1 - k};
+    if (!url)
+      o->write_error = ENOMEM;
+    for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
+      const tpl *t = &ts->t[c->members[i].tpl];
+      const tpl_request *q = &t->reqs[c->members[i].req];
+      unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
+      if (q->stop_first && *last == seq + 1)
+        continue; /* this target matched it already */
+      size_t n = judge(o, &h, t, q);
+      if (n)
+        *last = seq + 1;
+      lines += n;
+    }
+    free(url);
   }
   o->matches += lines;
   return lines;

@@ -62,6 +62,15 @@ const char *out_error(const reading *r, const attempt *a, char *buf, size_t cap)
 /* The target's line, from its reading and its last attempt. */
 void out_target(output *o, const reading *r, const attempt *a, int matched);
 
+/* ---- URLs (out-url.c) --------------------------------------------------- */
+
+/* The fields nuclei writes of a target URL: host (its name), port,
+ * scheme, url (the target as given), and ip when the host is an address. */
+void json_target_fields(line *l, const char *target);
+/* The URL of the request that hop (as rc_hop counts, from 0) of r
+ * answered, after the redirects before it; NULL when out of memory. */
+char *out_hop_url(const rc_response *r, const attempt *a, int hop);
+
 /* ---- --json-export (out-export.c) --------------------------------------- */
 
 /* Opens path for the array. 0, or -1 with errno. */

@@ -399,6 +399,14 @@ static int payloads(reader *r, tpl_request *q, yaml_node_t *map, tpl_attack atta
   return rc;
 }
 
+/* redirects: or host-redirects: (key) with value s: those true follows. */
+static int take_redirects(tpl_request *q, const char *key, const char *s)
+{
+  if (truthy(s))
+    q->redirects |= !strcmp(key, "host-redirects") ? TPL_REDIRECTS_HOST : TPL_REDIRECTS_ALL;
+  return s != NULL;
+}
+
 static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
 {
   const char *k;
@@ -435,7 +443,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     else if (!strcmp(k, "body"))
       ok = s && (q->body = dup(r, s));
     else if (!strcmp(k, "redirects") || !strcmp(k, "host-redirects"))
-      ok = (q->redirects = truthy(s)) || s;
+      ok = take_redirects(q, k, s);
     else if (!strcmp(k, "max-redirects"))
       ok = s && (q->max_redirs = strtol(s, &end, 10)) >= 0 && !*end && q->max_redirs <= 1000;
     else if (!strcmp(k, "matchers-condition"))
@@ -455,6 +463,10 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     if (!ok)
       return skip(r, "request key", k);
   }
+  if (q->redirects & TPL_REDIRECTS_HOST) /* nuclei: host-redirects wins */
+    q->redirects = TPL_REDIRECTS_HOST;
+  if (!q->max_redirs) /* nuclei: 0 is its default */
+    q->max_redirs = DEFAULT_MAX_REDIRS;
   if (raw && load_raw(r, raw, q) != 0)
     return -1;
   if (!q->npaths)

@@ -116,6 +116,11 @@ typedef struct tpl_payloads {
   size_t combos; /* the combinations, 1 to TPL_PAYLOAD_MAX when n > 0 */
 } tpl_payloads;
 
+/* Redirects a request follows: redirects: true, every one; host-redirects:
+ * true (which wins), those that stay on the request's host. */
+#define TPL_REDIRECTS_ALL  1
+#define TPL_REDIRECTS_HOST 2
+
 /* One entry of http: (or requests:). */
 typedef struct tpl_request {
   char *method;
@@ -131,8 +136,8 @@ typedef struct tpl_request {
   int raw, unsafe;
   char *annotations; /* its @Host, @tls-sni and @timeout lines (NULL: none) */
   int once;          /* @once: sent once whatever the payloads */
-  int redirects;   /* follow them */
-  long max_redirs; /* when followed (default 10) */
+  int redirects;   /* which are followed: TPL_REDIRECTS_*, 0: none */
+  long max_redirs; /* when followed (default 10, also for 0, as nuclei) */
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
   tpl_matcher *matchers;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "templates_eval.h"
@@ -833,6 +834,140 @@ static void redirect_first(char *out)
     }
 }
 
+/* ---- {{...}} in matchers (run/word-*.yaml, dsl-job-vals.yaml) ---------- */
+
+static void word_const(char *out)
+{
+  got g;
+  fetch("/html?title=Acme-Portal", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "<TITLE lang=en>Acme-Portal</title>"))
+    expect(out, "/html?title=Acme-Portal", "title", NULL);
+  if (has(g.body, g.body_len, "ACME-PORTAL"))
+    expect(out, "/html?title=Acme-Portal", "upper", NULL);
+  if (strcasestr(g.body, "acme-portal</title>"))
+    expect(out, "/html?title=Acme-Portal", "nocase", NULL);
+}
+
+/* The path of scan's line for a URL of base + prefix, into out (cap
+ * bytes); "" when it has none. */
+static void reported_path(const char *prefix, char *out, size_t cap)
+{
+  char start[256];
+  snprintf(start, sizeof start, "%s%s", base, prefix);
+  out[0] = '\0';
+  for (const char *l = reported_lines; l && *l; l += strcspn(l, "\n"), l += *l == '\n')
+    if (!strncmp(l, start, strlen(start))) {
+      snprintf(out, cap, "%.*s", (int)strcspn(l + strlen(base), " \n"), l + strlen(base));
+      return;
+    }
+}
+
+/* Parameter key of path's query (up to '&'), into out (64 bytes). */
+static void param_of(const char *path, const char *key, char *out)
+{
+  char k[32];
+  snprintf(k, sizeof k, "%s=", key);
+  const char *p = strstr(path, k);
+  out[0] = '\0';
+  if (p && (p[-1] == '?' || p[-1] == '&'))
+    snprintf(out, 64, "%.*s", (int)strcspn(p + strlen(k), "&"), p + strlen(k));
+}
+
+/* Whether s is n (0: any number but none) bytes of set. */
+static int shaped(const char *s, size_t n, const char *set)
+{
+  size_t len = strlen(s);
+  return len && (!n || len == n) && strspn(s, set) == len;
+}
+
+#define LETTERS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#define ALNUM   LETTERS "0123456789"
+
+/* n random characters of set into out, of the evaluation's own. */
+static void own_random(char *out, size_t n, const char *set)
+{
+  static unsigned long x;
+  if (!x)
+    x = (unsigned long)time(NULL) ^ (unsigned long)getpid() << 16;
+  for (size_t i = 0; i < n; i++, x = x * 6364136223846793005UL + 1442695040888963407UL)
+    out[i] = set[(x >> 33) % strlen(set)];
+  out[n] = '\0';
+}
+
+/* scan's values are taken where they have their shape (rand_base(8): 8
+ * letters or digits; randstr and randstr_N: letters); else the
+ * evaluation's own, which scan's line then does not show. */
+static void word_rand(char *out)
+{
+  char path[256], t[64], r[64], s[64], other[16], want[128];
+  got g;
+  reported_path("/echo?r=", path, sizeof path);
+  param_of(path, "t", t);
+  param_of(path, "r", r);
+  param_of(path, "s", s);
+  /* {{randstr}} and {{randstr_N}} are KSUIDs, 27 letters and digits */
+  if (!shaped(t, 8, ALNUM) || !shaped(r, 27, ALNUM) || !shaped(s, 27, ALNUM)) {
+    own_random(t, 8, ALNUM);
+    own_random(r, 27, ALNUM);
+    own_random(s, 27, ALNUM);
+  }
+  snprintf(path, sizeof path, "/echo?r=%s&s=%s&t=%s", r, s, t);
+  fetch(path, NULL, NULL, 0, &g);
+  snprintf(want, sizeof want, "&t=%s HTTP/1.1", t);
+  if (has(g.body, g.body_len, want))
+    expect(out, path, "sent", NULL);
+  own_random(other, 8, ALNUM); /* another rand_base(8), never sent */
+  snprintf(want, sizeof want, "t=%s", other);
+  if (has(g.body, g.body_len, want))
+    expect(out, path, "other", NULL);
+  snprintf(want, sizeof want, "\\?r=%s&", r);
+  if (regex_in(want, g.body, g.body_len))
+    expect(out, path, "randstr", NULL);
+  snprintf(want, sizeof want, "&s=%s&t=[A-Za-z0-9]{8} ", s);
+  if (regex_in(want, g.body, g.body_len))
+    expect(out, path, "randstr-n", NULL);
+}
+
+/* {{Hostname}} is host:port (the port is not the scheme's), {{Host}} the
+ * host alone; a regex is compiled as written. */
+static void word_host(char *out)
+{
+  const char *hostname = base + strlen("http://");
+  char path[256], want[256], location[256];
+  got g;
+  snprintf(path, sizeof path, "/redirect?n=0&to=//%s/home", hostname);
+  fetch(path, NULL, NULL, 0, &g);
+  header_of(&g, "Location", location, sizeof location);
+  snprintf(want, sizeof want, "Location: //%s/home", hostname);
+  if (has(g.head, g.head_len, want))
+    expect(out, path, "header", NULL);
+  snprintf(want, sizeof want, "//%s/", hostname);
+  if (strstr(location, want))
+    expect(out, path, "location", NULL);
+  snprintf(want, sizeof want, "Location: //%.*s/home", (int)strcspn(hostname, ":"), hostname);
+  if (has(g.head, g.head_len, want))
+    expect(out, path, "wrong", NULL);
+  if (regex_in("//{{Hostname}}/home", g.head, g.head_len))
+    expect(out, path, "regex", NULL);
+}
+
+/* tok: 10 letters, then the port. */
+static void dsl_job_vals(char *out)
+{
+  const char *port = strrchr(base, ':') + 1;
+  char path[256], tok[64], want[300];
+  got g;
+  reported_path("/echo?t=", path, sizeof path);
+  param_of(path, "t", tok);
+  if (strlen(tok) != 10 + strlen(port) || strspn(tok, LETTERS) != 10 || strcmp(tok + 10, port))
+    own_random(tok, 10, LETTERS), strcat(tok, port);
+  snprintf(path, sizeof path, "/echo?t=%s", tok);
+  fetch(path, NULL, NULL, 0, &g);
+  snprintf(want, sizeof want, "GET %s HTTP/1.1", path);
+  if (has(g.body, g.body_len, want))
+    expect(out, path, NULL, NULL);
+}
+
 const evaluation RUN[] = {
     {"word-and", word_and, 0},
     {"word-nocase", word_nocase, 0},
@@ -879,5 +1014,9 @@ const evaluation RUN[] = {
     {"raw-unsafe-headers", raw_unsafe_headers, 0},
     {"raw-unsafe-length", raw_unsafe_length, 0},
     {"raw-unsafe-star", raw_unsafe_star, 0},
+    {"word-const", word_const, 0},
+    {"word-rand", word_rand, 0},
+    {"word-host", word_host, 0},
+    {"dsl-job-vals", dsl_job_vals, 0},
 };
 const size_t NRUN = sizeof RUN / sizeof RUN[0];

@@ -9,6 +9,11 @@
 #define EXPECT_MAX 2048
 
 extern char base[128]; /* the target: http://127.0.0.1:PORT, set by the test */
+/* scan's lines for the template being evaluated, in the form of its
+ * evaluation's (set by the test): where a template sends a random value,
+ * the evaluation reads the value scan sent from there, checks its shape,
+ * and fetches and matches with it itself. */
+extern const char *reported_lines;
 
 /* A response as the test fetched it: the final header block and body. */
 typedef struct got {

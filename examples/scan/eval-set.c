@@ -59,6 +59,14 @@ static size_t word_id(pattern_set *ps, const char *word, int nocase)
 
 static size_t regex_id(pattern_set *ps, const regex *re) { return pattern_id(ps, NULL, re, 2); }
 
+/* Whether value k of m (a word or a regex) is matched for each response
+ * (its {{...}} are the target's, the response's, or random): over the kept
+ * body or the header part, never on the stream. */
+static int per_response(const tpl_matcher *m, size_t k)
+{
+  return m->renders && m->renders[k] == TPL_WORD_RESPONSE;
+}
+
 /* The words and the regexes of the body of m (its atoms too), counted. */
 static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
 {
@@ -67,10 +75,12 @@ static void count_values(const tpl_matcher *m, size_t *words, size_t *regexes)
       *words += m->dsl[i].atoms[k] == TA_WORD;
       *regexes += m->dsl[i].atoms[k] == TA_REGEX;
     }
-  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD)
-    *words += m->n;
-  if ((m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX)
-    *regexes += m->n;
+  for (size_t k = 0; (m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_WORD && k < m->n;
+       k++)
+    *words += !per_response(m, k);
+  for (size_t k = 0; (m->part == TP_BODY || m->part == TP_ALL) && m->type == TM_REGEX && k < m->n;
+       k++)
+    *regexes += !per_response(m, k);
 }
 
 /* The ids of expression d's atoms of the body among out's (SIZE_MAX: an
@@ -101,8 +111,9 @@ static int assign_ids(pattern_set *out, tpl_matcher *m)
   if (!(m->ids = calloc(m->n, sizeof *m->ids)))
     return -1;
   for (size_t k = 0; k < m->n; k++)
-    m->ids[k] = m->type == TM_WORD ? word_id(out, m->words[k], m->nocase)
-                                   : regex_id(out, &m->regexes[k]);
+    m->ids[k] = per_response(m, k)    ? SIZE_MAX
+                : m->type == TM_WORD ? word_id(out, m->words[k], m->nocase)
+                                     : regex_id(out, &m->regexes[k]);
   return 0;
 }
 
@@ -164,9 +175,9 @@ int eval_dsl_whole_body(const tpl_dsl *d, int extractor)
 }
 
 /* Whether request q needs the body kept: an extractor of the body, an
- * expression that reads it whole (its matchers of the body run on the
- * stream, or over a body kept for the regexes the stream does not take:
- * see eval_matchers). */
+ * expression that reads it whole, a word of the body replaced for each
+ * response (its other matchers of the body run on the stream, or over a
+ * body kept for the regexes the stream does not take: see eval_matchers). */
 static int needs_body(const tpl_request *q)
 {
   for (size_t i = 0; i < q->nextractors; i++) {
@@ -178,8 +189,10 @@ static int needs_body(const tpl_request *q)
         return 1;
   }
   for (size_t i = 0; i < q->nmatchers; i++)
-    for (size_t k = 0; q->matchers[i].type == TM_DSL && k < q->matchers[i].n; k++)
-      if (eval_dsl_whole_body(&q->matchers[i].dsl[k], 0))
+    for (size_t k = 0; k < q->matchers[i].n; k++)
+      if ((q->matchers[i].type == TM_DSL && eval_dsl_whole_body(&q->matchers[i].dsl[k], 0)) ||
+          ((q->matchers[i].part == TP_BODY || q->matchers[i].part == TP_ALL) &&
+           per_response(&q->matchers[i], k)))
         return 1;
   return 0;
 }
@@ -291,6 +304,10 @@ void eval_keeps(const tpl *t, tpl_keeps *k)
       const tpl_matcher *m = &q->matchers[i];
       count_values(m, &words, &regexes);
       k->count |= m->type == TM_SIZE && (m->part == TP_BODY || m->part == TP_ALL);
+      for (size_t w = 0; m->renders && w < m->n; w++) {
+        k->scan_words += m->renders[w] == TPL_WORD_SCAN;
+        k->response_words += m->renders[w] == TPL_WORD_RESPONSE;
+      }
       for (size_t e = 0; m->type == TM_DSL && e < m->n; e++)
         k->count |= m->dsl[e].body_len;
     }

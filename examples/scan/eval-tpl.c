@@ -37,10 +37,9 @@ static void part_texts(dsl_view *dv, tpl_part where, const char *header, texts *
     t->len += t->v[i].len;
 }
 
-/* Whether needle (lower case when nocase) occurs in hay. */
-static int contains(rc_view hay, const char *needle, int nocase)
+/* Whether needle's n bytes (lower case when nocase) occur in hay. */
+static int contains(rc_view hay, const char *needle, size_t n, int nocase)
 {
-  size_t n = strlen(needle);
   if (!n)
     return 1;
   int first = (unsigned char)needle[0], upper = nocase ? toupper(first) : first;
@@ -59,11 +58,72 @@ static int contains(rc_view hay, const char *needle, int nocase)
   return 0;
 }
 
+/* Word w of m with the view's values (dsl_lookup: the response's, its
+ * extractors', the job's), onto out as a string (out->len without its
+ * NUL, in lower case when m is case-insensitive); EXPR_OK, or the
+ * evaluation's error. */
+static expr_code word_value(dsl_view *dv, const tpl_matcher *m, size_t w, line *out)
+{
+  const tpl *t = &dv->r->g->tpl->t[dv->t->tpl];
+  expr_env env;
+  expr_env_init(&env);
+  env.lookup = dsl_lookup;
+  env.ud = dv;
+  expr_error err;
+  expr_code rc = tpl_render(t, m->words[w], &env, &dv->arena, out, &err);
+  put(out, "", 1);
+  if (rc == EXPR_OK && out->nomem)
+    rc = EXPR_E_NOMEM;
+  dv->nomem |= rc == EXPR_E_NOMEM;
+  if (rc != EXPR_OK)
+    return rc;
+  out->len--;
+  for (size_t i = 0; m->nocase && i < out->len; i++)
+    out->p[i] = (char)tolower((unsigned char)out->p[i]);
+  return EXPR_OK;
+}
+
+/* Word i of m, replaced for this response (word_value), in its part: the
+ * header block, a header's values, or the kept body. As nuclei's: under
+ * and, a word whose expression fails fails the matcher; under or, it is
+ * looked for as written. */
+static int word_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+{
+  line w = {0};
+  expr_code rc = word_value(dv, m, i, &w);
+  int hit = 0;
+  texts t;
+  if (rc == EXPR_OK || (rc != EXPR_E_NOMEM && !m->cond_and)) {
+    part_texts(dv, m->part, m->header, &t);
+    for (size_t k = 0; !hit && k < t.n; k++)
+      hit = rc == EXPR_OK ? contains(t.v[k], w.p, w.len, m->nocase)
+                          : contains(t.v[k], m->words[i], strlen(m->words[i]), m->nocase);
+  }
+  free(w.p);
+  return hit;
+}
+
+/* Regex i of m, random (it held a {{randstr}}), over its part. */
+static int regex_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+{
+  texts t;
+  part_texts(dv, m->part, m->header, &t);
+  for (size_t k = 0; k < t.n; k++)
+    if (regex_hit(&m->regexes[i], t.v[k]))
+      return 1;
+  return 0;
+}
+
 /* Value i of matcher m hits: over the header block or a header's values
  * here, in the final body by the reading's verdict (the engine's, see
- * eval_matchers), in an earlier hop's (empty) body here. */
+ * eval_matchers), in an earlier hop's (empty) body here; a word replaced
+ * for each response, here. */
 static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 {
+  if (m->type == TM_WORD && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
+    return word_hits(dv, m, i);
+  if (m->type == TM_REGEX && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
+    return regex_hits(dv, m, i);
   const reading *rd = dv->r;
   const rc_response *r = rd->resp;
   int back = dv->t->back;
@@ -89,7 +149,7 @@ static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
   if (m->type == TM_SIZE)
     return m->numbers[i] >= 0 && (size_t)m->numbers[i] == t.len;
   for (size_t k = 0; k < t.n; k++)
-    if (m->type == TM_WORD ? contains(t.v[k], m->words[i], m->nocase)
+    if (m->type == TM_WORD ? contains(t.v[k], m->words[i], strlen(m->words[i]), m->nocase)
                            : regex_hit(&m->regexes[i], t.v[k]))
       return 1;
   return 0;

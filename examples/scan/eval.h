@@ -267,11 +267,14 @@ void eval_matchers_free(matchers *out);
 /* What a template needs of its responses' bodies (--validate -v): its
  * body words and regexes, and atoms of expressions, that run on the
  * stream (where this build has a streaming engine); whether it keeps the
- * body whole (md5(body), a regex extractor of the body, ...); whether it
- * reads the body's length (len(body), a size matcher). */
+ * body whole (md5(body), a regex extractor of the body, a word replaced
+ * for each response, ...); whether it reads the body's length (len(body),
+ * a size matcher); its words with a {{...}} replaced once in the scan,
+ * and for each response (eval_words). */
 typedef struct tpl_keeps {
   size_t streamed;
   int whole, count;
+  size_t scan_words, response_words;
 } tpl_keeps;
 void eval_keeps(const tpl *t, tpl_keeps *k);
 /* Once engine_build has decided which of those run on the stream: what

@@ -39,11 +39,10 @@ static void b64_encode(sbuf *b, const unsigned char *p, size_t n, size_t line)
 static expr_code encode64(expr_ctx *c, const expr_value *a, size_t line, expr_value *out)
 {
   expr_value s;
-  expr_code rc = expr__str(c, a, &s);
+  sbuf b;
+  expr_code rc = expr__strs_sb(c, a, 1, &s, &b);
   if (rc != EXPR_OK)
     return rc;
-  sbuf b;
-  expr__sb_init(&b, c);
   b64_encode(&b, (const unsigned char *)s.u.str.ptr, s.u.str.len, line);
   return expr__sb_done(&b, out);
 }
@@ -106,29 +105,45 @@ static expr_code fn_base64_decode(expr_ctx *c, const expr_value *a, size_t n, ex
   return EXPR_OK;
 }
 
+/* What a coding writes to b for the text at p (n > 0 bytes), flag being
+ * what its second argument says: the bytes it read, at least one. */
+typedef size_t (*coding_step)(sbuf *b, const char *p, size_t n, int flag);
+
+/* a as text, coded step by step, as a new string: the encoders and
+ * decoders of texts. */
+static expr_code recode(expr_ctx *c, const expr_value *a, int flag, coding_step step,
+                        expr_value *out)
+{
+  expr_value s;
+  sbuf b;
+  expr_code rc = expr__strs_sb(c, a, 1, &s, &b);
+  if (rc != EXPR_OK)
+    return rc;
+  for (size_t i = 0; i < s.u.str.len && b.rc == EXPR_OK;)
+    i += step(&b, s.u.str.ptr + i, s.u.str.len - i, flag);
+  return expr__sb_done(&b, out);
+}
+
 static int unreserved(unsigned char ch, int all)
 {
   int alnum = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
   return alnum || (!all && ch && strchr("-_.!~*'()", ch));
 }
 
+static size_t url_byte(sbuf *b, const char *p, size_t n, int all)
+{
+  unsigned char ch = (unsigned char)p[0];
+  (void)n;
+  if (unreserved(ch, all))
+    expr__sb_addc(b, (char)ch);
+  else
+    expr__sb_addf(b, "%%%02X", ch);
+  return 1;
+}
+
 static expr_code fn_url_encode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
-  expr_value s;
-  expr_code rc = expr__str(c, &a[0], &s);
-  if (rc != EXPR_OK)
-    return rc;
-  int all = n > 1 && expr_true(&a[1]);
-  sbuf b;
-  expr__sb_init(&b, c);
-  for (size_t i = 0; i < s.u.str.len; i++) {
-    unsigned char ch = (unsigned char)s.u.str.ptr[i];
-    if (unreserved(ch, all))
-      expr__sb_addc(&b, (char)ch);
-    else
-      expr__sb_addf(&b, "%%%02X", ch);
-  }
-  return expr__sb_done(&b, out);
+  return recode(c, a, n > 1 && expr_true(&a[1]), url_byte, out);
 }
 
 static int hex_digit(unsigned char ch)
@@ -139,42 +154,40 @@ static int hex_digit(unsigned char ch)
                                   : -1;
 }
 
+/* %XX as its byte; any other byte as it is. */
+static size_t url_step(sbuf *b, const char *p, size_t n, int flag)
+{
+  int hi, lo;
+  (void)flag;
+  if (p[0] == '%' && n > 2 && (hi = hex_digit((unsigned char)p[1])) >= 0 &&
+      (lo = hex_digit((unsigned char)p[2])) >= 0) {
+    expr__sb_addc(b, (char)(hi << 4 | lo));
+    return 3;
+  }
+  expr__sb_addc(b, p[0]);
+  return 1;
+}
+
 static expr_code fn_url_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   (void)n;
-  expr_value s;
-  expr_code rc = expr__str(c, a, &s);
-  if (rc != EXPR_OK)
-    return rc;
-  sbuf b;
-  expr__sb_init(&b, c);
-  const unsigned char *p = (const unsigned char *)s.u.str.ptr;
-  for (size_t i = 0; i < s.u.str.len; i++) {
-    int hi, lo;
-    if (p[i] == '%' && i + 2 < s.u.str.len && (hi = hex_digit(p[i + 1])) >= 0 &&
-        (lo = hex_digit(p[i + 2])) >= 0) {
-      expr__sb_addc(&b, (char)(hi << 4 | lo));
-      i += 2;
-    } else
-      expr__sb_addc(&b, (char)p[i]);
-  }
-  return expr__sb_done(&b, out);
+  return recode(c, a, 0, url_step, out);
+}
+
+static size_t hex_byte(sbuf *b, const char *p, size_t n, int esc)
+{
+  (void)n;
+  expr__sb_addf(b, esc ? "\\x%02x" : "%02x", (unsigned char)p[0]);
+  return 1;
 }
 
 static expr_code fn_hex_encode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
-  expr_value s, f;
-  expr_code rc = expr__str(c, &a[0], &s);
-  if (rc == EXPR_OK && n > 1)
-    rc = expr__str(c, &a[1], &f);
+  expr_value f;
+  expr_code rc = n > 1 ? expr__str(c, &a[1], &f) : EXPR_OK;
   if (rc != EXPR_OK)
     return rc;
-  int esc = n > 1 && (expr__is(&f, "x") || expr__is(&f, "X"));
-  sbuf b;
-  expr__sb_init(&b, c);
-  for (size_t i = 0; i < s.u.str.len && b.rc == EXPR_OK; i++)
-    expr__sb_addf(&b, esc ? "\\x%02x" : "%02x", (unsigned char)s.u.str.ptr[i]);
-  return expr__sb_done(&b, out);
+  return recode(c, a, n > 1 && (expr__is(&f, "x") || expr__is(&f, "X")), hex_byte, out);
 }
 
 static expr_code fn_hex_decode(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -267,28 +280,25 @@ static const struct {
 };
 #define ESCAPED 30 /* the first ESCAPED entries are those html_escape writes */
 
+static size_t html_byte(sbuf *b, const char *p, size_t n, int all)
+{
+  unsigned char ch = (unsigned char)p[0];
+  size_t e = 0;
+  (void)n;
+  while (e < ESCAPED && entities[e].cp != ch)
+    e++;
+  if (e < ESCAPED)
+    expr__sb_addf(b, "&%s;", entities[e].name);
+  else if (all)
+    expr__sb_addf(b, "&#%u;", ch);
+  else
+    expr__sb_addc(b, (char)ch);
+  return 1;
+}
+
 static expr_code fn_html_escape(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
-  expr_value s;
-  expr_code rc = expr__str(c, &a[0], &s);
-  if (rc != EXPR_OK)
-    return rc;
-  int all = n > 1 && expr__to_bool(&a[1]);
-  sbuf b;
-  expr__sb_init(&b, c);
-  for (size_t i = 0; i < s.u.str.len && b.rc == EXPR_OK; i++) {
-    unsigned char ch = (unsigned char)s.u.str.ptr[i];
-    size_t e = 0;
-    while (e < ESCAPED && entities[e].cp != ch)
-      e++;
-    if (e < ESCAPED)
-      expr__sb_addf(&b, "&%s;", entities[e].name);
-    else if (all)
-      expr__sb_addf(&b, "&#%u;", ch);
-    else
-      expr__sb_addc(&b, (char)ch);
-  }
-  return expr__sb_done(&b, out);
+  return recode(c, a, n > 1 && expr__to_bool(&a[1]), html_byte, out);
 }
 
 static void utf8(sbuf *b, unsigned cp)
@@ -343,25 +353,24 @@ static size_t entity(const char *p, size_t n, unsigned *cp)
   return 0;
 }
 
+/* An entity as UTF-8; any other byte as it is. */
+static size_t html_step(sbuf *b, const char *p, size_t n, int flag)
+{
+  unsigned cp;
+  size_t used = p[0] == '&' ? entity(p + 1, n - 1, &cp) : 0;
+  (void)flag;
+  if (!used) {
+    expr__sb_addc(b, p[0]);
+    return 1;
+  }
+  utf8(b, cp);
+  return used + 1;
+}
+
 static expr_code fn_html_unescape(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   (void)n;
-  expr_value s;
-  expr_code rc = expr__str(c, a, &s);
-  if (rc != EXPR_OK)
-    return rc;
-  sbuf b;
-  expr__sb_init(&b, c);
-  const char *p = s.u.str.ptr;
-  for (size_t i = 0, used; i < s.u.str.len && b.rc == EXPR_OK; i++) {
-    unsigned cp;
-    if (p[i] == '&' && (used = entity(p + i + 1, s.u.str.len - i - 1, &cp)) > 0) {
-      utf8(&b, cp);
-      i += used;
-    } else
-      expr__sb_addc(&b, p[i]);
-  }
-  return expr__sb_done(&b, out);
+  return recode(c, a, 0, html_step, out);
 }
 
 /* Every argument (strings, none empty) xor'ed, the shorter ones repeated. */

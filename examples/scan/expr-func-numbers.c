@@ -58,8 +58,8 @@ static expr_code fn_dec_to_hex(expr_ctx *c, const expr_value *a, size_t n, expr_
 {
   (void)n;
   long long v;
-  if (!expr__to_int(a, &v))
-    return expr__fail(c, EXPR_E_VALUE, "dec_to_hex: not a number");
+  if (expr__int(c, a, &v, "dec_to_hex: not a number") != EXPR_OK)
+    return c->err->code;
   char buf[24];
   unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
   size_t k = sizeof buf;

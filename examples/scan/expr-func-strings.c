@@ -113,22 +113,6 @@ static rune *runes(expr_ctx *c, const expr_value *s, size_t *count)
   return r;
 }
 
-static expr_code fn_reverse(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
-{
-  (void)n;
-  expr_value s;
-  size_t k = 0;
-  expr_code rc = expr__str(c, a, &s);
-  rune *r = rc == EXPR_OK ? runes(c, &s, &k) : NULL;
-  if (rc != EXPR_OK || (!r && s.u.str.len))
-    return c->err->code;
-  sbuf b;
-  expr__sb_init(&b, c);
-  while (k--)
-    expr__sb_add(&b, r[k].p, r[k].n);
-  return expr__sb_done(&b, out);
-}
-
 static int rune_cmp(const void *x, const void *y)
 {
   const rune *a = x, *b = y;
@@ -157,6 +141,65 @@ static expr_code as_list(expr_ctx *c, const expr_value *a, size_t n, expr_value 
   return rc;
 }
 
+/* The runes r[0 .. k-1] reordered or some left out in place: how many
+ * remain. */
+typedef size_t (*rune_edit)(rune *r, size_t k);
+
+static size_t reversed(rune *r, size_t k)
+{
+  for (size_t i = 0; i < k / 2; i++) {
+    rune t = r[i];
+    r[i] = r[k - 1 - i];
+    r[k - 1 - i] = t;
+  }
+  return k;
+}
+
+static size_t sorted(rune *r, size_t k)
+{
+  if (k)
+    qsort(r, k, sizeof *r, rune_cmp);
+  return k;
+}
+
+/* Each rune's first. Quadratic over the distinct ones, which are at most
+ * 256 one-byte runes in practice. */
+static size_t first_ones(rune *r, size_t k)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < k; i++) {
+    size_t j = 0;
+    while (j < kept && rune_cmp(&r[j], &r[i]) != 0)
+      j++;
+    if (j == kept)
+      r[kept++] = r[i];
+  }
+  return kept;
+}
+
+/* a as text, its runes edited, as a new string. */
+static expr_code runes_edited(expr_ctx *c, const expr_value *a, rune_edit edit, expr_value *out)
+{
+  expr_value s;
+  size_t k = 0;
+  expr_code rc = expr__str(c, a, &s);
+  rune *r = rc == EXPR_OK ? runes(c, &s, &k) : NULL;
+  if (rc != EXPR_OK || (!r && s.u.str.len))
+    return c->err->code;
+  k = edit(r, k);
+  sbuf b;
+  expr__sb_init(&b, c);
+  for (size_t i = 0; i < k; i++)
+    expr__sb_add(&b, r[i].p, r[i].n);
+  return expr__sb_done(&b, out);
+}
+
+static expr_code fn_reverse(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
+{
+  (void)n;
+  return runes_edited(c, a, reversed, out);
+}
+
 static expr_code fn_sort(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   if (n > 1) {
@@ -165,23 +208,11 @@ static expr_code fn_sort(expr_ctx *c, const expr_value *a, size_t n, expr_value 
       qsort((void *)out->u.list.items, n, sizeof(expr_value), value_cmp);
     return rc;
   }
-  expr_value s;
-  size_t k = 0;
-  expr_code rc = expr__str(c, a, &s);
-  rune *r = rc == EXPR_OK ? runes(c, &s, &k) : NULL;
-  if (rc != EXPR_OK || (!r && s.u.str.len))
-    return c->err->code;
-  if (k)
-    qsort(r, k, sizeof *r, rune_cmp);
-  sbuf b;
-  expr__sb_init(&b, c);
-  for (size_t i = 0; i < k; i++)
-    expr__sb_add(&b, r[i].p, r[i].n);
-  return expr__sb_done(&b, out);
+  return runes_edited(c, a, sorted, out);
 }
 
-/* Unique runes of one argument, or unique arguments. Quadratic over the
- * distinct ones, which are at most 256 one-byte runes in practice. */
+/* Unique runes of one argument, or unique arguments (quadratic, as
+ * first_ones). */
 static expr_code fn_uniq(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   if (n > 1) {
@@ -198,24 +229,7 @@ static expr_code fn_uniq(expr_ctx *c, const expr_value *a, size_t n, expr_value 
     out->u.list.n = k;
     return rc;
   }
-  expr_value s;
-  size_t k = 0, kept = 0;
-  expr_code rc = expr__str(c, a, &s);
-  rune *r = rc == EXPR_OK ? runes(c, &s, &k) : NULL;
-  if (rc != EXPR_OK || (!r && s.u.str.len))
-    return c->err->code;
-  sbuf b;
-  expr__sb_init(&b, c);
-  for (size_t i = 0; i < k; i++) {
-    size_t j = 0;
-    while (j < kept && rune_cmp(&r[j], &r[i]) != 0)
-      j++;
-    if (j == kept) {
-      r[kept++] = r[i];
-      expr__sb_add(&b, r[i].p, r[i].n);
-    }
-  }
-  return expr__sb_done(&b, out);
+  return runes_edited(c, a, first_ones, out);
 }
 
 static expr_code fn_repeat(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
@@ -223,15 +237,14 @@ static expr_code fn_repeat(expr_ctx *c, const expr_value *a, size_t n, expr_valu
   (void)n;
   expr_value s;
   long long count;
-  expr_code rc = expr__str(c, &a[0], &s);
+  sbuf b;
+  expr_code rc = expr__strs_sb(c, a, 1, &s, &b);
   if (rc != EXPR_OK)
     return rc;
   if (!expr__atoi(&a[1], &count) || count < 0)
     return expr__fail(c, EXPR_E_VALUE, "repeat: bad count");
   if (s.u.str.len && (unsigned long long)count > c->max_len / s.u.str.len)
     return expr__fail(c, EXPR_E_LIMIT, "repeat: the value would pass %zu bytes", c->max_len);
-  sbuf b;
-  expr__sb_init(&b, c);
   for (long long i = 0; i < count && s.u.str.len && b.rc == EXPR_OK; i++)
     expr__sb_add(&b, S(s));
   return expr__sb_done(&b, out);
@@ -240,11 +253,10 @@ static expr_code fn_repeat(expr_ctx *c, const expr_value *a, size_t n, expr_valu
 static expr_code fn_replace(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   expr_value s[3];
-  expr_code rc = strs(c, a, n, s);
+  sbuf b;
+  expr_code rc = expr__strs_sb(c, a, n, s, &b);
   if (rc != EXPR_OK)
     return rc;
-  sbuf b;
-  expr__sb_init(&b, c);
   const char *p = s[0].u.str.ptr, *end = p + s[0].u.str.len;
   if (s[1].u.str.len == 0) { /* Go: the new string before each rune and at the end */
     for (size_t l; p < end && b.rc == EXPR_OK; p += l) {
@@ -556,11 +568,10 @@ static expr_code fn_substr(expr_ctx *c, const expr_value *a, size_t n, expr_valu
 static expr_code fn_remove_bad(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   expr_value s[2];
-  expr_code rc = strs(c, a, n, s);
+  sbuf b;
+  expr_code rc = expr__strs_sb(c, a, n, s, &b);
   if (rc != EXPR_OK)
     return rc;
-  sbuf b;
-  expr__sb_init(&b, c);
   for (size_t i = 0; i < s[0].u.str.len; i++)
     if (!in_set(&s[1], s[0].u.str.ptr[i]))
       expr__sb_addc(&b, s[0].u.str.ptr[i]);

@@ -248,8 +248,9 @@ static expr_code fn_date_time(expr_ctx *c, const expr_value *a, size_t n, expr_v
 static expr_code fn_unix_time(expr_ctx *c, const expr_value *a, size_t n, expr_value *out)
 {
   long long add = 0;
-  if (n && !expr__to_int(&a[0], &add))
-    return expr__fail(c, EXPR_E_VALUE, "unix_time: bad seconds");
+  expr_code rc = n ? expr__int(c, &a[0], &add, "unix_time: bad seconds") : EXPR_OK;
+  if (rc != EXPR_OK)
+    return rc;
   *out = expr_num((double)time(NULL) + (double)add);
   return EXPR_OK;
 }
@@ -426,8 +427,8 @@ static expr_code fn_wait_for(expr_ctx *c, const expr_value *a, size_t n, expr_va
 {
   (void)n;
   long long s;
-  if (!expr__to_int(a, &s))
-    return expr__fail(c, EXPR_E_VALUE, "wait_for: bad seconds");
+  if (expr__int(c, a, &s, "wait_for: bad seconds") != EXPR_OK)
+    return c->err->code;
   unsigned left = c->env->max_wait_ms - c->waited_ms;
   unsigned ms = s <= 0 ? 0 : (unsigned long long)s > left / 1000 ? left : (unsigned)s * 1000;
   if (ms) {

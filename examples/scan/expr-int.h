@@ -191,6 +191,11 @@ int expr__equal(const expr_value *a, const expr_value *b);
 int expr__is(const expr_value *v, const char *s);
 /* Args 0..n as strings, into out[] (each converted with expr__str). */
 expr_code expr__strs(expr_ctx *c, const expr_value *args, size_t n, expr_value *out);
+/* The same, with b started for the string a function builds of them. */
+expr_code expr__strs_sb(expr_ctx *c, const expr_value *args, size_t n, expr_value *out, sbuf *b);
+/* v as an integer (expr__to_int) into *out; else EXPR_E_VALUE, what
+ * saying which argument of which function ("wait_for: bad seconds"). */
+expr_code expr__int(expr_ctx *c, const expr_value *v, long long *out, const char *what);
 
 /* a in standard base64 (expr-func-codings.c). */
 expr_code expr__base64(expr_ctx *c, const expr_value *a, expr_value *out);

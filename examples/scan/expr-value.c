@@ -321,6 +321,17 @@ expr_code expr__strs(expr_ctx *c, const expr_value *args, size_t n, expr_value *
   return EXPR_OK;
 }
 
+expr_code expr__strs_sb(expr_ctx *c, const expr_value *args, size_t n, expr_value *out, sbuf *b)
+{
+  expr__sb_init(b, c);
+  return expr__strs(c, args, n, out);
+}
+
+expr_code expr__int(expr_ctx *c, const expr_value *v, long long *out, const char *what)
+{
+  return expr__to_int(v, out) ? EXPR_OK : expr__fail(c, EXPR_E_VALUE, "%s", what);
+}
+
 static int is_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
 
 /* s[0..n) without ASCII white space at either end. */

@@ -227,7 +227,7 @@ static int retryable(rc_response *r, CURLcode cc)
  * and the counts. */
 static void report(scan *s, slot *sl, CURLcode cc, ending how)
 {
-  attempt a = {sl->url, s->opt->method, sl->easy, sl->errbuf, sl->attempts, 0, cc, how};
+  attempt a = {sl->url, s->opt->method, sl->easy, sl->errbuf, sl->attempts, 0, cc, how, sl->job};
   int matched = matches(&sl->rd);
   if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
     matched = out_templates(&s->out, &sl->rd, &a, sl->target, sl->seq) > 0;

@@ -68,7 +68,10 @@ static void usage(FILE *out)
         "                          (also --at, nuclei's)\n"
         "  -v, --verbose           with --validate, first each template loaded and\n"
         "                          what it keeps of the body: streamed atoms and\n"
-        "                          matchers, the whole body, or its count only\n"
+        "                          matchers, the whole body, or its count only;\n"
+        "                          its words and regexes with {{...}} replaced\n"
+        "                          once in the scan (they stream) or for each\n"
+        "                          response\n"
         "\n",
         out);
   fputs("FILTERING (with -t; nuclei's: comma lists, repeatable, any case):\n"

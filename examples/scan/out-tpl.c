@@ -10,6 +10,7 @@
 /* What one template line tells of its target besides the template. */
 typedef struct hit_at {
   const reading *r;
+  const plan_job *job;      /* the values its request was made with; NULL: none */
   const char *target, *url; /* url: that of the response's request */
   int stopped;              /* its transfer ended early */
   double duration;          /* seconds its transfer took */
@@ -70,9 +71,12 @@ static void json_match(output *o, const hit_at *h, const tpl *t, const char *nam
 
 /* A template's values for the target (plan_vals: its constants, -var,
  * the target's variables, its variables:) as the DSL reads them
- * (plan_vars), made on first use. */
+ * (plan_vars): those the job's request was made with, for the template
+ * it was made for (its random values too); for another member of the
+ * cluster, its own, made on first use. */
 typedef struct tpl_vals {
   const plan *p;
+  const plan_job *job;
   const char *target;
   plan_vals v;
   int made, failed;
@@ -81,6 +85,9 @@ typedef struct tpl_vals {
 static int template_value(void *ud, size_t t, const char *name, size_t len, expr_value *out)
 {
   tpl_vals *u = ud;
+  const plan_vals *sent = u->job ? plan_job_vals(u->job, t) : NULL;
+  if (sent)
+    return plan_vals_lookup((void *)sent, name, len, out);
   if (!u->made) {
     u->made = 1;
     u->failed = plan_vals_eval(&u->v, u->p, t, u->target, 1) != 0;
@@ -99,7 +106,7 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     o->write_error = ENOMEM;
     return 0;
   }
-  tpl_vals u = {.p = h->r->g->plan, .target = h->target};
+  tpl_vals u = {.p = h->r->g->plan, .job = h->job, .target = h->target};
   eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t),
                     {template_value, &u}, h->back};
   int matched = eval_request(h->r, q, &et, hit, &x);
@@ -161,7 +168,7 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
     if (rc_hop(r->resp, k, &hop) != RC_OK || (hop.status >= 100 && hop.status <= 199))
       continue;
     char *url = out_hop_url(r->resp, a, k);
-    hit_at h = {r, target, url, rc == RC_STOPPED, a->took, hops - 1 - k};
+    hit_at h = {r, a->job, target, url, rc == RC_STOPPED, a->took, hops - 1 - k};
     if (!url)
       o->write_error = ENOMEM;
     for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
@@ -216,6 +223,9 @@ static void print_keeps(const tpl *t)
     printf("%scount only", k.whole || k.streamed ? ", " : "");
   if (!k.whole && !k.streamed && !k.count)
     printf("none");
+  if (k.scan_words || k.response_words)
+    printf("; {{...}} in words and regexes: %zu replaced once in the scan, %zu for each response",
+           k.scan_words, k.response_words);
   putchar('\n');
 }
 

@@ -44,6 +44,7 @@ typedef struct attempt {
   double took;        /* seconds since its transfer was handed to curl */
   CURLcode cc;
   ending how;
+  const plan_job *job; /* -t: the values its request was made with; NULL: none */
 } attempt;
 
 /* ---- JSON (out-json.c) -------------------------------------------------- */

@@ -78,6 +78,7 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
 {
   const plan_vals *v = ud;
   const tpl *t = &v->p->ts->t[v->tpl];
+  const plan_value *val;
   size_t i;
   switch (tpl_name(t, v->p->ts->given, v->p->ts->ngiven, name, len, &i)) {
   case TS_CONST: *out = expr_str(t->consts[i].value, strlen(t->consts[i].value)); return 1;
@@ -90,8 +91,10 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
   case TS_VAR:
     if (i >= v->known)
       return 0;
-    *out = v->vars[i].p ? expr_str(v->vars[i].p, v->vars[i].len)
-                        : expr_str(v->p->fixed[v->tpl][i].p, v->p->fixed[v->tpl][i].len);
+    val = v->vars[i].p ? &v->vars[i] : v->p->fixed[v->tpl] ? &v->p->fixed[v->tpl][i] : NULL;
+    if (!val || !val->p)
+      return 0; /* not evaluated: of the target, where there is none */
+    *out = expr_str(val->p, val->len);
     return 1;
   case TS_PAYLOAD: break; /* a value of the request's combination, not of the plan */
   case TS_NONE: break;

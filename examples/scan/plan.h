@@ -3,7 +3,8 @@
  * asking for the same request share one (plan-cluster.c), the values of a
  * template's names for a target (plan-vars.c), and for each target and
  * cluster, the request with its {{...}} replaced: the jobs
- * (plan-request.c). Nothing here looks at a response. */
+ * (plan-request.c); the scan's values in the templates' matchers
+ * (plan-words.c). Nothing here looks at a response. */
 #ifndef SCAN_PLAN_H
 #define SCAN_PLAN_H
 
@@ -134,6 +135,14 @@ expr_code plan_render(const plan_vals *v, const char *text, line *out, expr_erro
  * target (plan_build does it). 0, or -1 when out of memory. */
 int plan_fix(plan *p);
 void plan_unfix(plan *p);
+/* ---- The scan's values in matchers (plan-words.c) ------------------------ */
+
+/* Replaces the templates' words of TPL_WORD_SCAN with the scan's values,
+ * before the matchers are compiled (eval_matchers), so that they stream,
+ * and {{randstr}} in their regexes with the scan's letters. 0, or -1 when
+ * out of memory. */
+int plan_words(const plan *p, templates *ts);
+
 /* ---- Template variables of a target -------------------------------------- */
 
 /* Where the evaluation finds the values of a template's variables for the

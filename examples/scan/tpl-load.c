@@ -655,6 +655,7 @@ static void free_matcher(tpl_matcher *m)
   free(m->name);
   free(m->numbers);
   free(m->ids);
+  free(m->renders);
   if (m->type == TM_WORD)
     free_strings(m->words, m->n);
   if (m->type == TM_REGEX)

@@ -17,7 +17,15 @@
  * variables, the constants, -var names and the variables before it;
  * one that uses itself or a later one (a cycle) is a skip, as nuclei sends
  * its text unresolved. Where a name is defined twice, constants win over
- * -var, -var over the target's variables, those over variables:. */
+ * -var, -var over the target's variables, those over variables:.
+ *
+ * A matcher word is a text of the same kind, which nuclei renders with the
+ * values its request was made with and the response's, just before it
+ * looks for it: here each word is told which of them it reads (once in
+ * the scan, or for each response: m->renders); a {{...}} that is none
+ * stays as written, never a reason to skip. A regex is compiled as written
+ * (nuclei's are); {{randstr_N}} is replaced in words and regexes too, as
+ * nuclei replaces it in the whole template. */
 #include "tpl.h"
 
 #include <ctype.h>
@@ -190,6 +198,10 @@ typedef struct checker {
   expr_error first; /* the first compile error of the current "{{" */
   const char *first_at;
   size_t compiled; /* bytes given to expr_compile */
+  /* Reading a matcher word of request q: no name or {{...}} is a reason
+   * to skip (one that is none stays as written, as nuclei leaves it). */
+  int in_word;
+  const tpl_request *q;
 } checker;
 
 /* Sets the reason (the first one found stays); returns 0. */
@@ -215,7 +227,8 @@ static size_t string_name(checker *k, const char *s, const char *end)
   size_t i;
   if (!c || c > end || !is_name(s + 2, (size_t)(c - s - 2)))
     return 0;
-  if (tpl_name(k->t, k->given, k->ngiven, s + 2, (size_t)(c - s - 2), &i) == TS_NONE)
+  if (tpl_name(k->t, k->given, k->ngiven, s + 2, (size_t)(c - s - 2), &i) == TS_NONE &&
+      !k->in_word) /* a word's may be the response's */
     return (size_t)fail(k, "variable: %.*s", (int)(c - s - 2), s + 2);
   return (size_t)(c - s - 2);
 }
@@ -275,6 +288,8 @@ static int readable(checker *k, const char *name, size_t len)
 {
   size_t i;
   tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, len, &i);
+  if (k->in_word)
+    return 1; /* word_renders says what it depends on */
   if (s == TS_NONE && has(name, len, "interactsh"))
     return fail(k, "interactsh");
   if (s == TS_NONE)
@@ -294,6 +309,24 @@ static int readable(checker *k, const char *name, size_t len)
     k->t->vars[k->var].per_target = 1;
   if (s == TS_TARGET && k->var < k->t->nvars && strcmp(tpl_target_names[i], "randstr"))
     k->t->vars[k->var].per_target = 1;
+  if (k->var < k->t->nvars && ((s == TS_VAR && k->t->vars[i].random) ||
+                               (s == TS_TARGET && !strcmp(tpl_target_names[i], "randstr"))))
+    k->t->vars[k->var].random = 1;
+  return 1;
+}
+
+/* Whether every name expression x reads may be read (by variable k->var,
+ * or by a text); one that calls rand_* makes the variable random. */
+static int expr_readable(checker *k, const tpl_expr *x)
+{
+  if (k->var < k->t->nvars && (x->calls & EXPR_CALLS_VOLATILE))
+    k->t->vars[k->var].random = 1;
+  for (size_t v = 0; v < expr_var_count(x->e); v++) {
+    size_t n;
+    const char *name = expr_var_name(x->e, v, &n);
+    if (!readable(k, name, n))
+      return 0;
+  }
   return 1;
 }
 
@@ -303,8 +336,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
   size_t i;
   if (is_name(inner, len) && tpl_name(k->t, k->given, k->ngiven, inner, len, &i) != TS_NONE)
     return readable(k, inner, len) ? KIND_NAME : 0;
-  if ((*index = find_expr(k->t, inner, len)) < k->t->nexprs)
-    return KIND_EXPR;
+  if ((*index = find_expr(k->t, inner, len)) < k->t->nexprs) /* read before, by another */
+    return expr_readable(k, &k->t->exprs[*index]) ? KIND_EXPR : 0;
   if (len > EXPR_MAX_SOURCE)
     return 0;
   if (k->t->nexprs >= EXPRS_MAX)
@@ -342,13 +375,7 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
   k->t->exprs = x;
   x[k->t->nexprs] = (tpl_expr){copy, e, calls};
   *index = k->t->nexprs++;
-  for (size_t v = 0; v < expr_var_count(e); v++) {
-    size_t n;
-    const char *name = expr_var_name(e, v, &n);
-    if (!readable(k, name, n))
-      return 0;
-  }
-  return KIND_EXPR;
+  return expr_readable(k, &x[*index]) ? KIND_EXPR : 0;
 }
 
 /* Whether the "{{" at o, which opens no part, is text nuclei sends as it
@@ -483,6 +510,64 @@ static int replace_randstr(char **text, line *names, uint64_t *seed)
   return 0;
 }
 
+/* re with its {{randstr_N}} replaced, compiled again (where PCRE2 would
+ * refuse the result, re stays as written). 0, or -1 when out of memory. */
+static int replace_randstr_regex(regex *re, line *names, uint64_t *seed)
+{
+  if (!re->text || !strstr(re->text, "{{randstr_"))
+    return 0;
+  char *text = strdup(re->text), msg[160];
+  regex fresh;
+  if (!text || replace_randstr(&text, names, seed) != 0) {
+    free(text);
+    return -1;
+  }
+  if (regex_compile(&fresh, text, msg, sizeof msg) != 0) {
+    regex_free(&fresh);
+    free(text);
+    return 0;
+  }
+  free((char *)re->text);
+  regex_free(re);
+  *re = fresh;
+  return 0;
+}
+
+/* Value k of m (a word or a regex) says r (TPL_WORD_*), unless it says
+ * more already. 0, or -1 when out of memory. */
+static int mark(tpl_matcher *m, size_t k, unsigned char r)
+{
+  if (!r || (!m->renders && !(m->renders = calloc(m->n, 1))))
+    return r ? -1 : 0;
+  if (m->renders[k] < r)
+    m->renders[k] = r;
+  return 0;
+}
+
+/* Whether a matcher value holds a {{randstr_N}} (random: another in each
+ * scan, so matched for each response, see m->renders). */
+static int has_randstr_n(const char *text) { return text && strstr(text, "{{randstr_") != NULL; }
+
+/* Every {{randstr_N}} of request q's matchers and extractors replaced, as
+ * nuclei replaces them in the whole template. 0 or -1. */
+static int randstr_operators(tpl_request *q, line *names, uint64_t *seed)
+{
+  int rc = 0;
+  for (size_t i = 0; !rc && i < q->nmatchers; i++) {
+    tpl_matcher *m = &q->matchers[i];
+    for (size_t k = 0; !rc && m->type == TM_WORD && k < m->n; k++)
+      rc = mark(m, k, has_randstr_n(m->words[k]) ? TPL_WORD_RESPONSE : 0) ||
+           replace_randstr(&m->words[k], names, seed);
+    for (size_t k = 0; !rc && m->type == TM_REGEX && k < m->n; k++)
+      rc = mark(m, k, has_randstr_n(m->regexes[k].text) ? TPL_WORD_RESPONSE : 0) ||
+           replace_randstr_regex(&m->regexes[k], names, seed);
+  }
+  for (size_t i = 0; !rc && i < q->nextractors; i++)
+    for (size_t k = 0; !rc && q->extractors[i].regexes && k < q->extractors[i].n; k++)
+      rc = replace_randstr_regex(&q->extractors[i].regexes[k], names, seed);
+  return rc;
+}
+
 /* Every {{randstr_N}} of t's texts replaced. 0 or -1. */
 static int randstr_texts(tpl *t)
 {
@@ -491,8 +576,10 @@ static int randstr_texts(tpl *t)
   uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 30 ^ (uint64_t)(uintptr_t)t;
   line names = {0};
   int rc = 0;
-  for (size_t i = 0; !rc && i < t->nvars; i++)
+  for (size_t i = 0; !rc && i < t->nvars; i++) {
+    t->vars[i].random = has_randstr_n(t->vars[i].value);
     rc = replace_randstr(&t->vars[i].value, &names, &seed);
+  }
   for (size_t i = 0; !rc && i < t->nreqs; i++) {
     tpl_request *q = &t->reqs[i];
     for (size_t j = 0; !rc && j < q->npaths; j++)
@@ -503,6 +590,8 @@ static int randstr_texts(tpl *t)
       rc = replace_randstr(&q->body, &names, &seed);
     if (!rc)
       rc = replace_randstr(&q->annotations, &names, &seed);
+    if (!rc)
+      rc = randstr_operators(q, &names, &seed);
   }
   free(names.p);
   return rc;
@@ -524,25 +613,91 @@ static int renders(const char *text)
   return 0;
 }
 
-/* Whether a word or a regex of a matcher of t, or a regex of an extractor,
- * holds a {{...}} to replace: scan replaces them in requests alone, so
- * such a matcher would look for the text as written. */
-static int rendered_in_matchers(const tpl *t)
+/* ---- Matcher words -------------------------------------------------- */
+
+/* Whether name is a named extractor's of request q. */
+static int extractor_named(const tpl_request *q, const char *name, size_t len)
 {
-  for (size_t i = 0; i < t->nreqs; i++) {
-    const tpl_request *q = &t->reqs[i];
-    for (size_t j = 0; j < q->nmatchers; j++) {
-      const tpl_matcher *m = &q->matchers[j];
-      for (size_t k = 0; k < m->n; k++)
-        if ((m->type == TM_WORD && renders(m->words[k])) ||
-            (m->type == TM_REGEX && renders(m->regexes[k].text)))
-          return 1;
+  for (size_t i = 0; i < q->nextractors; i++)
+    if (q->extractors[i].name && named(q->extractors[i].name, name, len))
+      return 1;
+  return 0;
+}
+
+/* When a name that a word reads has its value: TPL_WORD_SCAN for a
+ * constant, a -var and a variable evaluated once in the scan that is not
+ * random; TPL_WORD_RESPONSE for a target variable ({{randstr}} too: it is
+ * random), a variable of the target or a random one, a response
+ * variable, a named extractor's values, and a name the template does not
+ * give (a header's, or none: then the word stays as written). */
+static unsigned char depend(const checker *k, const char *name, size_t len)
+{
+  size_t i;
+  tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, len, &i);
+  int scan = s == TS_CONST || s == TS_GIVEN ||
+             (s == TS_VAR && !k->t->vars[i].per_target && !k->t->vars[i].random);
+  return scan && !extractor_named(k->q, name, len) && !tpl_response_var(name, len)
+             ? TPL_WORD_SCAN
+             : TPL_WORD_RESPONSE;
+}
+
+/* The same for an expression: the names it reads; one that gives another
+ * value each time (rand_*) is evaluated for each response, as nuclei
+ * does. */
+static unsigned char expr_depend(const checker *k, const tpl_expr *x)
+{
+  unsigned char r = x->calls & EXPR_CALLS_VOLATILE ? TPL_WORD_RESPONSE : TPL_WORD_SCAN;
+  for (size_t v = 0; v < expr_var_count(x->e); v++) {
+    size_t n;
+    const char *name = expr_var_name(x->e, v, &n);
+    r |= depend(k, name, n);
+  }
+  return r;
+}
+
+/* How word text of request q is replaced (TPL_WORD_*), 0 when it holds
+ * nothing to replace. Its expressions are compiled into t->exprs as a
+ * request's are; a {{...}} that is none stays as written, as nuclei
+ * leaves it in a word. */
+static unsigned char word_renders(checker *k, const tpl_request *q, const char *text)
+{
+  part pt;
+  unsigned char r = 0;
+  k->in_word = 1;
+  k->q = q;
+  for (const char *p = text; p && !k->why[0] && !k->nomem;) {
+    const char *failed = NULL;
+    if (next_part(p, check_classify, k, &pt, &failed)) {
+      r |= pt.kind == KIND_NAME ? depend(k, pt.inner, pt.len)
+                                : expr_depend(k, &k->t->exprs[pt.index]);
+      p = pt.inner + pt.len + 2;
+    } else {
+      p = failed ? failed + 2 : NULL;
     }
-    for (size_t j = 0; j < q->nextractors; j++) {
-      const tpl_extractor *x = &q->extractors[j];
-      for (size_t k = 0; x->regexes && k < x->n; k++)
-        if (renders(x->regexes[k].text))
-          return 1;
+  }
+  k->in_word = 0;
+  return r & TPL_WORD_RESPONSE ? TPL_WORD_RESPONSE : r;
+}
+
+/* Decides how each word of t's matchers is replaced, and which regexes
+ * hold a {{randstr}} (m->renders). 0, or -1 when out of memory or a reason
+ * was found. */
+static int check_words(checker *k)
+{
+  for (size_t i = 0; i < k->t->nreqs; i++) {
+    const tpl_request *q = &k->t->reqs[i];
+    for (size_t j = 0; j < q->nmatchers; j++) {
+      tpl_matcher *m = &q->matchers[j];
+      for (size_t w = 0; m->type == TM_WORD && w < m->n; w++) {
+        unsigned char r = renders(m->words[w]) ? word_renders(k, q, m->words[w]) : 0;
+        if (k->why[0] || k->nomem)
+          return -1;
+        if (mark(m, w, r) != 0)
+          return k->nomem = 1, -1;
+      }
+      for (size_t w = 0; m->type == TM_REGEX && w < m->n; w++)
+        if (strstr(m->regexes[w].text, "{{randstr}}") && mark(m, w, TPL_WORD_RESPONSE) != 0)
+          return k->nomem = 1, -1;
     }
   }
   return 0;
@@ -571,12 +726,9 @@ static void check_payloads(checker *k)
 
 int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, size_t cap)
 {
-  if (rendered_in_matchers(t))
-    return snprintf(why, cap, "matcher: {{...}} in a word or regex (replaced in requests only)"),
-           -1;
   if (randstr_texts(t) != 0)
     return -2;
-  checker k = {t, given, ngiven, 0, 0, 0, why, cap, 0, 0, {0}, NULL, 0};
+  checker k = {.t = t, .given = given, .ngiven = ngiven, .why = why, .cap = cap};
   why[0] = '\0';
   for (k.var = 0; k.var < t->nvars; k.var++) {
     size_t i;
@@ -599,6 +751,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
   }
   if (!why[0] && !k.nomem)
     check_payloads(&k);
+  if (!why[0] && !k.nomem)
+    check_words(&k);
   return k.nomem ? -2 : why[0] ? -1 : 0;
 }
 

@@ -65,7 +65,18 @@ typedef struct tpl_matcher {
    * matcher id in the evaluation's set (eval_matchers fills it; freed
    * with the template), whose verdict holds it. NULL: none. */
   size_t *ids;
+  /* TM_WORD, TM_REGEX: per value, how the {{...}} it holds are replaced
+   * (nuclei renders a word with the values its request was made with;
+   * of a regex, only {{randstr}} and {{randstr_N}}): TPL_WORD_SCAN, once
+   * in the scan, before the matchers are compiled (plan_words), a value
+   * the same in every scan of the templates, which streams;
+   * TPL_WORD_RESPONSE, one that is the target's or the response's, or
+   * random (another in each scan: kept out of the compiled databases,
+   * which are cached by what they hold), matched for each response over
+   * its part. NULL: none. */
+  unsigned char *renders;
 } tpl_matcher;
+enum { TPL_WORD_SCAN = 1, TPL_WORD_RESPONSE = 2 };
 
 typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL } tpl_xtype;
 
@@ -154,6 +165,10 @@ typedef struct tpl_var {
    * target variable, or a variable that does): else it is evaluated once
    * in a scan, as nuclei does when it reads the template. */
   int per_target;
+  /* variables: whether its value is drawn at random (it calls rand_*,
+   * reads {{randstr}}, {{randstr_N}} or a variable that is random):
+   * another in each scan. */
+  int random;
 } tpl_var;
 
 /* An expression of a template's texts: what {{ and }} enclose, and it

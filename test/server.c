@@ -1761,18 +1761,9 @@ static size_t read_head(conn *c)
 }
 
 /* Discards the request body; returns how many buffered bytes it used, or
- * SIZE_MAX if the connection failed first. A body that fits in the input
- * buffer after its head is read there whole (/echo sends it back). */
+ * SIZE_MAX if the connection failed first. */
 static size_t skip_body(conn *c, size_t head_len, size_t len)
 {
-  while (len <= HEAD_MAX - head_len && c->in_len < head_len + len) {
-    ssize_t r = recv(c->fd, c->in + c->in_len, head_len + len - c->in_len, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return SIZE_MAX;
-    c->in_len += (size_t)r;
-  }
   size_t buffered = min_size(len, c->in_len - head_len);
   for (size_t left = len - buffered; left > 0;) {
     if (!c->scratch && !(c->scratch = malloc(IO_MAX)))

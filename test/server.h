@@ -81,8 +81,7 @@
  *                              (URL-decoded; references left as they are),
  *                              with "Server: respchain-test/1".
  *   /echo                      body is the request head as received, then the
- *                              request body (whole when head and body fit in
- *                              64 KiB, else the bytes read with the head).
+ *                              request body (the bytes read with the head).
  *   /auth?n=N                  401 with a Basic challenge, or with Basic
  *                              credentials 200 and N pattern bytes (100).
  *   CONNECT host:port          200 Connection established; the connection

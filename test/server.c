@@ -220,8 +220,8 @@ struct ts_server {
   cache_entry *cache;
   size_t cache_bytes;
   unsigned long cache_clock;
-  ts_request_fn *on_request; /* ts_on_request's; NULL: none */
-  void *on_request_ud;
+  _Atomic(ts_request_fn *) on_request; /* ts_on_request's; NULL: none */
+  void *_Atomic on_request_ud;
 };
 
 struct conn {
@@ -1540,6 +1540,55 @@ static bool route_html(conn *c, request *rq)
   return true;
 }
 
+/* A body as given: "body" URL-decoded, its type "type" (text/plain by
+ * default), a Set-Cookie header of "cookie" (URL-decoded) when given. */
+static bool route_text(conn *c, request *rq)
+{
+  const char *text = param_str(rq, "body"), *type = param_str(rq, "type"),
+             *cookie = param_str(rq, "cookie");
+  char *page = malloc(text ? strlen(text) + 1 : 1);
+  if (!page) {
+    c->ok = false;
+    return true;
+  }
+  size_t n = text ? url_decode(text, page) : 0;
+  begin_response(c, 200);
+  out_write(c, "Content-Type: ", 14);
+  out_write_decoded(c, type ? type : "text/plain");
+  out_write(c, "\r\n", 2);
+  if (cookie) {
+    out_write(c, "Set-Cookie: ", 12);
+    out_write_decoded(c, cookie);
+    out_write(c, "\r\n", 2);
+  }
+  send_body(c, rq, &(body){.data = (const unsigned char *)page, .len = n});
+  free(page);
+  return true;
+}
+
+/* A JSON document (application/json), inside "nest" arrays ([[...]]). */
+static bool route_json(conn *c, request *rq)
+{
+  static const char doc[] =
+      "{\"service\":{\"name\":\"respchain-test\",\"version\":\"1.2.3\",\"build\":4711,"
+      "\"ratio\":0.25,\"beta\":false,\"owner\":null},"
+      "\"users\":[{\"name\":\"ann\",\"roles\":[\"admin\",\"dev\"],\"id\":1},"
+      "{\"name\":\"bob\",\"roles\":[\"dev\"],\"id\":2}],"
+      "\"tags\":{\"b\":\"<2>\",\"a\":1}}\n";
+  size_t nest = param_size(rq, "nest", 0), n = sizeof doc - 1;
+  char *page = rq->bad || nest > ((size_t)1 << 24) ? NULL : malloc(2 * nest + n);
+  if (!page)
+    return false;
+  memset(page, '[', nest);
+  memcpy(page + nest, doc, n);
+  memset(page + nest + n, ']', nest);
+  begin_response(c, 200);
+  out_printf(c, "Content-Type: application/json\r\n");
+  send_body(c, rq, &(body){.data = (const unsigned char *)page, .len = 2 * nest + n});
+  free(page);
+  return true;
+}
+
 /* 401 with a Basic challenge until the request carries credentials. */
 static bool route_auth(conn *c, request *rq)
 {
@@ -1555,6 +1604,39 @@ static bool route_auth(conn *c, request *rq)
   }
   begin_response(c, 200);
   send_body(c, rq, &b);
+  return true;
+}
+
+/* A login: sets the cookie session=USER (param user, default "guest"). */
+static bool route_login(conn *c, request *rq)
+{
+  const char *user = param_str(rq, "user");
+  char name[64];
+  if (!user)
+    user = "guest";
+  if (strlen(user) >= sizeof name)
+    return false;
+  name[url_decode(user, name)] = '\0';
+  if (strpbrk(name, ";\r\n"))
+    return false;
+  begin_response(c, 200);
+  out_printf(c, "Content-Type: text/plain\r\nSet-Cookie: session=%s; Path=/\r\n", name);
+  send_text_body(c, rq, "welcome\n");
+  return true;
+}
+
+/* 200 "secret area" to a request that carries the cookie session, else
+ * 403. */
+static bool route_private(conn *c, request *rq)
+{
+  char head[4096];
+  size_t n = rq->head_len < sizeof head - 1 ? rq->head_len : sizeof head - 1;
+  memcpy(head, rq->head, n);
+  head[n] = '\0';
+  int in = strstr(head, "\nCookie: session=") || strstr(head, "; session=");
+  begin_response(c, in ? 200 : 403);
+  out_printf(c, "Content-Type: text/plain\r\n");
+  send_text_body(c, rq, in ? "secret area\n" : "login first\n");
   return true;
 }
 
@@ -1591,7 +1673,11 @@ static const struct route {
     {"/headers", route_headers},
     {"/html", route_html},
     {"/echo", route_echo},
+    {"/text", route_text},
+    {"/json", route_json},
     {"/auth", route_auth},
+    {"/login", route_login},
+    {"/private", route_private},
 };
 
 static void dispatch(conn *c, request *rq)
@@ -1799,9 +1885,10 @@ static void serve_request(conn *c, size_t head_len)
     return;
   }
   rq.body_len = consumed - head_len;
-  if (c->srv->on_request)
-    c->srv->on_request(c->srv->on_request_ud, c->in, head_len, c->in + head_len, rq.body_len,
-                       rq.content_length);
+  ts_request_fn *log = atomic_load(&c->srv->on_request);
+  if (log)
+    log(atomic_load(&c->srv->on_request_ud), c->in, head_len, c->in + head_len, rq.body_len,
+        rq.content_length);
   dispatch(c, &rq);
   memmove(c->in, c->in + consumed, c->in_len - consumed);
   c->in_len -= consumed;
@@ -2012,8 +2099,8 @@ unsigned long ts_requests(const ts_server *s) { return atomic_load(&s->requests)
 
 void ts_on_request(ts_server *s, ts_request_fn *fn, void *ud)
 {
-  s->on_request = fn;
-  s->on_request_ud = ud;
+  atomic_store(&s->on_request_ud, ud);
+  atomic_store(&s->on_request, fn);
 }
 
 void ts_stop(ts_server *s)

@@ -82,11 +82,19 @@
  *                              with "Server: respchain-test/1".
  *   /echo                      body is the request head as received, then the
  *                              request body (the bytes read with the head).
+ *   /text?body=B&type=T&cookie=C  body B (URL-decoded) of type T
+ *                              (text/plain), with "Set-Cookie: C" when given.
+ *   /json?nest=N               a JSON document (application/json) inside N
+ *                              arrays (0).
  *   /auth?n=N                  401 with a Basic challenge, or with Basic
  *                              credentials 200 and N pattern bytes (100).
  *   CONNECT host:port          200 Connection established; the connection
  *                              then serves requests as usual (a proxy tunnel
  *                              back to this server).
+ *   /login?user=U              200, "Set-Cookie: session=U; Path=/" (default
+ *                              U=guest).
+ *   /private                   200 "secret area" when the request carries
+ *                              the cookie session, else 403 "login first".
  */
 #ifndef RESPCHAIN_TEST_SERVER_H
 #define RESPCHAIN_TEST_SERVER_H

@@ -49,15 +49,17 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 
 /* Fetches url with method (NULL: GET), headers (NULL-terminated; NULL:
  * none), a body (NULL: none), following redirects up to follow (0: none),
- * within timeout_ms (0: no limit); next (may be NULL): where a redirect
- * would take the request (CURLINFO_REDIRECT_URL), "" when it is none.
- * Returns curl's code. */
-static CURLcode fetch_url(const char *url, const char *method, const char *const *headers,
-                          const char *data, long follow, long timeout_ms, got *g, char *next,
-                          size_t cap)
+ * within timeout_ms (0: no limit), on easy handle e (a session's, see
+ * session, else one of its own: NULL); next (may be NULL): where a
+ * redirect would take the request (CURLINFO_REDIRECT_URL), "" when it is
+ * none. Returns curl's code. */
+static CURLcode fetch_url_on(CURL *e, const char *url, const char *method,
+                             const char *const *headers, const char *data, long follow,
+                             long timeout_ms, got *g, char *next, size_t cap)
 {
   memset(g, 0, sizeof *g);
-  CURL *e = curl_easy_init();
+  CURL *own = e ? NULL : curl_easy_init();
+  e = e ? e : own;
   struct curl_slist *h = NULL;
   for (size_t i = 0; headers && headers[i]; i++)
     ck_assert_ptr_nonnull(h = curl_slist_append(h, headers[i]));
@@ -81,9 +83,43 @@ static CURLcode fetch_url(const char *url, const char *method, const char *const
   if (next)
     snprintf(next, cap, "%s",
              curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to) == CURLE_OK && to ? to : "");
+  /* a session's next request starts as a plain GET */
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, NULL);
+  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+  curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
   curl_slist_free_all(h);
-  curl_easy_cleanup(e);
+  if (own)
+    curl_easy_cleanup(own);
   return rc;
+}
+
+static CURLcode fetch_url(const char *url, const char *method, const char *const *headers,
+                          const char *data, long follow, long timeout_ms, got *g, char *next,
+                          size_t cap)
+{
+  return fetch_url_on(NULL, url, method, headers, data, follow, timeout_ms, g, next, cap);
+}
+
+/* fetch_with on a session's easy handle e. */
+static void fetch_on(CURL *e, const char *path, const char *method, const char *header,
+                     const char *data, long follow, got *g)
+{
+  char url[512];
+  const char *headers[] = {header, NULL};
+  snprintf(url, sizeof url, "%s%s", base, path);
+  ck_assert_int_eq(fetch_url_on(e, url, method, headers, data, follow, 0, g, NULL, 0), CURLE_OK);
+}
+
+/* A session: one easy handle with curl's cookie engine on, its requests
+ * made in order (a template's sequence for one target, as nuclei's jar). */
+static CURL *session(void)
+{
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_COOKIEFILE, "");
+  return e;
 }
 
 /* Fetches path of the target with method (NULL: GET), one header (NULL:
@@ -822,6 +858,118 @@ static void raw_unsafe_star(char *out)
     expect(out, "", NULL, NULL);
 }
 
+/* json.yaml: the test server's JSON document read by regexes written for
+ * it, each value in the form nuclei prints (eval-json.c's comment). */
+static void json(char *out)
+{
+  got g;
+  char version[64], names[128], admin[64], build[64], ratio[64], b[64], a[64], roles[64];
+  char tags[160] = "{\"a\":", values[1024];
+  fetch("/json", NULL, NULL, 0, &g);
+  regex_all("\"version\":\"([^\"]*)\"", g.body, g.body_len, 1, version, sizeof version);
+  regex_all("\\{\"name\":\"([^\"]*)\",\"roles\"", g.body, g.body_len, 1, names, sizeof names);
+  regex_all("\"roles\":\\[[^\\]]*\"admin\"[^\\]]*\\],\"id\":(\\d+)", g.body, g.body_len, 1, admin,
+            sizeof admin);
+  regex_all("\"build\":(\\d+)", g.body, g.body_len, 1, build, sizeof build);
+  regex_all("\"ratio\":([0-9.]+)", g.body, g.body_len, 1, ratio, sizeof ratio);
+  /* .tags: keys sorted, no spaces, < and > as \u003c and \u003e */
+  regex_all("\"tags\":\\{\"b\":\"([^\"]*)\",\"a\":\\d+\\}", g.body, g.body_len, 1, b, sizeof b);
+  regex_all("\"tags\":\\{\"b\":\"[^\"]*\",\"a\":(\\d+)\\}", g.body, g.body_len, 1, a, sizeof a);
+  snprintf(tags + strlen(tags), sizeof tags - strlen(tags), "%s,\"b\":\"", a);
+  for (const char *p = b; *p; p++)
+    snprintf(tags + strlen(tags), sizeof tags - strlen(tags), "%s",
+             *p == '<' ? "\\u003c" : *p == '>' ? "\\u003e" : (char[]){*p, 0});
+  strcat(tags, "\"}");
+  /* .users[1].roles: the second user's roles, as written (compact) */
+  regex_all("\"id\":1\\},\\{[^}]*\"roles\":(\\[[^\\]]*\\])", g.body, g.body_len, 1, roles,
+            sizeof roles);
+  ck_assert(has(g.body, g.body_len, "\"owner\":null")); /* .service.owner: "" */
+  snprintf(values, sizeof values, "%s|%s|%s|%s|%s||%s|%s", version, names, admin, build, ratio,
+           tags, roles);
+  if (version[0] && names[0] && admin[0] && b[0] && roles[0])
+    expect(out, "/json", NULL, values);
+}
+
+static void json_nested(char *out)
+{
+  got g;
+  char role[64], name[64], version[64], values[256];
+  fetch("/json?nest=3", NULL, NULL, 0, &g);
+  ck_assert(g.body_len > 8 && !memcmp(g.body, "[[[{", 4));
+  /* ann's last role; the service's name and version */
+  regex_all("\"name\":\"ann\",\"roles\":\\[[^\\]]*\"([^\"]*)\"\\]", g.body, g.body_len, 1, role,
+            sizeof role);
+  regex_all("\"service\":\\{\"name\":\"([^\"]*)\"", g.body, g.body_len, 1, name, sizeof name);
+  regex_all("\"version\":\"([^\"]*)\"", g.body, g.body_len, 1, version, sizeof version);
+  snprintf(values, sizeof values, "%s|%s %s", role, name, version);
+  if (role[0] && name[0])
+    expect(out, "/json?nest=3", NULL, values);
+}
+
+/* xpath.yaml: the title's text and its lang attribute, the h1's text; an
+ * h1 in the body and no table. */
+static void xpath(char *out)
+{
+  const char *path = "/html?title=Build+42";
+  got g;
+  char title[128], h1[128], lang[32], values[512];
+  fetch(path, NULL, NULL, 0, &g);
+  regex_all("(?i)<title[^>]*>([^<]*)</title>", g.body, g.body_len, 1, title, sizeof title);
+  regex_all("<body><h1>([^<]*)</h1>", g.body, g.body_len, 1, h1, sizeof h1);
+  regex_all("(?i)<title lang=([a-z]+)>", g.body, g.body_len, 1, lang, sizeof lang);
+  snprintf(values, sizeof values, "%s|%s|%s", title, h1, lang);
+  int h1_in_body = h1[0] != '\0', table = has(g.body, g.body_len, "<table");
+  if (h1_in_body && !(h1_in_body && table))
+    expect(out, path, NULL, values);
+}
+
+static void xpath_xml(char *out)
+{
+  const char *path =
+      "/text?type=application/xml&body=%3C%3Fxml+version%3D%221.0%22%3F%3E%3Cusers%3E%3Cuser+id%"
+      "3D%227%22%3E%3Cname%3Eann%3C%2Fname%3E%3C%2Fuser%3E%3Cuser+id%3D%229%22%3E%3Cname%3Ebob%"
+      "3C%2Fname%3E%3C%2Fuser%3E%3C%2Fusers%3E";
+  got g;
+  char names[128], ids[64], values[256];
+  fetch(path, NULL, NULL, 0, &g);
+  ck_assert(g.body_len > 5 && !memcmp(g.body, "<?xml", 5));
+  regex_all("<user id=\"\\d+\"><name>([^<]*)</name>", g.body, g.body_len, 1, names, sizeof names);
+  regex_all("<user id=\"(\\d+)\"", g.body, g.body_len, 1, ids, sizeof ids);
+  snprintf(values, sizeof values, "%s|%s", names, ids);
+  if (names[0] && ids[0])
+    expect(out, path, NULL, values);
+}
+
+/* kval-cookie.yaml: the cookie's value (its name in any case), then the
+ * Content-Type header's. */
+static void kval_cookie(char *out)
+{
+  const char *path = "/text?body=ok&cookie=Session_Token%3Dabc123%3B+Path%3D%2F%3B+HttpOnly";
+  got g;
+  char cookie[256], type[128], values[512];
+  fetch(path, NULL, NULL, 0, &g);
+  header_of(&g, "Set-Cookie", cookie, sizeof cookie);
+  header_of(&g, "Content-Type", type, sizeof type);
+  char *eq = strchr(cookie, '=');
+  ck_assert_ptr_nonnull(eq);
+  *eq = '\0';
+  snprintf(values, sizeof values, "%.*s|%s", (int)strcspn(eq + 1, ";"), eq + 1, type);
+  if (!strcasecmp(cookie, "session_token"))
+    expect(out, path, NULL, values);
+}
+
+/* max-size.yaml: the first 40 bytes of the page hold DOCTYPE, not Zebra
+ * (which the whole page holds). */
+static void max_size(char *out)
+{
+  got g;
+  fetch("/html?title=Zebra", NULL, NULL, 0, &g);
+  size_t read = g.body_len < 40 ? g.body_len : 40;
+  ck_assert(has(g.body, g.body_len, "Zebra"));
+  if (has(g.body, read, "DOCTYPE") && !has(g.body, read, "Zebra"))
+    expect(out, "/html?title=Zebra", NULL, NULL);
+}
+
 /* stop-at-first-match: the first response that matches, from the last. */
 static void redirect_first(char *out)
 {
@@ -832,6 +980,172 @@ static void redirect_first(char *out)
       expect_at(out, c.url[i], NULL, NULL);
       break;
     }
+}
+
+/* ---- Sequences (run/seq-*.yaml) ------------------------------------------ */
+
+/* Each response of a sequence is matched alone: the page, which the
+ * login's cookie opens. */
+static void seq_cookie(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/login?user=alice", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/login?user=alice", NULL, NULL);
+  fetch_on(e, "/private", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/private", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* disable-cookie: each request on its own, no jar. */
+static void seq_no_cookie(char *out)
+{
+  got g;
+  fetch("/login?user=bob", NULL, NULL, 0, &g);
+  if (g.status == 403 && has(g.body, g.body_len, "login first"))
+    expect(out, "/login?user=bob", NULL, NULL);
+  fetch("/private", NULL, NULL, 0, &g);
+  if (g.status == 403 && has(g.body, g.body_len, "login first"))
+    expect(out, "/private", NULL, NULL);
+}
+
+/* Two blocks, one jar; the first block's matcher is internal: no line. */
+static void seq_blocks(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/login?user=carol", "POST", NULL, "remember=1", 0, &g);
+  fetch_on(e, "/private", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "secret area"))
+    expect(out, "/private", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* The internal extractor's first value, in the next request's path. */
+static void seq_extract(char *out)
+{
+  got g;
+  char token[64] = "", path[128];
+  CURL *e = session();
+  fetch_on(e, "/html?title=tok-4711", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, token, sizeof token);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-4711 HTTP/1.1"))
+    expect(out, "/html?title=tok-4711", NULL, NULL);
+  if (!token[0] || strchr(token, '|')) { /* none, or several: not this test's case */
+    curl_easy_cleanup(e);
+    return;
+  }
+  snprintf(path, sizeof path, "/echo?t=%s", token);
+  fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-4711 HTTP/1.1"))
+    expect(out, path, NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* iterate-all: the second request once per value of the first response,
+ * in order. */
+static void seq_iterate(char *out)
+{
+  got g;
+  char tokens[128] = "", path[160];
+  CURL *e = session();
+  fetch_on(e, "/html?title=tok-1+tok-2", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, tokens, sizeof tokens);
+  if (has(g.body, g.body_len, "GET /echo?t=tok-"))
+    expect(out, "/html?title=tok-1+tok-2", NULL, NULL);
+  for (char *t = tokens, *end; *t; t = *end ? end + 1 : end) {
+    end = t + strcspn(t, "|");
+    snprintf(path, sizeof path, "/echo?t=%.*s", (int)(end - t), t);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, "GET /echo?t=tok-"))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
+/* Nothing extracted: the second request is not made. */
+static void seq_missing(char *out)
+{
+  got g;
+  char token[64] = "";
+  fetch("/html?title=nothing", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo"))
+    expect(out, "/html?title=nothing", NULL, NULL);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, token, sizeof token);
+  if (token[0])
+    expect(out, "/echo?t=", NULL, NULL); /* not this test's case: fails it */
+}
+
+/* req-condition: the second response's matchers see the first's status
+ * and body by number; the first's cannot (status_code_2 has no value:
+ * the expression fails, under and the matcher does). */
+static void seq_req_condition(char *out)
+{
+  got one, two;
+  char type[128];
+  fetch("/status?code=404&n=5", NULL, NULL, 0, &one);
+  fetch("/html?title=second", NULL, NULL, 0, &two);
+  header_of(&two, "Content-Type", type, sizeof type);
+  if (one.status == 404 && two.status == 200 && has(two.body, two.body_len, "second") &&
+      one.body_len == 5 && !has(one.body, one.body_len, "second") && strstr(type, "text/html"))
+    expect(out, "/html?title=second", NULL, NULL);
+}
+
+/* stop-at-first-match: the paths in order until one matches. */
+static void seq_stop_first(char *out)
+{
+  static const char *const paths[] = {"/status?code=404&n=1", "/html?title=first-hit",
+                                      "/html?title=never-asked"};
+  for (size_t i = 0; i < 3; i++) {
+    got g;
+    fetch(paths[i], NULL, NULL, 0, &g);
+    if (g.status == 200) {
+      expect(out, paths[i], NULL, NULL);
+      return;
+    }
+  }
+}
+
+/* payloads: the values in turn until one matches (stop-at-first-match);
+ * the DSL's word is the value. */
+static void seq_payloads(char *out)
+{
+  static const char *const words[] = {"a", "b", "c"};
+  for (size_t i = 0; i < 3; i++) {
+    char path[64], want[16];
+    got g;
+    snprintf(path, sizeof path, "/html?title=p-%s", words[i]);
+    snprintf(want, sizeof want, "p-%s", words[i]);
+    fetch(path, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, want) && !strcmp(words[i], "b")) {
+      expect(out, path, NULL, NULL);
+      return;
+    }
+  }
+}
+
+/* Each combination runs the block's requests in order, one jar for the
+ * template: the login's cookie is the one its echo carries. */
+static void seq_payload_login(char *out)
+{
+  static const char *const users[] = {"ann", "bob"};
+  CURL *e = session();
+  for (size_t i = 0; i < 2; i++) {
+    char path[64], cookie[64];
+    got g;
+    snprintf(path, sizeof path, "/login?user=%s", users[i]);
+    snprintf(cookie, sizeof cookie, "Cookie: session=%s", users[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, cookie))
+      expect(out, path, NULL, NULL);
+    snprintf(path, sizeof path, "/echo?u=%s", users[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, cookie))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
 }
 
 /* ---- {{...}} in matchers (run/word-*.yaml, dsl-job-vals.yaml) ---------- */
@@ -1014,6 +1328,22 @@ const evaluation RUN[] = {
     {"raw-unsafe-headers", raw_unsafe_headers, 0},
     {"raw-unsafe-length", raw_unsafe_length, 0},
     {"raw-unsafe-star", raw_unsafe_star, 0},
+    {"json", json, 0},
+    {"json-nested", json_nested, 0},
+    {"xpath", xpath, 0},
+    {"xpath-xml", xpath_xml, 0},
+    {"kval-cookie", kval_cookie, 0},
+    {"max-size", max_size, 0},
+    {"seq-cookie", seq_cookie, 0},
+    {"seq-no-cookie", seq_no_cookie, 0},
+    {"seq-blocks", seq_blocks, 0},
+    {"seq-extract", seq_extract, 0},
+    {"seq-missing", seq_missing, 0},
+    {"seq-iterate", seq_iterate, 0},
+    {"seq-req-condition", seq_req_condition, 0},
+    {"seq-stop-first", seq_stop_first, 0},
+    {"seq-payloads", seq_payloads, 0},
+    {"seq-payload-login", seq_payload_login, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

@@ -350,6 +350,48 @@ START_TEST(bad_files)
 }
 END_TEST
 
+/* The bytes of all of a template's values are bounded, however they are
+ * named: one file of 3 MiB for three payloads (it counts three times),
+ * and a list that repeats a YAML alias of a 60 KiB text. */
+START_TEST(template_total)
+{
+  size_t n = 3u << 20;
+  char *big = malloc(n);
+  ck_assert_ptr_nonnull(big);
+  memset(big, 'a', n);
+  for (size_t i = 99; i < n; i += 100)
+    big[i] = '\n';
+  write_file("a/b/w.txt", big, n);
+  free(big);
+  write_template("{{BaseURL}}/{{a}}/{{b}}",
+                 "    attack: pitchfork\n    payloads:\n      a: w.txt\n      b: w.txt\n");
+  templates ts; /* two of them fit in TPL_PAYLOAD_TEMPLATE_MAX */
+  load(&ts, 1, TPL_ATTACK_NONE);
+  ck_assert_uint_eq(loaded(&ts)->n, 2);
+  tpl_free(&ts);
+  skipped_for("{{BaseURL}}/{{a}}/{{b}}/{{c}}",
+              "    attack: pitchfork\n    payloads:\n      a: w.txt\n      b: w.txt\n"
+              "      c: w.txt\n",
+              "payloads: c: more than 8388608 bytes of values in the template");
+  /* 60 KiB, anchored, then 200 aliases of it: 12 MiB of values. */
+  size_t len = 60 * 1024, at = 0;
+  char *text = malloc(len + 4096);
+  ck_assert_ptr_nonnull(text);
+  at += (size_t)sprintf(text, "id: t\ninfo: {name: t, severity: info}\nhttp:\n"
+                              "  - path: [\"{{BaseURL}}/{{w}}\"]\n    payloads:\n      w:\n"
+                              "        - &x ");
+  memset(text + at, 'v', len);
+  at += len;
+  text[at++] = '\n';
+  for (int i = 0; i < 200; i++)
+    at += (size_t)sprintf(text + at, "        - *x\n");
+  at += (size_t)sprintf(text + at, "    matchers:\n      - type: status\n        status: [200]\n");
+  write_file("a/b/t.yaml", text, at);
+  free(text);
+  expect_skip(TPL_ATTACK_NONE, "payloads: w: more than 8388608 bytes of values in the template");
+}
+END_TEST
+
 START_TEST(names)
 {
   templates ts;
@@ -447,6 +489,7 @@ static Suite *suite(void)
   tcase_add_test(t, attacks);
   tcase_add_test(t, bound);
   tcase_add_test(t, bad_files);
+  tcase_add_test(t, template_total);
   tcase_add_test(t, names);
   tcase_add_test(t, waits);
   suite_add_tcase(s, t);

@@ -1,7 +1,9 @@
 /* scan -t: the templates of test/templates/, run against the loopback
  * server. run/ holds one template per feature, skip/ one per reason a
  * template is skipped (its first line says which: "# skip: REASON"),
- * cap/ one for --max-body and one that stops early.
+ * cap/ one for --max-body and one that stops early, jar/ a login sequence
+ * and an independent probe of the page it opens, self/ a self-contained
+ * template.
  *
  * The verdicts and extracts that scan prints are checked against an
  * evaluation of each template written in templates_eval.c, independently
@@ -137,13 +139,20 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 49 templates, 51 paths, 32 distinct requests; the server counts the
-   * redirects followed too: three of redirects.yaml, two of
-   * redirect-max.yaml and of redirect-hops.yaml (whose request
-   * redirect-first.yaml shares), one of redirect-host.yaml (not the one to
-   * localhost). */
-  ck_assert_msg(strstr(o.err, "49 loaded, 0 skipped; 32 clusters, 32 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 32 + 3 + 2 + 2 + 1);
+  /* 65 templates: 54 independent ones, 55 paths, 36 distinct requests
+   * (the 11 raw-*.yaml and path-length.yaml each a request of its own);
+   * the server counts the redirects followed too: three of
+   * redirects.yaml, two of redirect-max.yaml and of redirect-hops.yaml
+   * (whose request redirect-first.yaml shares), one of redirect-host.yaml
+   * (not the one to localhost). 11 sequences of 22 requests, each a
+   * cluster of its own, 23 requests made: stop-first.yaml's first path
+   * matches (1 of 2), seq-missing's second request names a value not
+   * extracted (1 of 2), seq-stop-first's second path matches (2 of 3),
+   * seq-iterate's second runs twice (3), seq-payloads' second value
+   * matches (2 of 3 combinations), and seq-payload-login's two requests
+   * run for each of 2 (4). */
+  ck_assert_msg(strstr(o.err, "65 loaded, 0 skipped; 58 clusters, 59 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 36 + 23 + 3 + 2 + 2 + 1);
   size_t lines = 0, silent = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -514,11 +523,14 @@ START_TEST(validate)
   /* -v: how the payloads of one that waits combine; --attack-type (-at)
    * over the request's own. */
   char want[1200];
-  o = run_templates("skip/payloads.yaml", "--validate", "-v", "-at");
+  o = run_templates("run/seq-payloads.yaml", "--validate", "-v", "-at");
   ck_assert_int_eq(o.status, 2); /* -at without its type */
   prog_out_free(&o);
-  o = run_templates("skip/payloads.yaml", "--validate", "-v", NULL);
-  snprintf(want, sizeof want, "payloads %s/payloads.yaml: request 1: batteringram of word: 2 combinations\n", dir);
+  char run[560];
+  templates_path("run", run, sizeof run);
+  o = run_templates("run/seq-payloads.yaml", "--validate", "-v", NULL);
+  snprintf(want, sizeof want,
+           "payloads %s/seq-payloads.yaml: request 1: batteringram of word: 3 combinations\n", run);
   ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
   prog_out_free(&o);
   char path[600];
@@ -528,15 +540,52 @@ START_TEST(validate)
   ck_assert_int_eq(o.status, 0); /* its own attack, batteringram, takes one payload still */
   ck_assert_msg(strstr(o.out, "payloads: batteringram of 2 payloads"), "%s", o.out);
   prog_out_free(&o);
-  snprintf(path, sizeof path, "%s/payloads.yaml", dir);
+  snprintf(path, sizeof path, "%s/seq-payloads.yaml", run);
   at[4] = "pitchfork";
   o = run_program(at);
-  snprintf(want, sizeof want, "payloads %s: request 1: pitchfork of word: 2 combinations\n", path);
+  snprintf(want, sizeof want, "payloads %s: request 1: pitchfork of word: 3 combinations\n", path);
   ck_assert_msg(strstr(o.out, want), "%s not in\n%s", want, o.out);
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 49 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 65 loaded, 0 skipped"), "%s", o.out);
+  prog_out_free(&o);
+  /* With skip/ beside it too: the json queries of all are compiled as one
+   * program, and those of skip/ that fail are found among the others. */
+  char *both[] = {getenv("SCAN_BIN"), "--validate", "-t", run, "-t", dir, NULL};
+  o = run_program(both);
+  snprintf(counts, sizeof counts, "templates: 65 loaded, %zu skipped", n);
+  ck_assert_msg(strstr(o.out, counts), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "skip/json-syntax.yaml: json: syntax error"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "skip/json-undefined.yaml: json: no_such_function/0 is not defined"),
+                "%s", o.out);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* json extractors over hostile input (cap/json-hostile.yaml): a document
+ * nested 100,000 arrays deep gives no values and no crash; programs that
+ * loop or grow without end are ended at their bounds, and the plain
+ * query beside them still answers. json and xpath keep the body whole. */
+START_TEST(json_hostile)
+{
+  prog_out o = run_templates("cap/json-hostile.yaml", "-u", base, NULL);
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  char want[512];
+  snprintf(want, sizeof want,
+           "\"matched-at\":\"%s/json\",\"extracted-results\":[\"respchain-test\"]", base);
+  ck_assert_msg(strstr(o.out, want), "%s", o.out);
+  ck_assert_msg(!strstr(o.out, "nest=100000"), "%s", o.out);
+  ck_assert_msg(strstr(o.err, "1 matched, 0 errors"), "%s", o.err);
+  prog_out_free(&o);
+  char run[512];
+  templates_path("run", run, sizeof run);
+  char *v[] = {getenv("SCAN_BIN"), "--validate", "-v", "-t", run, NULL};
+  o = run_program(v);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_msg(strstr(o.out, "json.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "xpath.yaml: body: whole body\n"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "kval-cookie.yaml: body: none\n"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -701,6 +750,65 @@ START_TEST(early_stop)
   ck_assert_ptr_nonnull(p);
   if (vs)
     ck_assert_uint_lt(strtoul(p + 13, NULL, 10), 3 * 1024 * 1024);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* The number of lines of template id in scan's output. */
+static size_t lines_of(const char *out, const char *id)
+{
+  char key[128];
+  size_t n = 0;
+  snprintf(key, sizeof key, "\"template-id\":\"%s\"", id);
+  for (const char *p = out; (p = strstr(p, key)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* A sequence's cookies are its own: on one slot (-c 1), the independent
+ * request of the page that comes after another target's login sequence
+ * carries no cookie (the jar is emptied), and each target's sequence logs
+ * in for itself. */
+START_TEST(jar_apart)
+{
+  char path[512];
+  templates_path("jar", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-u", base, "-c", "1", "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 6); /* per target: the probe, the login, the page */
+  ck_assert_uint_eq(lines_of(o.out, "jar-probe"), 2);
+  ck_assert_uint_eq(lines_of(o.out, "jar-login"), 2);
+  prog_out_free(&o);
+}
+END_TEST
+
+/* self-contained: the template's URL from -var values, requested once in
+ * the scan (not once per target), its input (url) that URL; without the
+ * values it is skipped. */
+START_TEST(self_contained)
+{
+  char path[512], site[200], second[200], url[300], host[300], at[300];
+  templates_path("self", path, sizeof path);
+  snprintf(site, sizeof site, "site=%s", base);
+  snprintf(second, sizeof second, "%s/sub", base);
+  snprintf(url, sizeof url, "%s/html?title=self-ann", base);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path,   "-u",     base,       "-u", second,
+                  "--var",            site, "--var", "who=ann", "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 1);
+  ck_assert_uint_eq(lines_of(o.out, "self-page"), 1);
+  ck_assert(json_field(o.out, "url", host, sizeof host)); /* nuclei's input: the URL */
+  ck_assert(json_field(o.out, "matched-at", at, sizeof at));
+  ck_assert_str_eq(host, url);
+  ck_assert_str_eq(at, url);
+  prog_out_free(&o);
+  char *bare[] = {getenv("SCAN_BIN"), "-t", path, "--validate", NULL};
+  o = run_program(bare);
+  ck_assert_msg(strstr(o.out, "self-page.yaml: variable: site"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -1031,10 +1139,13 @@ int main(void)
   tcase_add_test(tc, dsl_bodies);
   tcase_add_test(tc, dsl_table);
   tcase_add_test(tc, shard);
+  tcase_add_test(tc, jar_apart);
+  tcase_add_test(tc, self_contained);
   tcase_add_test(tc, redirect_flags);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);
+  tcase_add_test(tc, json_hostile);
   tcase_add_test(tc, early_stop);
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);

@@ -1,10 +1,12 @@
 /* scan's text built in memory (an output line, a URL, a header: see
- * base.h), and the clock. */
+ * base.h), written whole, and the clock. */
 #include "base.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Room for n more bytes and a NUL. */
 static int reserve(line *l, size_t n)
@@ -62,4 +64,18 @@ double seconds_since(const struct timespec *t0)
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int write_all(int fd, const void *p, size_t n)
+{
+  for (const char *c = p; n;) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return errno;
+    c += w;
+    n -= (size_t)w;
+  }
+  return 0;
 }

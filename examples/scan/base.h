@@ -5,6 +5,7 @@
  * each file named by its layer (one file, one idea):
  *   base.h   base-text.c    text built in memory, the clock
  *            base-re.c      regexes: PCRE syntax, compiled and run by PCRE2
+ *            base-child.c   work bounded in a child process
  *   tpl.h    tpl-*.c        templates: nuclei's YAML to a model (libyaml)
  *            (expr.h        expressions, a layer of their own below tpl.h)
  *   plan.h   plan-*.c       request planning: the targets, the clusters of
@@ -14,14 +15,15 @@
  *   out.h    out-*.c        output: the JSON lines, the reports
  *   loop.h   loop-*.c       the transfer loop: respchain and curl
  *   main.h   main*.c        the command line and main
- * Neither the templates (libyaml, PCRE2) nor the evaluation (respchain,
- * PCRE2, Vectorscan) links with libcurl (examples/meson.build checks it).
+ * Neither the templates (libyaml, PCRE2, libjq, libxml2) nor the
+ * evaluation (respchain, PCRE2, Vectorscan, libjq, libxml2) links with
+ * libcurl (examples/meson.build checks it).
  *
  * Builds alone, with or without Vectorscan:
- *   cd examples/scan && cc *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib) -lm
- *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c \
- *      $(pkg-config --cflags --libs respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib libhs) -lm */
+ *   cd examples/scan && cc *.c $(pkg-config --cflags --libs respchain libcurl \
+ *      libpcre2-8 yaml-0.1 libcrypto zlib libxml-2.0) -ljq -lm
+ *   cd examples/scan && cc -DSCAN_HAVE_VECTORSCAN=1 *.c $(pkg-config --cflags --libs \
+ *      respchain libcurl libpcre2-8 yaml-0.1 libcrypto zlib libxml-2.0 libhs) -ljq -lm */
 #ifndef SCAN_BASE_H
 #define SCAN_BASE_H
 
@@ -32,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -58,6 +61,10 @@ typedef struct line {
 void put(line *l, const char *s, size_t n);
 void puts_line(line *l, const char *s);
 void printf_line(line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Writes n bytes of p to fd, as many write(2) calls as it takes: 0, or
+ * the errno of the one that failed. */
+int write_all(int fd, const void *p, size_t n);
 
 /* Seconds since t0, on CLOCK_MONOTONIC. */
 double seconds_since(const struct timespec *t0);
@@ -90,5 +97,17 @@ size_t regex_first_end(const regex *re, rc_view text);
  * then those of group 1 (PCRE2_UNSET when it has none, or it is unset);
  * on a partial match, its start and the text's end. */
 int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4]);
+
+/* ---- Work in a child process (base-child.c) ----------------------------- */
+
+#define CHILD_CPU_SECONDS 1                  /* CPU seconds a child may use */
+#define CHILD_MEMORY      ((size_t)256 << 20) /* address space it may add */
+
+/* Runs fn(ud, fd) in a forked child, bounded by CHILD_CPU_SECONDS and
+ * CHILD_MEMORY, fn writing its answer to fd; reads what it wrote, up to
+ * cap bytes (a child that writes more is ended there), into out. Returns
+ * the bytes read, or -1 when no child could be made; *ok says whether the
+ * child ended by itself with fn's 0. */
+ssize_t child_run(int (*fn)(void *ud, int fd), void *ud, char *out, size_t cap, int *ok);
 
 #endif

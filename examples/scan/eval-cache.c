@@ -5,15 +5,17 @@
  * hold).
  *
  * Where: $XDG_CACHE_HOME/respchain-scan, else ~/.cache/respchain-scan,
- * one file per key, named by the key in hex. A file is trusted only when
- * its header names its own key and the SHA-256 of what it holds matches:
- * anything else (another version's file, a cut or corrupt one) is a miss,
- * and the bytes are made again and the file written anew. Files are
- * written whole under a temporary name and renamed, so a reader never
- * sees half of one. A directory that cannot be made, read or written only
- * costs the time: every failure here is a miss, never an error of the
- * scan. At most CACHE_FILES files are kept; the least recently written go
- * first. */
+ * one file per key, named by the key in hex. A file is used only when the
+ * directory and the file are the user's own and no one else may write
+ * them (what keeps another user's bytes out of the engine), its header
+ * names its own key, and the SHA-256 of what it holds matches (what finds
+ * a file cut short or spoiled): anything else is a miss, and the bytes
+ * are made again and the file written anew. Files are written whole under
+ * a temporary name and renamed, so a reader never sees half of one. A
+ * directory that cannot be made, read or written only costs the time:
+ * every failure here is a miss, never an error of the scan. At most
+ * CACHE_FILES files are kept, the least recently written going first,
+ * and a temporary file left by a scan that was killed goes after an hour. */
 #include "eval.h"
 
 #include <dirent.h>
@@ -26,12 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CACHE_MAGIC "RCSCDB01"
 #define CACHE_FILES 128
 #define CACHE_LARGEST (1024L * 1024 * 1024) /* bytes of a file read, at most */
 #define SUFFIX ".db"
+#define TMP_SUFFIX ".tmp"
+#define TMP_AGE 3600 /* seconds after which a temporary file is a dead scan's */
 
 /* What a file starts with. */
 typedef struct header {
@@ -78,6 +83,12 @@ static int sha256(const void *p, size_t len, unsigned char out[CACHE_KEY])
   return EVP_Digest(p, len, out, &n, EVP_sha256(), NULL) == 1 && n == CACHE_KEY ? 0 : -1;
 }
 
+/* Whether st is the user's own and no one else may write it. */
+static int own(const struct stat *st)
+{
+  return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* The cache's directory into out; -1 when there is none to name. */
 static int cache_dir(char *out, size_t cap)
 {
@@ -118,32 +129,23 @@ static int read_all(int fd, void *p, size_t len)
   return 0;
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-  for (size_t done = 0; done < len;) {
-    ssize_t n = write(fd, (const char *)p + done, len - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return -1;
-    done += (size_t)n;
-  }
-  return 0;
-}
-
 void *cache_get(const unsigned char key[CACHE_KEY], int *kind, size_t *len)
 {
   char path[4200];
   if (cache_path(key, path, sizeof path) != 0)
     return NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char dir[4096];
+  struct stat st;
+  if (cache_dir(dir, sizeof dir) != 0 || stat(dir, &st) != 0 || !own(&st))
+    return NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return NULL;
   header h;
-  struct stat st;
   void *p = NULL;
   unsigned char sum[CACHE_KEY];
-  if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof h && st.st_size <= CACHE_LARGEST &&
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && own(&st) && st.st_size >= (off_t)sizeof h &&
+      st.st_size <= CACHE_LARGEST &&
       read_all(fd, &h, sizeof h) == 0 && !memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) &&
       !memcmp(h.key, key, CACHE_KEY) && h.len == (uint64_t)st.st_size - sizeof h &&
       (p = malloc(h.len ? h.len : 1)) && read_all(fd, p, h.len) == 0 &&
@@ -158,12 +160,21 @@ void *cache_get(const unsigned char key[CACHE_KEY], int *kind, size_t *len)
   return NULL;
 }
 
-/* Removes the oldest files of dir while it holds more than CACHE_FILES. */
+/* Whether name ends with suffix. */
+static int ends_with(const char *name, const char *suffix)
+{
+  size_t n = strlen(name), k = strlen(suffix);
+  return n >= k && !strcmp(name + n - k, suffix);
+}
+
+/* Removes the oldest files of dir while it holds more than CACHE_FILES,
+ * and the temporary files older than TMP_AGE. */
 static void cache_trim(const char *dir)
 {
   DIR *d = opendir(dir);
   if (!d)
     return;
+  time_t now = time(NULL);
   for (;;) {
     size_t n = 0;
     char oldest[NAME_MAX + 1] = "";
@@ -173,8 +184,13 @@ static void cache_trim(const char *dir)
     while ((e = readdir(d)) != NULL) {
       size_t len = strlen(e->d_name);
       struct stat st;
-      if (len != 2 * CACHE_KEY + strlen(SUFFIX) || strcmp(e->d_name + 2 * CACHE_KEY, SUFFIX) ||
-          fstatat(dirfd(d), e->d_name, &st, 0) != 0)
+      if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue;
+      if (ends_with(e->d_name, TMP_SUFFIX) && now - st.st_mtim.tv_sec > TMP_AGE) {
+        unlinkat(dirfd(d), e->d_name, 0);
+        continue;
+      }
+      if (len != 2 * CACHE_KEY + strlen(SUFFIX) || !ends_with(e->d_name, SUFFIX))
         continue;
       n++;
       if (!oldest[0] || st.st_mtim.tv_sec < when.tv_sec ||
@@ -209,7 +225,10 @@ void cache_put(const unsigned char key[CACHE_KEY], int kind, const void *p, size
     *slash = '/';
   }
   mkdir(dir, 0700);
-  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  struct stat st;
+  if (stat(dir, &st) != 0 || !own(&st))
+    return; /* another's: its files would not be read */
+  snprintf(tmp, sizeof tmp, "%s.%ld" TMP_SUFFIX, path, (long)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
     return;

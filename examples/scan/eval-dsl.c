@@ -215,12 +215,41 @@ static int response_var(dsl_view *v, const char *name, size_t len, expr_value *o
 int dsl_lookup(void *ud, const char *name, size_t len, expr_value *out)
 {
   dsl_view *v = ud;
+  size_t base;
+  unsigned long n;
   if (extracted(v, name, len, out))
     return 1;
-  size_t plain = v->q->npaths == 1 ? tpl_dsl_unalias(name, len) : len;
+  if (tpl_steps(v->q) > 1 && tpl_indexed(name, len, &base, &n)) /* X_N of a sequence */
+    return v->t->seq && plan_seq_recall(v->t->seq, name, len, out);
+  size_t plain = tpl_steps(v->q) == 1 ? tpl_dsl_unalias(name, len) : len;
   if (response_var(v, name, plain, out))
     return 1;
+  const plan *p = v->r->g->plan;
+  if (v->t->seq && plan_seq_payload(v->t->seq, p, name, len, out))
+    return 1; /* a payload's value in the request's combination */
+  if (v->t->seq && tpl_extracted(&p->ts->t[v->t->tpl], name, len))
+    return plan_seq_value(v->t->seq, p, name, len, out);
   return v->t->vars.lookup && v->t->vars.lookup(v->t->vars.ud, v->t->tpl, name, len, out);
+}
+
+/* Keeps variable name (X_N) when N is this response's number. */
+static int remember(void *ud, const char *name, size_t len)
+{
+  dsl_view *v = ud;
+  size_t base;
+  unsigned long n;
+  expr_value val;
+  tpl_indexed(name, len, &base, &n);
+  if (n == v->t->step && response_var(v, name, base, &val) &&
+      plan_seq_remember(v->t->seq, name, len, &val) != 0)
+    v->nomem = 1;
+  return 0;
+}
+
+void dsl_remember(dsl_view *v)
+{
+  if (v->t->seq && v->q->req_condition && tpl_steps(v->q) > 1)
+    tpl_each_indexed(v->q, remember, v);
 }
 
 int dsl_var_text(dsl_view *v, const char *name, rc_view *out)
@@ -253,7 +282,7 @@ static int atom(void *ud, size_t i)
 static int length(void *ud, const char *name, size_t len, size_t *out)
 {
   const dsl_view *v = ud;
-  if (!is(name, len, "body") && !(v->q->npaths == 1 && is(name, len, "body_1")))
+  if (!is(name, len, "body") && !(tpl_steps(v->q) == 1 && is(name, len, "body_1")))
     return 0;
   *out = body_length(v);
   return 1;

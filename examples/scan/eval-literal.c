@@ -4,9 +4,11 @@
  * for a 50-byte 404 page whatever the cluster (every other template's
  * patterns are looked for, and their matches thrown away); most clusters
  * of a large set have one or two words. A cluster of at most
- * LITERAL_WORDS words, none longer than LITERAL_LONGEST, all of which the
- * engine would stream (eval_plan decides, literal_cluster), is matched
- * here: each word is looked for in each slice, and across two slices in
+ * LITERAL_WORDS words, none longer than LITERAL_LONGEST (eval_clusters
+ * decides, literal_cluster), is matched here, and a word no other cluster
+ * has is left out of the engine's database (smaller, and faster to
+ * compile and to stream for the clusters it serves); in a build without
+ * the engine, such a cluster keeps no body. Here, each word is looked for in each slice, and across two slices in
  * the last bytes of one and the first of the next, so that a word split
  * by the network is found. Words of --iword / case-insensitive matchers
  * are looked for in a lower-case copy. */
@@ -34,7 +36,7 @@ int literal_cluster(const engine *g, const size_t *ids, size_t n)
     return 0;
   for (size_t k = 0; k < n; k++) {
     const char *w = ids[k] < g->m->nwords ? g->m->words[ids[k]] : NULL;
-    if (!w || !g->streamed[ids[k]] || !w[0] || strlen(w) > LITERAL_LONGEST)
+    if (!w || !w[0] || strlen(w) > LITERAL_LONGEST)
       return 0;
     for (const char *p = w; g->m->word_nocase[ids[k]] && *p; p++)
       if (*p >= 'A' && *p <= 'Z') /* caseless words are kept in lower case */

@@ -132,6 +132,8 @@ int engine_build(engine *g, const matchers *m)
   if (vs_build(g) != 0)
     return -1;
   for (size_t id = 0; id < n; id++) {
+    if (g->few_only && g->few_only[id])
+      g->streamed[id] = 1; /* on the stream, by eval-literal.c */
     if (g->streamed[id])
       g->nstreamed++;
     else
@@ -148,6 +150,7 @@ void engine_free(engine *g)
   for (size_t i = 0; g->clusters && i < g->plan->nclusters; i++)
     free(g->clusters[i].ids);
   free(g->clusters);
+  free(g->few_only);
 }
 
 /* ---- The body observer -------------------------------------------------- */

@@ -182,18 +182,25 @@ static int needs_body(const tpl_request *q)
 {
   for (size_t i = 0; i < q->nextractors; i++) {
     const tpl_extractor *x = &q->extractors[i];
-    if (x->type == TX_REGEX && x->part != TP_HEADER && x->part != TP_NAMED && x->part != TP_VAR)
+    if ((x->type == TX_REGEX || x->type == TX_JSON || x->type == TX_XPATH) &&
+        (x->part == TP_BODY || x->part == TP_ALL))
       return 1;
+    for (size_t k = 0; x->type == TX_KVAL && k < x->n; k++)
+      if (!strcmp(x->keys[k], "body") || !strcmp(x->keys[k], "response"))
+        return 1;
     for (size_t k = 0; x->type == TX_DSL && k < x->n; k++)
       if (eval_dsl_whole_body(&x->dsl[k], 1))
         return 1;
   }
-  for (size_t i = 0; i < q->nmatchers; i++)
-    for (size_t k = 0; k < q->matchers[i].n; k++)
-      if ((q->matchers[i].type == TM_DSL && eval_dsl_whole_body(&q->matchers[i].dsl[k], 0)) ||
-          ((q->matchers[i].part == TP_BODY || q->matchers[i].part == TP_ALL) &&
-           per_response(&q->matchers[i], k)))
+  for (size_t i = 0; i < q->nmatchers; i++) {
+    const tpl_matcher *m = &q->matchers[i];
+    if (m->type == TM_XPATH && (m->part == TP_BODY || m->part == TP_ALL))
+      return 1;
+    for (size_t k = 0; k < m->n; k++)
+      if ((m->type == TM_DSL && eval_dsl_whole_body(&m->dsl[k], 0)) ||
+          ((m->part == TP_BODY || m->part == TP_ALL) && per_response(m, k)))
         return 1;
+  }
   return 0;
 }
 
@@ -250,46 +257,66 @@ static int unstreamed(const tpl_matcher *m, const unsigned char *streamed)
   return some_unstreamed(m->ids, m->n, streamed);
 }
 
-int eval_plan(engine *g, const templates *ts, const plan *p)
+int eval_clusters(engine *g, const matchers *m, const templates *ts, const plan *p)
 {
+  g->m = m;
   size_t nids = g->m->nwords + g->m->nregexes;
-  int any = 0;
+  int ok = 1;
   g->tpl = ts;
   g->plan = p;
   unsigned char *seen = calloc(nids + 1, 1);
-  if (!seen || !(g->clusters = calloc(p->nclusters + 1, sizeof *g->clusters))) {
+  g->few_only = calloc(nids + 1, 1);
+  if (!seen || !g->few_only || !(g->clusters = calloc(p->nclusters + 1, sizeof *g->clusters))) {
     free(seen);
     return -1;
   }
-  for (size_t i = 0; i < p->nclusters && any >= 0; i++) {
+  for (size_t i = 0; i < p->nclusters && ok; i++) {
     const cluster *c = &p->c[i];
     eval_cluster *e = &g->clusters[i];
     size_t cap = 0;
-    int stops = 1;
-    for (size_t k = 0; k < c->nmembers && any >= 0; k++) {
+    for (size_t k = 0; k < c->nmembers && ok; k++) {
       const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
-      e->keep_body |= needs_body(q);
-      for (size_t j = 0; j < q->nmatchers; j++) {
-        e->keep_body |= unstreamed(&q->matchers[j], g->streamed);
-        if (add_ids(&q->matchers[j], seen, e, &cap) != 0)
-          any = -1;
-        stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
-        stops &= q->matchers[j].type != TM_DSL; /* evaluated once the body is over */
-      }
-      stops &= !q->nextractors;
+      for (size_t j = 0; j < q->nmatchers && ok; j++)
+        ok = add_ids(&q->matchers[j], seen, e, &cap) == 0;
     }
-    if (!e->ids && !(e->ids = malloc(sizeof *e->ids))) /* none, yet not all */
-      any = -1;
+    if (ok && !e->ids && !(e->ids = malloc(sizeof *e->ids))) /* none, yet not all */
+      ok = 0;
     if (e->nids)
       qsort(e->ids, e->nids, sizeof *e->ids, by_id);
     for (size_t k = 0; k < e->nids; k++)
       seen[e->ids[k]] = 0;
-    e->can_stop = stops && !e->keep_body;
     e->literal = literal_cluster(g, e->ids, e->nids);
-    if (any >= 0)
-      any |= e->keep_body;
+    for (size_t k = 0; k < e->nids; k++)
+      g->few_only[e->ids[k]] |= e->literal ? 1 : 2;
   }
+  /* A word that only clusters of a few words have is none of the engine's. */
+  for (size_t id = 0; id < nids; id++)
+    g->few_only[id] = g->few_only[id] == 1;
   free(seen);
+  return ok ? 0 : -1;
+}
+
+int eval_plan(engine *g, const templates *ts, const plan *p)
+{
+  int any = 0;
+  for (size_t i = 0; i < p->nclusters; i++) {
+    const cluster *c = &p->c[i];
+    eval_cluster *e = &g->clusters[i];
+    int stops = 1;
+    for (size_t k = 0; k < c->nmembers; k++) {
+      const tpl_request *q = &ts->t[c->members[k].tpl].reqs[c->members[k].req];
+      /* and a sequence's request whose body a later one's matchers read */
+      e->keep_body |= needs_body(q) || tpl_reads_body(q, c->step ? c->step : 1);
+      for (size_t j = 0; j < q->nmatchers; j++) {
+        e->keep_body |= unstreamed(&q->matchers[j], g->streamed);
+        stops &= q->matchers[j].type != TM_SIZE || q->matchers[j].part == TP_HEADER;
+        stops &= q->matchers[j].type != TM_DSL && q->matchers[j].type != TM_XPATH; /* once the body is over */
+      }
+      stops &= !q->nextractors;
+    }
+    e->can_stop = stops && !e->keep_body;
+    any |= e->keep_body;
+  }
   return any;
 }
 

@@ -155,13 +155,38 @@ static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
   return 0;
 }
 
+/* The one text of a part, as nuclei's getMatchPart gives it to a json or
+ * xpath extractor and an xpath matcher: the body, the header block, the
+ * response (header block and body), or a variable's value; the
+ * response's being the one of the chain t names. */
+static int one_text(dsl_view *dv, tpl_part where, const char *name, rc_view *out)
+{
+  rc_hop_info h;
+  switch (where) {
+  case TP_BODY: /* an earlier response of a chain has none (part_texts) */
+    *out = dv->t->back ? (rc_view){"", 0} : rc_body(dv->r->resp);
+    break;
+  case TP_HEADER:
+    *out = rc_hop(dv->r->resp, eval_hop(dv->t), &h) == RC_OK ? h.raw : (rc_view){"", 0};
+    break;
+  case TP_ALL: return dsl_var_text(dv, "response", out);
+  default: return dsl_var_text(dv, name, out);
+  }
+  if (!out->ptr)
+    *out = (rc_view){"", 0};
+  return 1;
+}
+
 /* Matcher m's verdict: its condition over its values, negative applied. */
 static int matcher_hits(dsl_view *dv, const tpl_matcher *m)
 {
   int hit = m->cond_and;
+  rc_view text;
   if (m->type == TM_DSL)
     hit = dsl_match(dv, m);
-  for (size_t i = 0; m->type != TM_DSL && i < m->n; i++) {
+  if (m->type == TM_XPATH)
+    hit = one_text(dv, m->part, m->header, &text) && xpath_match(m, text);
+  for (size_t i = 0; m->type != TM_DSL && m->type != TM_XPATH && i < m->n; i++) {
     int h = value_hits(dv, m, i);
     if (m->cond_and && !h) {
       hit = 0;
@@ -210,19 +235,28 @@ static void regex_values(const regex *re, long g, rc_view text, tpl_values *x)
 static void extract(dsl_view *dv, const tpl_extractor *e, tpl_values *x)
 {
   texts t;
-  if (e->type == TX_DSL) {
-    dsl_extract(dv, e, x);
+  rc_view text;
+  switch (e->type) {
+  case TX_DSL: dsl_extract(dv, e, x); return;
+  case TX_JSON:
+    if (one_text(dv, e->part, e->header, &text))
+      json_extract(dv->r->g->tpl->jq, e, text, x);
     return;
+  case TX_XPATH:
+    if (one_text(dv, e->part, e->header, &text))
+      xpath_extract(e, text, x);
+    return;
+  case TX_KVAL: /* nuclei's: the response's variables by name */
+    for (size_t i = 0; i < e->n; i++)
+      if (dsl_var_text(dv, e->keys[i], &text))
+        tpl_values_add(x, text.ptr, text.len);
+    return;
+  default: break;
   }
   for (size_t i = 0; i < e->n; i++) {
-    int kval = e->type == TX_KVAL;
-    part_texts(dv, kval ? TP_NAMED : e->part, kval ? e->keys[i] : e->header, &t);
-    for (size_t k = 0; k < t.n; k++) {
-      if (kval)
-        tpl_values_add(x, t.v[k].ptr, t.v[k].len);
-      else
-        regex_values(&e->regexes[i], e->group, t.v[k], x);
-    }
+    part_texts(dv, e->part, e->header, &t);
+    for (size_t k = 0; k < t.n; k++)
+      regex_values(&e->regexes[i], e->group, t.v[k], x);
   }
 }
 
@@ -233,6 +267,19 @@ void tpl_values_free(tpl_values *x)
   x->n = 0;
 }
 
+/* The values of the internal extractors (each, per extractor) go to the
+ * sequence's later requests. As nuclei (eventcreator): not when the
+ * other extractors found values too (x), which then take their place. */
+static void pass_values(dsl_view *dv, const tpl_values *each, const tpl_values *x)
+{
+  const tpl_request *q = dv->q;
+  for (size_t i = 0; !x->n && i < q->nextractors; i++)
+    if (q->extractors[i].internal && q->extractors[i].name && each[i].n &&
+        plan_seq_extracted(dv->t->seq, dv->r->g->plan, q->extractors[i].name, each[i].v, NULL,
+                           each[i].n) != 0)
+      dv->nomem = 1;
+}
+
 /* ---- Verdicts ----------------------------------------------------------- */
 
 int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
@@ -241,6 +288,7 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
   size_t hits = 0;
   dsl_view dv;
   dsl_view_init(&dv, r, q, t);
+  dsl_remember(&dv);
   tpl_values *each = calloc(q->nextractors + 1, sizeof *each);
   if (!each)
     x->nomem = 1;
@@ -252,6 +300,8 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
     for (size_t k = 0; !q->extractors[i].internal && k < each[i].n; k++)
       tpl_values_add(x, each[i].v[k], strlen(each[i].v[k]));
   }
+  if (each && t->seq)
+    pass_values(&dv, each, x);
   for (size_t i = 0; i < q->nmatchers; i++) {
     hit[i] = (unsigned char)matcher_hits(&dv, &q->matchers[i]);
     hits += hit[i];

@@ -340,6 +340,8 @@ int vs_build(engine *g)
   e->width = calloc(n + 1, sizeof *e->width);
   unsigned char *take = calloc(n + 1, 1);
   int status = e->exprs && e->width && take ? engine_exprs(e, o, take) : -1;
+  for (size_t id = 0; status == 0 && g->few_only && id < n; id++)
+    take[id] &= !g->few_only[id]; /* eval-literal.c's */
   while (status == 0 && any_of(take, n)) {
     int bad;
     if ((e->db = engine_db(e, n, take, &bad)) != NULL)

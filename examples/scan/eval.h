@@ -13,6 +13,8 @@
  *                   one set of matchers, and what each cluster needs
  *   eval-tpl.c      -t: the verdicts of a template's request
  *   eval-dsl.c      -t: nuclei's DSL over a response, its variables
+ *   eval-json.c     -t: json extractors (jq's programs, libjq)
+ *   eval-xpath.c    -t: xpath extractors and matchers (libxml2)
  * The words and regexes of the body of all templates become one set of
  * matchers (eval_matchers), so the engine runs them as each body streams,
  * each response by those of its cluster alone (eval_plan lists them once);
@@ -113,6 +115,9 @@ typedef struct engine {
   const templates *tpl;
   const plan *plan;
   eval_cluster *clusters;
+  /* Per matcher id: a word that only clusters of a few words have, which
+   * eval-literal.c finds and the database leaves out; NULL: none. */
+  unsigned char *few_only;
 } engine;
 
 /* Decides where each matcher of m runs, and whether bodies are kept.
@@ -224,7 +229,8 @@ int vs_extract_feed(reading *r, const char *data, size_t len, unsigned char *due
 #define LITERAL_WORDS   8   /* a cluster of at most this many body values, */
 #define LITERAL_LONGEST 256 /* all words no longer than this, is matched there */
 
-/* Whether the body values ids[0 .. n-1] of a cluster are such words. */
+/* Whether the body values ids[0 .. n-1] of a cluster are such words
+ * (whatever the engine, or none). */
 int literal_cluster(const engine *g, const size_t *ids, size_t n);
 /* A hop's body begins (its head matched): for a reading of such a
  * cluster, its words without a hit are looked for from now on. 0, or -1
@@ -277,10 +283,15 @@ typedef struct tpl_keeps {
   size_t scan_words, response_words;
 } tpl_keeps;
 void eval_keeps(const tpl *t, tpl_keeps *k);
+/* Before engine_build: the body values of m each cluster of p is matched by,
+ * into g->clusters, and which clusters are a few words (eval-literal.c);
+ * the words that only those have are left out of the engine's database
+ * (g->few_only). 0, or -1 when out of memory. */
+int eval_clusters(engine *g, const matchers *m, const templates *ts, const plan *p);
 /* Once engine_build has decided which of those run on the stream: what
- * each cluster of p needs, into g->clusters (a regex extractor of the
- * body, or a matcher that runs over the kept body, keeps its bodies).
- * Returns whether any cluster keeps bodies, or -1 when out of memory. */
+ * else each cluster needs (a regex extractor of the body, or a matcher
+ * that runs over the kept body, keeps its bodies). Returns whether any
+ * cluster keeps bodies. */
 int eval_plan(engine *g, const templates *ts, const plan *p);
 
 /* ---- Templates: verdicts (eval-tpl.c) ----------------------------------- */
@@ -304,6 +315,11 @@ typedef struct eval_target {
   double duration;     /* seconds its transfer took (duration) */
   size_t tpl;          /* the template, for vars */
   plan_vars vars;      /* its template variables */
+  /* A sequence's request: the sequence's state (its values extracted,
+   * its block's earlier responses), and the request's number in its
+   * block; seq NULL: a request of independent templates. */
+  plan_seq *seq;
+  unsigned long step;
   /* The response evaluated, as nuclei evaluates each response of a chain
    * of redirects: 0, the final one; else the one that many hops before
    * it, whose body is empty (curl reads none of a redirect it follows,
@@ -316,7 +332,9 @@ static inline int eval_hop(const eval_target *t) { return -1 - t->back; }
 
 /* Template request q over the reading's response of target t: hit[i] per
  * matcher of q, its extractors' values added to x. Returns whether q
- * matched. */
+ * matched. In a sequence, the variables X_N of this response that q's
+ * matchers read are kept first, and its internal extractors' values go
+ * to the later requests. */
 int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
                  unsigned char *hit, tpl_values *x);
 
@@ -346,6 +364,9 @@ void dsl_view_init(dsl_view *v, const reading *r, const tpl_request *q, const ev
 void dsl_view_free(dsl_view *v);
 /* Variable name[0..len) of the view (expr_env's lookup). */
 int dsl_lookup(void *ud, const char *name, size_t len, expr_value *out);
+/* In a sequence with req-condition: keeps the variables X_N of this
+ * response (N its number) that the block's matchers read. */
+void dsl_remember(dsl_view *v);
 /* Response variable name (TP_VAR) as text; 0 when it has no value. */
 int dsl_var_text(dsl_view *v, const char *name, rc_view *out);
 /* dsl matcher m's condition over its expressions (negative not applied). */
@@ -357,5 +378,15 @@ void tpl_values_add(tpl_values *x, const char *p, size_t len);
 /* Whether DSL expression d needs the body kept whole (eval-set.c); an
  * extractor's atoms, of no matcher id, are the engine's over the body. */
 int eval_dsl_whole_body(const tpl_dsl *d, int extractor);
+
+/* ---- Templates: json and xpath (eval-json.c, eval-xpath.c) ------------- */
+
+/* json extractor e's values over text, added to x, by jq, the templates'
+ * program of all json queries (templates' jq) (eval-json.c). */
+void json_extract(void *jq, const tpl_extractor *e, rc_view text, tpl_values *x);
+/* xpath extractor e's values over text, added to x (eval-xpath.c). */
+void xpath_extract(const tpl_extractor *e, rc_view text, tpl_values *x);
+/* xpath matcher m's condition over text (negative not applied). */
+int xpath_match(const tpl_matcher *m, rc_view text);
 
 #endif

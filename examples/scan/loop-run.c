@@ -230,7 +230,8 @@ static void report(scan *s, slot *sl, CURLcode cc, ending how)
   attempt a = {sl->url, s->opt->method, sl->easy, sl->errbuf, sl->attempts, 0, cc, how, sl->job};
   int matched = matches(&sl->rd);
   if (s->tpl) /* -t: the templates' lines, and no line of the target's own */
-    matched = out_templates(&s->out, &sl->rd, &a, sl->target, sl->seq) > 0;
+    matched = out_templates(&s->out, &sl->rd, &a, sl->target,
+                            sl->job->in_seq ? &sl->job->seq : NULL) > 0;
   char buf[CURL_ERROR_SIZE + 128];
   curl_off_t wire = 0;
   if (how != NOT_STARTED)
@@ -268,6 +269,41 @@ static void slot_finish(scan *s, slot *sl)
   sl->state = SLOT_IDLE;
 }
 
+/* The limits of every response: the body cap, the memory limit, and room
+ * for every hop of a redirect chain plus a few 1xx interim responses; with
+ * c, its request's max-size as the body cap where it is the lower. */
+static void response_limits(const scan *s, const cluster *c, rc_limits *lim)
+{
+  const options *o = s->opt;
+  rc_limits_init(lim);
+  lim->max_body = o->max_body;
+  if (c && c->max_size > 0 && (unsigned long)c->max_size < o->max_body)
+    lim->max_body = (size_t)c->max_size;
+  lim->max_memory = o->max_memory;
+  lim->max_hops = (size_t)o->max_redirs + 8;
+  for (size_t i = 0; !c && s->tpl && i < s->plan->nclusters; i++)
+    if ((size_t)s->plan->c[i].max_redirs + 8 > lim->max_hops)
+      lim->max_hops = (size_t)s->plan->c[i].max_redirs + 8;
+  if (c && (size_t)c->max_redirs + 8 > lim->max_hops)
+    lim->max_hops = (size_t)c->max_redirs + 8;
+  lim->on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
+}
+
+/* -t: the slot's cookie jar for the request of cluster c: curl's cookie
+ * engine, on from a sequence's first request that uses it; emptied
+ * unless the request follows its sequence's (plan_keeps_cookies), so
+ * that no other template or target sees them. */
+static CURLcode set_cookies(slot *sl, const cluster *c)
+{
+  CURLcode cc = CURLE_OK;
+  if (sl->cookies && !plan_keeps_cookies(sl->job, c))
+    cc = curl_easy_setopt(sl->easy, CURLOPT_COOKIELIST, "ALL");
+  if (cc == CURLE_OK && !sl->cookies && plan_uses_cookies(sl->job, c) &&
+      (cc = curl_easy_setopt(sl->easy, CURLOPT_COOKIEFILE, "")) == CURLE_OK)
+    sl->cookies = 1;
+  return cc;
+}
+
 /* Hands the slot's target to curl. A target that cannot be started (e.g. a
  * URL past curl's length limit) is reported as such and ends. */
 static void slot_start(scan *s, slot *sl)
@@ -282,10 +318,15 @@ static void slot_start(scan *s, slot *sl)
   /* -t: the cluster's request, its body kept where its templates need it
    * (the response is empty: reset since its last transfer). */
   size_t c = sl->rd.cluster;
+  rc_limits lim;
+  if (s->tpl)
+    response_limits(s, &s->plan->c[c], &lim);
   if (cc == CURLE_OK && s->tpl &&
       (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->job) != 0 ||
+       rc_response_set_limits(sl->resp, &lim) != RC_OK ||
        rc_response_observe(sl->resp, observe, &sl->rd,
                            s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK ||
+       set_cookies(sl, &s->plan->c[c]) != CURLE_OK ||
        redirect_start(s, sl) != 0))
     cc = CURLE_OUT_OF_MEMORY;
   /* rc_multi_add: on curl 8.1 to 8.6 the budget may keep it back before
@@ -375,8 +416,26 @@ static double backoff(long attempts)
   return wait < RETRY_BACKOFF_MAX ? wait : RETRY_BACKOFF_MAX;
 }
 
+/* -t: a sequence's request is over: the slot makes its next request at
+ * once, if there is one (1), the response reset for it. */
+static int next_step(scan *s, slot *sl)
+{
+  char *url = plan_next_step(s->plan, &sl->rd.cluster, sl->job);
+  if (!url)
+    return 0;
+  rc_response_reset(sl->resp);
+  free(sl->url);
+  sl->url = url;
+  sl->attempts = 0;
+  sl->due = seconds_since(&s->start);
+  sl->state = SLOT_READY;
+  s->ready++;
+  return 1;
+}
+
 /* A finished transfer: retried after a backoff when it may be, else
- * reported, and the slot freed for the next target. */
+ * reported, and the slot freed for its next job: a sequence's next
+ * request, or the next target's. */
 static void finished(scan *s, slot *sl, CURLcode cc)
 {
   cc = redirect_end(s, sl, cc);
@@ -389,6 +448,8 @@ static void finished(scan *s, slot *sl, CURLcode cc)
     return;
   }
   report(s, sl, cc, ENDED);
+  if (s->tpl && sl->job->in_seq && !caught && !s->out.write_error && next_step(s, sl))
+    return;
   slot_finish(s, sl);
 }
 
@@ -560,17 +621,8 @@ static int setup_slots(scan *s)
     fputs("scan: cannot create the pool\n", stderr);
     return -1;
   }
-  /* Limits of every response: the body cap, the memory limit, and room for
-   * every hop of a redirect chain plus a few 1xx interim responses. */
   rc_limits lim;
-  rc_limits_init(&lim);
-  lim.max_body = o->max_body;
-  lim.max_memory = o->max_memory;
-  lim.max_hops = (size_t)o->max_redirs + 8;
-  for (size_t i = 0; s->tpl && i < s->plan->nclusters; i++)
-    if ((size_t)s->plan->c[i].max_redirs + 8 > lim.max_hops)
-      lim.max_hops = (size_t)s->plan->c[i].max_redirs + 8;
-  lim.on_cap = RC_CAP_STOP; /* a scanner has no use for the rest */
+  response_limits(s, NULL, &lim);
   if (s->tpl) { /* what a request's own settings are undone to (plan_raw_set) */
     s->plan->timeout_ms = o->timeout_ms;
     s->plan->forbid_reuse = h2c_unreusable(o);
@@ -583,14 +635,15 @@ static int setup_slots(scan *s)
     curl_multi_setopt(s->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
   s->src.shard = o->shard;
   s->src.shards = o->shards;
-  if (!s->slots || !s->multi || engine_build(&s->engine, s->m) != 0) {
+  if (!s->slots || !s->multi || (s->tpl && eval_clusters(&s->engine, s->m, s->tpl, s->plan) != 0) ||
+      engine_build(&s->engine, s->m) != 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }
   /* -t: each cluster keeps bodies or not (slot_start), as its own
    * templates need; the summary says whether any does. */
   int keep = s->tpl ? eval_plan(&s->engine, s->tpl, s->plan) : s->engine.keep_body;
-  if (keep < 0 || (s->tpl && out_window(&s->out, s->tpl, s->nslots) != 0)) {
+  if (keep < 0) {
     fputs("scan: out of memory\n", stderr);
     return -1;
   }

@@ -90,6 +90,7 @@ typedef struct slot {
   char *target;
   unsigned long seq;
   plan_job *job; /* the request's headers and body; NULL: none */
+  int cookies;   /* curl's cookie engine is on (set_cookies) */
   /* host-redirects: the host its redirects stay on (loop-redirect.c);
    * NULL: any. left_host: a hop that left it was refused. */
   char *origin;

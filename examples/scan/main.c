@@ -33,6 +33,7 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
   ts->given = o->vars;
   ts->ngiven = o->nvars;
   ts->attack = o->attack;
+  ts->run_payloads = 1; /* each combination is sent, in a sequence (plan-sequence.c) */
   ts->filter = tpl_filter_any(&o->filter) ? &o->filter : NULL;
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;

@@ -435,20 +435,8 @@ void write_line(output *o)
     o->write_error = ENOMEM;
     return;
   }
-  const char *p = l->p;
-  size_t left = l->len;
-  while (left) {
-    ssize_t n = write(o->fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      o->write_error = errno;
-      return;
-    }
-    p += n;
-    left -= (size_t)n;
-  }
-  out_export(o);
+  if ((o->write_error = write_all(o->fd, l->p, l->len)) == 0)
+    out_export(o);
 }
 
 /* The fields of the target, as one JSON object and a line break, into

@@ -97,7 +97,7 @@ static int template_value(void *ud, size_t t, const char *name, size_t len, expr
 
 /* Template request q over the response: its lines. Returns how many were
  * written. */
-static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q)
+static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q, plan_seq *in)
 {
   tpl_values x = {{0}, 0, 0};
   size_t named = 0, lines = 0;
@@ -107,8 +107,9 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
     return 0;
   }
   tpl_vals u = {.p = h->r->g->plan, .job = h->job, .target = h->target};
-  eval_target et = {h->target, h->url, h->duration, (size_t)(t - h->r->g->tpl->t),
-                    {template_value, &u}, h->back};
+  const cluster *c = &h->r->g->plan->c[h->r->cluster];
+  eval_target et = {h->target, h->url,         h->duration, (size_t)(t - h->r->g->tpl->t),
+                    {template_value, &u}, in, c->step, h->back};
   int matched = eval_request(h->r, q, &et, hit, &x);
   size_t internal = 0;
   for (size_t i = 0; i < q->nmatchers; i++)
@@ -134,21 +135,10 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
   return lines;
 }
 
-int out_window(output *o, const templates *ts, size_t nslots)
-{
-  o->window = nslots + 2;
-  o->last = calloc(ts->n * o->window + 1, sizeof *o->last);
-  return o->last ? 0 : -1;
-}
-
-void out_free(output *o)
-{
-  free(o->line.p);
-  free(o->last);
-}
+void out_free(output *o) { free(o->line.p); }
 
 size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
-                     unsigned long seq)
+                     plan_seq *in)
 {
   const templates *ts = r->g->tpl;
   const cluster *c = &r->g->plan->c[r->cluster];
@@ -161,8 +151,12 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
       (rc != RC_OK && rc != RC_TRUNCATED && rc != RC_STOPPED))
     return 0;
   /* As nuclei: each response of a chain of redirects is matched on its
-   * own, the final one first (1xx interim responses are none). */
+   * own, the final one first (1xx interim responses are none); under
+   * stop-at-first-match a request's first match ends its chain. */
   int hops = (int)rc_hop_count(r->resp);
+  unsigned char *done = hops > 1 ? calloc(c->nmembers, 1) : NULL; /* per member: it matched */
+  if (hops > 1 && !done)
+    o->write_error = ENOMEM;
   for (int k = hops - 1; k >= 0 && !o->write_error; k--) {
     rc_hop_info hop;
     if (rc_hop(r->resp, k, &hop) != RC_OK || (hop.status >= 100 && hop.status <= 199))
@@ -174,16 +168,18 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
     for (size_t i = 0; i < c->nmembers && !o->write_error; i++) {
       const tpl *t = &ts->t[c->members[i].tpl];
       const tpl_request *q = &t->reqs[c->members[i].req];
-      unsigned long *last = &o->last[c->members[i].tpl * o->window + seq % o->window];
-      if (q->stop_first && *last == seq + 1)
-        continue; /* this target matched it already */
-      size_t n = judge(o, &h, t, q);
-      if (n)
-        *last = seq + 1;
+      if (q->stop_first && done && done[i])
+        continue;
+      size_t n = judge(o, &h, t, q, in);
+      if (done)
+        done[i] |= n > 0;
+      if (n && in) /* stop-at-first-match: the sequence's (plan_next_step) */
+        in->matched = 1;
       lines += n;
     }
     free(url);
   }
+  free(done);
   o->matches += lines;
   return lines;
 }
@@ -252,7 +248,8 @@ void out_validation(const templates *ts, const plan *p, int verbose)
       printf("payloads %s: %s\n", ts->skips[i].file, ts->skips[i].payloads);
   for (size_t i = 0; i < ts->nskips; i++)
     printf("skipped %s: %s\n", ts->skips[i].file, ts->skips[i].reason);
-  printf("templates: %zu loaded, %zu skipped; %zu clusters\n", ts->n, ts->nskips, p->nclusters);
+  printf("templates: %zu loaded, %zu skipped; %zu clusters, %zu sequences\n", ts->n, ts->nskips,
+         p->nclusters, p->nseqs);
   if (ts->filter)
     printf("templates: %zu left out by the filters\n", ts->nfiltered);
   skip_counts(stdout, ts, "");
@@ -261,10 +258,16 @@ void out_validation(const templates *ts, const plan *p, int verbose)
 void out_summary(const templates *ts, const plan *p, unsigned long requests, unsigned long matches)
 {
   fprintf(stderr,
-          "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches\n",
-          ts->n, ts->nskips, p->nclusters, requests, matches);
+          "scan: templates: %zu loaded, %zu skipped; %zu clusters, %lu requests, %lu matches; "
+          "%zu sequences\n",
+          ts->n, ts->nskips, p->nclusters, requests, matches, p->nseqs);
   if (ts->filter)
     fprintf(stderr, "scan: templates: %zu left out by the filters\n", ts->nfiltered);
+  if (p->cut)
+    fprintf(stderr,
+            "scan: templates: %lu sequences stopped at their bound of %d requests for a target "
+            "(first: %s)\n",
+            p->cut, PLAN_SEQ_REQUESTS, p->cut_why);
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);

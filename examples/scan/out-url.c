@@ -26,10 +26,11 @@ void json_target_fields(line *l, const char *target)
   /* nuclei's host is the name alone, an IPv6 address without brackets. */
   size_t n = host ? strlen(host) : 0;
   int v6 = n >= 2 && host[0] == '[' && host[n - 1] == ']';
-  char name[256], addr[sizeof(struct in6_addr)];
-  snprintf(name, sizeof name, "%.*s", v6 ? (int)n - 2 : (int)n, host ? host + v6 : "");
+  char addr[sizeof(struct in6_addr)], *name = host ? host + v6 : NULL;
+  if (v6)
+    host[n - 1] = '\0';
   puts_line(l, ",\"host\":");
-  json_string(l, host ? name : target);
+  json_string(l, name ? name : target);
   if (port && scheme) {
     puts_line(l, ",\"port\":");
     json_string(l, port);
@@ -38,7 +39,7 @@ void json_target_fields(line *l, const char *target)
   }
   puts_line(l, ",\"url\":");
   json_string(l, target);
-  if (inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1) {
+  if (name && (inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1)) {
     puts_line(l, ",\"ip\":");
     json_string(l, name);
   }

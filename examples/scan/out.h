@@ -10,18 +10,10 @@
 
 /* Where the lines go. */
 typedef struct output {
-  int fd;          /* the JSON lines' file descriptor */
-  line line;       /* the line being built; its memory is reused */
-  int write_error; /* errno of a failed write of a result; 0: none */
-  /* -t: the lines written, and stop-at-first-match's memory: per
-   * template, window entries: entry seq % window is seq + 1 once target
-   * seq reported it. A target's jobs are consecutive and at most nslots
-   * run at once, so the targets in flight fit the window; where they do
-   * not (targets that are no URLs take numbers too), an entry overwritten
-   * lets a line through twice, never drops one. */
-  unsigned long matches;
-  unsigned long *last;
-  size_t window;
+  int fd;                /* the JSON lines' file descriptor */
+  line line;             /* the line being built; its memory is reused */
+  int write_error;       /* errno of a failed write of a result; 0: none */
+  unsigned long matches; /* -t: the lines written */
   /* --json-export: the array's file (0: none), its elements so far. */
   int export_fd;
   unsigned long exported;
@@ -83,14 +75,15 @@ int out_export_close(output *o);
 
 /* ---- Templates (out-tpl.c) ---------------------------------------------- */
 
-/* Room for stop-at-first-match over nslots jobs in flight. 0 or -1. */
-int out_window(output *o, const templates *ts, size_t nslots);
 void out_free(output *o);
 /* The verdicts of every member of the reading's cluster over its
- * response, target number seq, written as nuclei's JSON lines; returns
- * how many. None for a transfer that failed or was interrupted. */
+ * response, written as nuclei's JSON lines; returns
+ * how many. None for a transfer that failed or was interrupted. A
+ * sequence's request (in: its state; NULL for independent templates):
+ * what its block's later requests need is kept there, and whether it
+ * matched. */
 size_t out_templates(output *o, const reading *r, const attempt *a, const char *target,
-                     unsigned long seq);
+                     plan_seq *in);
 /* --validate: each skip and its reason, then the counts, on stdout;
  * verbose (-v): first, for each template loaded, what it keeps of the
  * body (eval_keeps). */

@@ -13,16 +13,16 @@
 
 static int same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
-/* Whether the path of request q of template t, that uses what uses says
- * (tpl_text_uses), is cluster c's request. */
-static int same_request(const cluster *c, const tpl_request *q, const char *path, size_t t,
-                        unsigned uses)
+/* Whether request step (with path) of block r of template t, that uses
+ * what uses says (tpl_text_uses), is cluster c's request. */
+static int same_request(const cluster *c, const tpl_request *r, const tpl_request *q,
+                        const char *path, size_t t, unsigned uses)
 {
   if (c->alone || (uses & TPL_USES_VOLATILE) ||
       c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) ||
-      strcmp(c->path, path) || !same(c->body, q->body) || c->redirects != q->redirects ||
-      (q->redirects && c->max_redirs != q->max_redirs) || c->nheaders != q->nheaders ||
-      !c->raw != !q->raw ||
+      strcmp(c->path, path) || !same(c->body, q->body) || c->redirects != r->redirects ||
+      (r->redirects && c->max_redirs != r->max_redirs) || c->max_size != r->max_size ||
+      c->nheaders != q->nheaders || !c->raw != !q->raw ||
       (q->raw && (c->raw->unsafe != q->unsafe || !same(c->raw->annotations, q->annotations))))
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
@@ -94,23 +94,49 @@ static int index_add(cluster_index *x, const plan *p, size_t i)
   return 0;
 }
 
-/* Adds member (t, q) to the cluster of path, made when new. 0 or -1. */
-static int join(plan *p, const templates *ts, size_t t, size_t q, const char *path, size_t *cap,
+void plan_cluster_init(cluster *c, const tpl_request *r, const tpl_request *step, const char *path)
+{
+  memset(c, 0, sizeof *c);
+  c->method = step->method;
+  c->path = path;
+  c->body = step->body;
+  c->headers = step->headers;
+  c->nheaders = step->nheaders;
+  c->redirects = r->redirects;
+  c->max_redirs = r->redirects ? r->max_redirs : 0;
+  c->max_size = r->max_size;
+  c->raw = step->raw ? step : NULL;
+  c->nobody = !strcmp(c->method, "HEAD");
+  c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
+}
+
+unsigned plan_uses(const templates *ts, size_t t, const tpl_request *step, const char *path)
+{
+  const tpl *tp = &ts->t[t];
+  unsigned uses = tpl_text_uses(tp, ts->given, ts->ngiven, path) |
+                  (step->body ? tpl_text_uses(tp, ts->given, ts->ngiven, step->body) : 0) |
+                  (step->annotations ? tpl_text_uses(tp, ts->given, ts->ngiven, step->annotations)
+                                     : 0);
+  for (size_t k = 0; k < step->nheaders; k++)
+    uses |= tpl_text_uses(tp, ts->given, ts->ngiven, step->headers[k]);
+  return uses;
+}
+
+/* Adds member (t, q) to the cluster of its request k, made when new. 0 or
+ * -1. */
+static int join(plan *p, const templates *ts, size_t t, size_t q, size_t k, size_t *cap,
                 cluster_index *x)
 {
   const tpl_request *r = &ts->t[t].reqs[q];
-  const tpl *tp = &ts->t[t];
-  unsigned uses = tpl_text_uses(tp, ts->given, ts->ngiven, path) |
-                  (r->body ? tpl_text_uses(tp, ts->given, ts->ngiven, r->body) : 0) |
-                  (r->annotations ? tpl_text_uses(tp, ts->given, ts->ngiven, r->annotations) : 0);
-  for (size_t k = 0; k < r->nheaders; k++)
-    uses |= tpl_text_uses(tp, ts->given, ts->ngiven, r->headers[k]);
+  const char *path;
+  const tpl_request *step = tpl_step(r, k, &path);
+  unsigned uses = plan_uses(ts, t, step, path);
   size_t i = p->nclusters;
   if (!(uses & TPL_USES_VOLATILE) && x->cap) {
-    uint64_t h = request_hash(r->method, path, r->body, r->headers, r->nheaders, r->redirects,
-                              r->max_redirs, uses & TPL_USES_TEMPLATE ? t : NO_OWNER);
+    uint64_t h = request_hash(step->method, path, step->body, step->headers, step->nheaders,
+                              r->redirects, r->max_redirs, uses & TPL_USES_TEMPLATE ? t : NO_OWNER);
     for (size_t j = h & (x->cap - 1); x->slot[j] != SIZE_MAX; j = (j + 1) & (x->cap - 1))
-      if (same_request(&p->c[x->slot[j]], r, path, t, uses)) {
+      if (same_request(&p->c[x->slot[j]], r, step, path, t, uses)) {
         i = x->slot[j];
         break;
       }
@@ -123,17 +149,7 @@ static int join(plan *p, const templates *ts, size_t t, size_t q, const char *pa
       p->c = g;
     }
     cluster *c = &p->c[p->nclusters++];
-    memset(c, 0, sizeof *c);
-    c->method = r->method;
-    c->path = path;
-    c->body = r->body;
-    c->headers = r->headers;
-    c->nheaders = r->nheaders;
-    c->redirects = r->redirects;
-    c->max_redirs = r->redirects ? r->max_redirs : 0;
-    c->raw = r->raw ? r : NULL;
-    c->nobody = !strcmp(c->method, "HEAD");
-    c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
+    plan_cluster_init(c, r, step, path);
     c->owner = uses & TPL_USES_TEMPLATE ? t : NO_OWNER;
     c->alone = (uses & TPL_USES_VOLATILE) != 0;
     if (!c->alone && index_add(x, p, i) != 0)
@@ -160,14 +176,15 @@ int plan_build(plan *p, const templates *ts)
   tpl_randstr(p->randstr, &seed);
   cluster_index index = {NULL, 0, 0};
   for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; q < ts->t[t].nreqs; q++)
-      for (size_t k = 0; k < ts->t[t].reqs[q].npaths; k++)
-        if (join(p, ts, t, q, ts->t[t].reqs[q].paths[k], &cap, &index) != 0) {
+    for (size_t q = 0; !plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)
+      for (size_t k = 0; k < tpl_steps(&ts->t[t].reqs[q]); k++)
+        if (join(p, ts, t, q, k, &cap, &index) != 0) {
           free(index.slot);
           return -1;
         }
   free(index.slot);
-  return plan_fix(p);
+  p->nindependent = p->nclusters;
+  return plan_sequences(p) == 0 ? plan_fix(p) : -1;
 }
 
 void plan_free(plan *p)
@@ -175,6 +192,7 @@ void plan_free(plan *p)
   for (size_t i = 0; i < p->nclusters; i++)
     free(p->c[i].members);
   free(p->c);
+  free(p->seqs);
   free(p->target);
   plan_unfix(p);
 }

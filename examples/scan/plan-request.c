@@ -71,13 +71,14 @@ static expr_code job_body(const cluster *c, plan_job *job, expr_error *err)
   return rc;
 }
 
-/* Cluster c's URL for target (into *url), headers and body with job's
- * values. */
-static expr_code job_request(const cluster *c, plan_job *job, const char *target, char **url,
-                             expr_error *err)
+/* Cluster c's URL for job's target (into *url), headers and body with
+ * job's values. A raw request of a sequence run once has no target: its
+ * URL, its own, is the one it merges with. */
+static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
 {
   char *path = NULL, *notes = NULL;
   expr_code rc = rendered(job, c->path, c->raw ? &path : url, err);
+  const char *target = job->target ? job->target : path;
   for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
     char *h;
     if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK && !framing(c, h))
@@ -99,7 +100,7 @@ static expr_code job_request(const cluster *c, plan_job *job, const char *target
   return rc;
 }
 
-void plan_job_free(plan_job *job)
+void plan_job_step_free(plan_job *job)
 {
   curl_slist_free_all(job->headers);
   curl_slist_free_all(job->own);
@@ -110,8 +111,17 @@ void plan_job_free(plan_job *job)
   job->headers = job->own = job->connect_to = NULL;
   job->body = job->request_target = job->curl_url = NULL;
   job->timeout_ms = 0;
+}
+
+void plan_job_free(plan_job *job)
+{
+  plan_job_step_free(job);
+  free(job->target);
+  job->target = NULL;
   plan_vals_free(&job->vals);
   job->vals_all = 0;
+  plan_seq_free(&job->seq);
+  job->in_seq = 0;
 }
 
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
@@ -150,44 +160,95 @@ static int job_values(const plan *p, const cluster *c, const char *target, plan_
 {
   plan_job_free(job);
   job->vals_all = c->owner != NO_OWNER;
+  if (target && !(job->target = strdup(target)))
+    return -1;
   return plan_vals_eval(&job->vals, p, job->vals_all ? c->owner : c->members[0].tpl, target,
                         job->vals_all);
+}
+
+char *plan_job_request(plan *p, size_t c, plan_job *job)
+{
+  char *url = NULL;
+  expr_error err;
+  expr_code made = job_request(&p->c[c], job, &url, &err);
+  if (made != EXPR_OK && made != EXPR_E_NOMEM && !(job->in_seq && job->seq.missing) &&
+      !p->unsent++) /* not sent: counted */
+    snprintf(p->unsent_why, sizeof p->unsent_why, "%s: %s", p->ts->t[job->vals.tpl].id, err.msg);
+  if (url && job->in_seq && job->seq.missing) { /* a value named was not extracted */
+    free(url);
+    url = NULL;
+  }
+  return url;
+}
+
+/* The next target, if the current one has no more jobs: 0, or -1 at the
+ * end. */
+static int next_target_of(plan *p, targets *src)
+{
+  if (p->target && (p->next_cluster < p->nindependent || p->next_seq < p->nseqs))
+    return 0;
+  free(p->target);
+  p->next_cluster = p->next_seq = 0;
+  if (!p->nclusters || !(p->target = next_target(src)))
+    return -1;
+  p->seq++;
+  return 0;
+}
+
+/* The next sequence that runs once in the scan, started: its first URL,
+ * or NULL when there is none left (or out of memory). */
+static char *next_once(plan *p, size_t *cl, plan_job *job)
+{
+  while (p->next_once < p->nseqs) {
+    size_t i = p->next_once++;
+    if (!p->seqs[i].once)
+      continue;
+    if (job_values(p, &p->c[p->seqs[i].first], NULL, job) != 0)
+      return NULL;
+    char *url = plan_seq_start(p, i, job, cl);
+    if (url)
+      return url;
+  }
+  return NULL;
 }
 
 char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target,
                     plan_job *job)
 {
+  char *url = next_once(p, cl, job);
+  if (url && !(*target = strdup(url))) {
+    free(url);
+    return NULL;
+  }
+  if (url)
+    return *seq = 0, url;
   for (;;) {
-    if (!p->target || p->next_cluster == p->nclusters) {
-      free(p->target);
-      p->next_cluster = 0;
-      if (!p->nclusters || !(p->target = next_target(src)))
-        return NULL;
-      p->seq++;
+    if (next_target_of(p, src) != 0)
+      return NULL;
+    int independent = p->next_cluster < p->nindependent;
+    size_t i = independent ? p->next_cluster++ : p->next_seq++;
+    if (!independent && p->seqs[i].once)
+      continue; /* run once, before */
+    const cluster *c = &p->c[independent ? i : p->seqs[i].first];
+    int rc = job_values(p, c, p->target, job);
+    if (rc == -2) { /* not a URL: no job of this target can run */
+      p->next_cluster = p->nindependent;
+      p->next_seq = p->nseqs;
     }
-    size_t i = p->next_cluster++;
-    int rc = job_values(p, &p->c[i], p->target, job);
-    if (rc == -2) /* not a URL: no job of this target can run */
-      p->next_cluster = p->nclusters;
     if (rc == -2)
       continue;
-    char *url = NULL;
-    expr_error err;
-    expr_code made = rc == 0 ? job_request(&p->c[i], job, p->target, &url, &err) : EXPR_E_NOMEM;
-    if (made != EXPR_OK && made != EXPR_E_NOMEM) { /* not sent: counted */
-      if (!p->unsent++)
-        snprintf(p->unsent_why, sizeof p->unsent_why, "%s: %s",
-                 p->ts->t[job->vals.tpl].id, err.msg);
-      continue;
-    }
-    char *t = url ? strdup(p->target) : NULL;
-    if (!url)
+    if (rc != 0)
       return NULL;
+    url = independent ? plan_job_request(p, i, job) : plan_seq_start(p, i, job, cl);
+    if (!url)
+      continue;
+    char *t = strdup(p->target);
     if (!t) {
       free(url);
       return NULL;
     }
-    *cl = i;
+    if (independent)
+      *cl = i;
     *seq = p->seq;
     *target = t;
     return url;

@@ -96,7 +96,9 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
       return 0; /* not evaluated: of the target, where there is none */
     *out = expr_str(val->p, val->len);
     return 1;
-  case TS_PAYLOAD: break; /* a value of the request's combination, not of the plan */
+  case TS_DYNAMIC: return v->seq && plan_seq_value(v->seq, v->p, name, len, out);
+  case TS_PAYLOAD: /* a value of the request's combination: a sequence's */
+    return v->seq && plan_seq_payload(v->seq, v->p, name, len, out);
   case TS_NONE: break;
   }
   return 0;

@@ -48,6 +48,7 @@ typedef struct cluster {
   size_t nheaders;
   int redirects;
   long max_redirs;
+  long max_size; /* max-size: its body's cap in bytes (0: the scan's) */
   /* How curl is told the method, decided once: HEAD is CURLOPT_NOBODY, a
    * method other than GET (POST with a body) CURLOPT_CUSTOMREQUEST. */
   int nobody, custom;
@@ -56,7 +57,21 @@ typedef struct cluster {
   size_t nmembers;
   size_t owner; /* the template whose values it uses; NO_OWNER: none */
   int alone;    /* it joins no other request */
+  /* A request of a sequence (plan-sequence.c): its number in its block,
+   * from 1; 0: a request of templates run independently. */
+  unsigned long step;
+  int no_cookies; /* its block's disable-cookie */
 } cluster;
+#define NO_OWNER SIZE_MAX
+
+/* A template run as a sequence: its requests one at a time, in nuclei's
+ * order, on one easy handle, each a cluster of its own (p->c[first ..
+ * first + n), in order) that joins no other (plan_sequences says which
+ * templates). */
+typedef struct plan_sequence {
+  size_t tpl, first, n;
+  int once; /* a self-contained template's: once in the scan, no target */
+} plan_sequence;
 #define NO_OWNER SIZE_MAX
 
 /* A value: bytes, terminated (len without the NUL), malloc'ed. */
@@ -72,6 +87,10 @@ typedef struct plan {
                           evaluated once in the scan (p NULL: another) */
   cluster *c;
   size_t nclusters;
+  size_t nindependent; /* c[0 .. nindependent): the clusters of
+                        * independent requests; the rest, sequences' */
+  plan_sequence *seqs;
+  size_t nseqs;
   char randstr[TPL_RANDSTR_LEN + 1]; /* {{randstr}}: the same in the whole scan */
   /* The transfers' settings that a request of its own changes for its
    * transfer alone (plan-raw.c), as the loop sets them: --timeout, and
@@ -80,15 +99,26 @@ typedef struct plan {
   int forbid_reuse;
   unsigned long unsent; /* requests not sent: an expression failed */
   char unsent_why[240]; /* the first: "template-id: what failed" */
-  /* The job generator: the current target and its next cluster. */
+  unsigned long cut;    /* sequences that reached PLAN_SEQ_REQUESTS for a target */
+  char cut_why[120];    /* the first's template id */
+  /* The job generator: the current target and its next cluster, then
+   * its next sequence. */
   char *target;
-  size_t next_cluster;
+  size_t next_cluster, next_seq;
+  size_t next_once; /* the next sequence that runs once, before the targets */
   unsigned long seq; /* targets taken */
 } plan;
 
 /* Clusters the requests of the loaded templates ts into p. 0, or -1 when
  * out of memory. */
 int plan_build(plan *p, const templates *ts);
+/* Cluster c made for request step (its path) of block r, with no member. */
+void plan_cluster_init(cluster *c, const tpl_request *r, const tpl_request *step,
+                       const char *path);
+/* What request step's texts use (tpl_text_uses) in template t. */
+unsigned plan_uses(const templates *ts, size_t t, const tpl_request *step, const char *path);
+/* Whether template t runs as a sequence (plan-sequence.c says when). */
+int plan_needs_sequence(const plan *p, size_t t);
 void plan_free(plan *p);
 
 /* ---- A template's values for a target (plan-vars.c) --------------------- */
@@ -117,6 +147,7 @@ typedef struct plan_vals {
   plan_value target[PLAN_TARGET_MAX]; /* per tpl_target_names */
   plan_value *vars;                   /* per variable (p NULL: p->fixed's) */
   size_t known;                       /* the variables lookup knows */
+  struct plan_seq *seq; /* a sequence's: its values extracted (TS_DYNAMIC); NULL: none */
 } plan_vals;
 
 /* Evaluates template t's values for target (all: its variables too, else
@@ -155,6 +186,73 @@ typedef struct plan_vars {
   void *ud;
 } plan_vars;
 
+/* ---- Sequences (plan-sequence.c) ---------------------------------------- */
+
+#define PLAN_SEQ_VALUES 100   /* values kept per name extracted */
+#define PLAN_SEQ_VALUE  1024  /* bytes of one, at most */
+#define PLAN_SEQ_REQUESTS TPL_PAYLOAD_MAX /* requests of one sequence for a target, at most */
+
+/* What a sequence keeps while it runs for one target: the values its
+ * internal extractors found (for {{name}} and the DSL), and with
+ * req-condition the variables X_N of the block's earlier responses that
+ * its matchers read (nothing else: a body only when one reads it, as
+ * --max-body kept it). */
+typedef struct plan_seq_values {
+  const char *name; /* the extractor's */
+  char **v;
+  size_t *len, n;
+  size_t block; /* the block that found them (iterate-all) */
+} plan_seq_values;
+typedef struct plan_seq_var {
+  char *name; /* X_N */
+  int number; /* a number (num), else text */
+  double num;
+  char *p;
+  size_t len;
+} plan_seq_var;
+typedef struct plan_seq {
+  size_t index;     /* the sequence: p->seqs[index] */
+  size_t at;        /* its request running: p->c[at] */
+  size_t combo;     /* payloads: the block's combination running */
+  size_t iter;      /* iterate-all: the value of the request's run */
+  size_t iter_n;    /* iterate-all: the runs of the request (the most
+                     * values of one name the block had extracted) */
+  unsigned long requests; /* made so far */
+  int matched;      /* a request of the block matched (stop-at-first-match) */
+  int missing;      /* a value named was not extracted: the block ends */
+  int jar;          /* the cookie jar holds the sequence's cookies */
+  plan_seq_values *values;
+  size_t nvalues;
+  plan_seq_var *vars;
+  size_t nvars;
+} plan_seq;
+
+/* The block (its number in the template) of the request running. */
+size_t plan_seq_block(const plan_seq *seq, const plan *p);
+/* Decides which templates of p run as sequences and makes their clusters
+ * (plan_build calls it once the independent ones are made). 0 or -1. */
+int plan_sequences(plan *p);
+/* The values extracted for name[0..len): the one of the request's run
+ * (iterate-all), else the first. 1 and *out (valid until the next
+ * change), or 0 when none was (seq->missing set). */
+int plan_seq_value(plan_seq *seq, const plan *p, const char *name, size_t len, expr_value *out);
+/* Sets the values of name extracted by the request running (n of them,
+ * of len[k] bytes, len NULL: strings; replacing earlier ones). 0 or -1. */
+int plan_seq_extracted(plan_seq *seq, const plan *p, const char *name, char *const *v,
+                       const size_t *len, size_t n);
+/* Keeps variable name[0..len) (X_N) of the block's response N. 0 or -1. */
+int plan_seq_remember(plan_seq *seq, const char *name, size_t len, const expr_value *v);
+/* Payload name[0..len) of the running block, its value in the block's
+ * combination: 1 and *out, or 0 when the block has none of that name. */
+int plan_seq_payload(const plan_seq *seq, const plan *p, const char *name, size_t len,
+                     expr_value *out);
+/* Variable name[0..len) of an earlier response of the block: 1 and *out,
+ * or 0. */
+int plan_seq_recall(const plan_seq *seq, const char *name, size_t len, expr_value *out);
+/* Forgets the block's responses (a new block), or everything (clear). */
+void plan_seq_forget(plan_seq *seq, int clear);
+void plan_seq_free(plan_seq *seq);
+
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 
 /* What a job's request holds, for as long as its transfer and evaluation
@@ -173,6 +271,12 @@ typedef struct plan_job {
   char *request_target, *curl_url;
   struct curl_slist *connect_to;
   long timeout_ms;
+  char *target; /* the target the job's values are for (NULL: none, a
+                 * sequence run once), which a raw request merges with */
+  /* A sequence's request: the sequence's state (seq.index), in use while
+   * in_seq. */
+  plan_seq seq;
+  int in_seq;
 } plan_job;
 /* The values job's request was made with for template t, or NULL when
  * they are not there (another template, or not its variables). */
@@ -207,5 +311,28 @@ expr_code plan_job_header(plan_job *job, const char *h);
  * base64_decode of what is not base64) is not sent: counted in unsent. */
 char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target,
                     plan_job *job);
+/* Starts sequence i for job's target (job's values made for it): the URL
+ * of its first request that can be made, its cluster in *cl; NULL when
+ * none can. */
+char *plan_seq_start(plan *p, size_t i, plan_job *job, size_t *cl);
+/* Cluster c's URL (new string) with job's values, its headers and body
+ * into job; NULL when an expression fails (counted in unsent, unless it
+ * names a value a sequence has not extracted: nuclei's quiet end of the
+ * block) or out of memory. */
+char *plan_job_request(plan *p, size_t c, plan_job *job);
+/* Frees the request job holds (headers, body), not its values. */
+void plan_job_step_free(plan_job *job);
+/* A sequence's request is over (its response evaluated): the URL of its
+ * next request (new string) and in *cl its cluster, in nuclei's order
+ * (stop-at-first-match, a missing value and iterate-all as nuclei); NULL
+ * when the sequence is over (job->in_seq 0 then). */
+char *plan_next_step(plan *p, size_t *cl, plan_job *job);
+/* Whether the request of cluster c, of job, is sent with the cookies the
+ * sequence's earlier requests got: the jar is kept; else it is emptied
+ * first (and a request of independent templates never sees cookies of
+ * another's). */
+int plan_keeps_cookies(const plan_job *job, const cluster *c);
+/* Whether the request of cluster c records and sends cookies at all. */
+int plan_uses_cookies(const plan_job *job, const cluster *c);
 
 #endif

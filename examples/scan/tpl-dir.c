@@ -72,5 +72,9 @@ int tpl_load(templates *ts, const char *const *paths, size_t npaths)
   for (size_t i = 0; i < npaths; i++)
     if (load_path(ts, paths[i]) != 0)
       return -1;
+  if (tpl_json_compile(ts) != 0) {
+    fputs("scan: cannot compile the json queries (out of memory?)\n", stderr);
+    return -1;
+  }
   return 0;
 }

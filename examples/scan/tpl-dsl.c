@@ -123,6 +123,8 @@ static int decide_atom(tpl_dsl *d, size_t i)
   return 0;
 }
 
+static void body_needs(tpl_dsl *d, int first);
+
 int tpl_dsl_compile(tpl_dsl *d, const char *text, char *why, size_t cap)
 {
   expr_error err;
@@ -146,15 +148,41 @@ int tpl_dsl_compile(tpl_dsl *d, const char *text, char *why, size_t cap)
     snprintf(why, cap, "out of memory");
     return -1;
   }
-  unsigned body = expr_uses(d->e, "body", 4) | expr_uses(d->e, "body_1", 6);
+  body_needs(d, 1);
+  return 0;
+}
+
+/* Whether d needs this response's body whole, or its length; first: body_1
+ * and response_1 are this response's (a block of one request). */
+static void body_needs(tpl_dsl *d, int first)
+{
+  unsigned body = expr_uses(d->e, "body", 4) | (first ? expr_uses(d->e, "body_1", 6) : 0);
   d->whole_body = (body & EXPR_USE_WHOLE) || expr_uses(d->e, "response", 8) ||
-                  expr_uses(d->e, "response_1", 10);
-  for (size_t i = 0; i < n; i++) {
+                  (first && expr_uses(d->e, "response_1", 10));
+  for (size_t i = 0; i < expr_atom_count(d->e); i++) {
     const expr_atom *a = expr_atom_get(d->e, i);
-    d->whole_body |= d->atoms[i] == TA_EVAL && is_body(a->var, a->var_len);
+    d->whole_body |= d->atoms[i] == TA_EVAL && (is(a->var, a->var_len, "body") ||
+                                                (first && is(a->var, a->var_len, "body_1")));
   }
   d->body_len = (body & EXPR_USE_LEN) != 0;
-  return 0;
+}
+
+void tpl_dsl_several(tpl_dsl *d)
+{
+  for (size_t i = 0; d->e && i < expr_atom_count(d->e); i++) {
+    const expr_atom *a = expr_atom_get(d->e, i);
+    if (!is(a->var, a->var_len, "body_1") || d->atoms[i] == TA_EVAL)
+      continue;
+    free(d->words[i]);
+    d->words[i] = NULL;
+    if (d->atoms[i] == TA_REGEX) {
+      free((char *)d->regexes[i].text);
+      regex_free(&d->regexes[i]);
+    }
+    d->atoms[i] = TA_EVAL;
+  }
+  if (d->e)
+    body_needs(d, 0);
 }
 
 /* Whether name is one of q's extractors' names. */
@@ -181,8 +209,10 @@ static int check_var(const names *k, const tpl_request *q, const char *name, siz
 {
   size_t index;
   size_t at = suffix_at(name, len);
-  if (at < len && !extractor_name(q, name, len)) {
-    if (q->npaths != 1 || !is(name + at, len - at, "_1")) {
+  if (at < len && !extractor_name(q, name, len) && tpl_steps(q) > 1)
+    len = at; /* X_N of a block of several requests: its response N's X (tpl_seq_check) */
+  else if (at < len && !extractor_name(q, name, len)) {
+    if (tpl_steps(q) != 1 || !is(name + at, len - at, "_1")) {
       snprintf(why, cap, "dsl: several requests: %.*s", (int)len, name);
       return -1;
     }

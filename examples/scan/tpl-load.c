@@ -19,6 +19,7 @@ typedef struct reader {
   char reason[REASON_MAX]; /* "" while none */
   int nomem;
   int waits; /* loaded whole, skipped only as its payloads are not run yet */
+  size_t payload_left; /* bytes its payloads' values may still take */
 } reader;
 
 /* Records why the template is skipped (the first reason found). */
@@ -117,6 +118,16 @@ static void header_name(char *p)
     *p = *p == '_' ? '-' : (char)tolower((unsigned char)*p);
 }
 
+/* Whether part s is X_N, X a response variable or a header's name:
+ * response N's (tpl_seq_check checks N). */
+static int indexed_var(const char *s)
+{
+  size_t base;
+  unsigned long n;
+  return tpl_indexed(s, strlen(s), &base, &n) && strncmp(s, "interactsh", 10) &&
+         !(base == 7 && !strncmp(s, "request", 7)) && !(base == 3 && !strncmp(s, "raw", 3));
+}
+
 /* A part: body, header, all, or a header name (lower case, '_' as '-'). */
 static int take_part(reader *r, const char *s, tpl_part *where, char **header)
 {
@@ -126,7 +137,7 @@ static int take_part(reader *r, const char *s, tpl_part *where, char **header)
     *where = TP_HEADER;
   else if (!strcmp(s, "all") || !strcmp(s, "response"))
     *where = TP_ALL; /* nuclei's response is the header block, then the body */
-  else if (tpl_response_var(s, strlen(s))) {
+  else if (tpl_response_var(s, strlen(s)) || indexed_var(s)) {
     *where = TP_VAR;
     if (!(*header = dup(r, s)))
       return -1;
@@ -165,6 +176,27 @@ static int regexes(reader *r, yaml_node_t *n, regex **out, size_t *count)
   return failed ? -1 : 0;
 }
 
+/* Checks texts as jq programs (xpath 0) or XPath expressions (1). */
+static int queries(reader *r, yaml_node_t *n, int xpath, tpl_query **out, size_t *count)
+{
+  char **texts;
+  if (strings(r, n, &texts, count) != 0)
+    return -1;
+  int failed = !(*out = calloc(*count + 1, sizeof **out));
+  r->nomem |= failed;
+  for (size_t i = 0; i < *count; i++) {
+    char why[REASON_MAX];
+    (*out)[i].text = texts[i];
+    if (!failed && tpl_query_check(&(*out)[i], xpath, why, sizeof why) != 0) {
+      r->nomem |= !why[0];
+      skip(r, why, NULL);
+      failed = 1;
+    }
+  }
+  free(texts);
+  return failed ? -1 : 0;
+}
+
 #define EACH_KEY(r, map, k, v)                                                                     \
   for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;                                     \
        p_ < (map)->data.mapping.pairs.top &&                                                       \
@@ -187,6 +219,8 @@ static int matcher_type(reader *r, tpl_matcher *m, const char *s)
     m->type = TM_SIZE;
   else if (!strcmp(s, "dsl"))
     m->type = TM_DSL;
+  else if (!strcmp(s, "xpath"))
+    m->type = TM_XPATH;
   else
     return skip(r, "matcher type", s);
   return 0;
@@ -248,6 +282,8 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
       ok = regexes(r, v, &m->regexes, &m->n) == 0;
     else if (!strcmp(k, "dsl") && m->type == TM_DSL)
       ok = load_dsl(r, v, &m->dsl, &m->n) == 0;
+    else if (!strcmp(k, "xpath") && m->type == TM_XPATH)
+      ok = queries(r, v, 1, &m->xpath, &m->n) == 0;
     else if ((!strcmp(k, "status") && m->type == TM_STATUS) ||
              (!strcmp(k, "size") && m->type == TM_SIZE))
       ok = numbers(r, v, &m->numbers, &m->n) == 0;
@@ -260,14 +296,27 @@ static int load_matcher(reader *r, yaml_node_t *n, tpl_matcher *m)
   return m->n ? 0 : skip(r, "matcher without values", NULL);
 }
 
-/* kval's names: lower case, '_' as '-' (as header names). */
+/* kval's names: in lower case, as nuclei's (the names of the response's
+ * variables: a header's with '_' for '-', a cookie's as set). */
 static int take_keys(reader *r, yaml_node_t *n, tpl_extractor *x)
 {
   if (strings(r, n, &x->keys, &x->n) != 0)
     return -1;
   for (size_t i = 0; i < x->n; i++)
-    header_name(x->keys[i]);
+    for (char *p = x->keys[i]; *p; p++)
+      *p = (char)tolower((unsigned char)*p);
   return 0;
+}
+
+/* An extractor's type. */
+static int extractor_type(reader *r, tpl_extractor *x, const char *s)
+{
+  static const char *const names[] = {"regex", "kval", "dsl", "json", "xpath"};
+  static const tpl_xtype types[] = {TX_REGEX, TX_KVAL, TX_DSL, TX_JSON, TX_XPATH};
+  for (size_t i = 0; s && i < sizeof names / sizeof *names; i++)
+    if (!strcmp(s, names[i]))
+      return x->type = types[i], 0;
+  return skip(r, "extractor type", s);
 }
 
 static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
@@ -277,12 +326,8 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
   if (!is_map(n))
     return skip(r, "extractor not a mapping", NULL);
   EACH_KEY(r, n, k, v)
-  if (k && !strcmp(k, "type")) {
-    const char *s = scalar(v);
-    if (!s || (strcmp(s, "regex") && strcmp(s, "kval") && strcmp(s, "dsl")))
-      return skip(r, "extractor type", s);
-    x->type = !strcmp(s, "kval") ? TX_KVAL : !strcmp(s, "dsl") ? TX_DSL : TX_REGEX;
-  }
+  if (k && !strcmp(k, "type") && extractor_type(r, x, scalar(v)) != 0)
+    return -1;
   EACH_KEY(r, n, k, v)
   {
     const char *s = scalar(v);
@@ -290,7 +335,7 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
     int ok = 0;
     if (!k || !strcmp(k, "type"))
       ok = 1;
-    else if (!strcmp(k, "part") && x->type == TX_REGEX)
+    else if (!strcmp(k, "part") && x->type != TX_KVAL && x->type != TX_DSL)
       ok = take_part(r, s, &x->part, &x->header) == 0;
     else if (!strcmp(k, "part"))
       ok = 1; /* nuclei's kval and dsl extractors read the variables, not a part */
@@ -306,6 +351,11 @@ static int load_extractor(reader *r, yaml_node_t *n, tpl_extractor *x)
       ok = take_keys(r, v, x) == 0;
     else if (!strcmp(k, "dsl") && x->type == TX_DSL)
       ok = load_dsl(r, v, &x->dsl, &x->n) == 0;
+    else if ((!strcmp(k, "json") && x->type == TX_JSON) ||
+             (!strcmp(k, "xpath") && x->type == TX_XPATH))
+      ok = queries(r, v, x->type == TX_XPATH, &x->queries, &x->n) == 0;
+    else if (!strcmp(k, "attribute") && x->type == TX_XPATH)
+      ok = s && (x->attribute = dup(r, s)) != NULL;
     if (!ok)
       return skip(r, "extractor key", k);
   }
@@ -365,35 +415,50 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw:'s one request, or NULL (skipped). */
-static const char *raw_text(reader *r, yaml_node_t *v)
+/* The number of raw:'s requests, or 0 (skipped): as it is met, before
+ * the request's other keys. */
+static size_t raw_count(reader *r, yaml_node_t *v)
 {
-  const char *text = v && v->type == YAML_SEQUENCE_NODE &&
-                             v->data.sequence.items.top - v->data.sequence.items.start == 1
-                         ? scalar(node(r, *v->data.sequence.items.start))
-                         : NULL;
-  if (!text)
-    skip(r, "raw", "not one request");
-  return text;
+  size_t n = v && v->type == YAML_SEQUENCE_NODE
+                 ? (size_t)(v->data.sequence.items.top - v->data.sequence.items.start)
+                 : 0;
+  if (!n)
+    skip(r, "raw", "not a list of requests");
+  else if (n > TPL_RAWS_MAX)
+    skip(r, "raw", "more than 64 requests in a block");
+  return n > TPL_RAWS_MAX ? 0 : n;
 }
 
-/* raw: its request (tpl_raw), read once the request's other keys are
- * (unsafe: changes how). */
+/* raw: its requests (tpl_raw), one into q itself, several into q->raws,
+ * read once the request's other keys are (unsafe: and redirects: change
+ * how): each of several takes the block's unsafe: and redirects. */
 static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
 {
-  const char *text = raw_text(r, v);
-  if (!text)
+  size_t n = raw_count(r, v);
+  if (!n)
     return -1;
   if (q->method || q->paths || q->headers || q->body)
     return skip(r, "raw", "beside method, path, headers or body");
-  const char *why = tpl_raw(text, q);
-  return why ? skip(r, why, NULL) : 0;
+  if (n > 1 && !(q->raws = calloc(n, sizeof *q->raws)))
+    return r->nomem = 1, -1;
+  for (size_t i = 0; i < n; i++) {
+    const char *text = scalar(node(r, v->data.sequence.items.start[i]));
+    tpl_request *one = n > 1 ? &q->raws[q->nraws++] : q;
+    one->unsafe = q->unsafe;
+    one->redirects = q->redirects;
+    one->max_redirs = q->max_redirs;
+    const char *why = text ? tpl_raw(text, one) : "raw: not a list of requests";
+    if (why)
+      return skip(r, why, NULL);
+  }
+  return 0;
 }
 
 /* payloads: (tpl-payloads.c), once q is read whole. */
 static int payloads(reader *r, tpl_request *q, yaml_node_t *map, tpl_attack attack)
 {
-  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, r->reason, sizeof r->reason);
+  int rc = tpl_payloads_load(r->ts, r->path, q, &r->doc, map, attack, &r->payload_left, r->reason,
+                             sizeof r->reason);
   if (rc == -2)
     r->nomem = 1;
   return rc;
@@ -432,7 +497,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && (q->method = dup(r, s)) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(s);
     else if (!strcmp(k, "path"))
       ok = strings(r, v, &q->paths, &q->npaths) == 0;
-    else if (!strcmp(k, "raw") && !raw_text(r, v))
+    else if (!strcmp(k, "raw") && !raw_count(r, v))
       return -1;
     else if (!strcmp(k, "raw"))
       ok = (raw = v) != NULL;
@@ -450,6 +515,16 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && (!strcmp(s, "or") || (q->cond_and = !strcmp(s, "and")));
     else if (!strcmp(k, "stop-at-first-match"))
       ok = (q->stop_first = truthy(s)) || s;
+    else if (!strcmp(k, "max-size")) /* bytes; 0 or less: none of its own, as nuclei's */
+      ok = s && ((q->max_size = strtol(s, &end, 10)) || 1) && !*end && end != s;
+    else if (!strcmp(k, "req-condition"))
+      ok = (q->req_condition = truthy(s)) || s;
+    else if (!strcmp(k, "disable-cookie"))
+      ok = (q->no_cookies = truthy(s)) || s;
+    else if (!strcmp(k, "cookie-reuse"))
+      ok = (q->cookie_reuse = truthy(s)) || s;
+    else if (!strcmp(k, "iterate-all"))
+      ok = (q->iterate_all = truthy(s)) || s;
     else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
       ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
     else if (!strcmp(k, "payloads"))
@@ -469,12 +544,17 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     q->max_redirs = DEFAULT_MAX_REDIRS;
   if (raw && load_raw(r, raw, q) != 0)
     return -1;
-  if (!q->npaths)
+  if (!q->npaths && !q->nraws)
     return skip(r, "request without a path", NULL);
-  if (!q->method && !(q->method = dup(r, "GET")))
+  if (q->max_size < 0)
+    q->max_size = 0;
+  if (!q->nraws && !q->method && !(q->method = dup(r, "GET")))
     return -1;
   if (!q->nmatchers && !q->nextractors)
     return skip(r, "request without matchers", NULL);
+  char why[200];
+  if (tpl_seq_check(q, why, sizeof why))
+    return skip(r, why, NULL);
   return values ? payloads(r, q, values, attack) : 0;
 }
 
@@ -609,6 +689,8 @@ static int load_template(reader *r, tpl *t)
       ok = load_requests(r, v, t) == 0;
     else if (!strcmp(k, "variables") || !strcmp(k, "constants"))
       ok = vars(r, v, t, !strcmp(k, "constants")) == 0;
+    else if (!strcmp(k, "self-contained"))
+      ok = (t->self_contained = truthy(scalar(v))) || scalar(v);
     else if (other_protocol(k))
       return skip(r, "protocol", k);
     else if (!strcmp(k, "flow"))
@@ -620,6 +702,9 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "template without an id", NULL);
   if (!t->nreqs)
     return skip(r, "template without http requests", NULL);
+  char why[120];
+  if (t->self_contained && tpl_self_check(t, why, sizeof why) != 0)
+    return skip(r, why, NULL);
   int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
   if (rc == -2)
     r->nomem = 1;
@@ -649,6 +734,13 @@ static void free_regexes(regex *re, size_t n)
   free(re);
 }
 
+static void free_queries(tpl_query *q, size_t n)
+{
+  for (size_t i = 0; q && i < n; i++)
+    tpl_query_free(&q[i]);
+  free(q);
+}
+
 static void free_matcher(tpl_matcher *m)
 {
   free(m->header);
@@ -663,10 +755,14 @@ static void free_matcher(tpl_matcher *m)
   for (size_t i = 0; m->type == TM_DSL && m->dsl && i < m->n; i++)
     tpl_dsl_free(&m->dsl[i]);
   free(m->dsl);
+  free_queries(m->xpath, m->n);
 }
 
 static void free_request(tpl_request *q)
 {
+  for (size_t i = 0; i < q->nraws; i++)
+    free_request(&q->raws[i]);
+  free(q->raws);
   free(q->method);
   free(q->body);
   free(q->annotations);
@@ -685,6 +781,8 @@ static void free_request(tpl_request *q)
     for (size_t k = 0; x->type == TX_DSL && x->dsl && k < x->n; k++)
       tpl_dsl_free(&x->dsl[k]);
     free(x->dsl);
+    free_queries(x->queries, x->n);
+    free(x->attribute);
   }
   free(q->matchers);
   free(q->extractors);
@@ -740,6 +838,7 @@ int tpl_load_file(templates *ts, const char *path)
   reader r;
   memset(&r, 0, sizeof r);
   r.ts = ts;
+  r.payload_left = TPL_PAYLOAD_TEMPLATE_MAX;
   r.path = path;
   yaml_parser_t parser;
   tpl t;
@@ -798,8 +897,28 @@ int tpl_load_file(templates *ts, const char *path)
   return 0;
 }
 
+int tpl_unload(templates *ts, size_t i, const char *reason)
+{
+  tpl_skip *g = realloc(ts->skips, (ts->nskips + 1) * sizeof *g);
+  char *why = strdup(reason), *file = ts->t[i].file;
+  if (g)
+    ts->skips = g;
+  if (!g || !why) {
+    free(why);
+    return -1;
+  }
+  one_line(why);
+  ts->skips[ts->nskips++] = (tpl_skip){file, why, NULL};
+  ts->t[i].file = NULL;
+  free_template(&ts->t[i]);
+  memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof *ts->t);
+  ts->n--;
+  return 0;
+}
+
 void tpl_free(templates *ts)
 {
+  tpl_json_free(ts);
   for (size_t i = 0; i < ts->n; i++)
     free_template(&ts->t[i]);
   free(ts->t);

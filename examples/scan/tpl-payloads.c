@@ -90,6 +90,9 @@ static int used(const tpl_request *q, const char *name)
   if (in(q->method, name) || in(q->body, name) || in_all(q->paths, q->npaths, name) ||
       in_all(q->headers, q->nheaders, name))
     return 1;
+  for (size_t i = 0; i < q->nraws; i++) /* several raw requests */
+    if (used(&q->raws[i], name))
+      return 1;
   for (size_t i = 0; i < q->nmatchers; i++) {
     const tpl_matcher *m = &q->matchers[i];
     if (in(m->name, name) || in(m->header, name) ||
@@ -118,6 +121,7 @@ typedef struct reading {
   char *why;
   size_t cap;
   int nomem;
+  size_t *left; /* bytes the template's values may still take */
 } reading;
 
 static int fail(reading *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -130,10 +134,22 @@ static int fail(reading *r, const char *fmt, ...)
   return -1;
 }
 
+/* The template's payloads would hold more than TPL_PAYLOAD_TEMPLATE_MAX. */
+static int over_total(reading *r, const tpl_payload *p)
+{
+  return fail(r, "payloads: %s: more than %u bytes of values in the template", p->name,
+              TPL_PAYLOAD_TEMPLATE_MAX);
+}
+
 /* p's values from text (len bytes, each value ended by a NUL), which it
- * takes. 0, or -1. */
+ * takes, within the template's bytes left. 0, or -1. */
 static int take_values(reading *r, tpl_payload *p, char *text, size_t len, size_t n)
 {
+  if (len > *r->left) {
+    free(text);
+    return over_total(r, p);
+  }
+  *r->left -= len;
   p->text = text;
   if (!(p->values = calloc(n + 1, sizeof *p->values)))
     return r->nomem = 1, -1;
@@ -153,6 +169,12 @@ static int from_list(reading *r, tpl_payload *p, yaml_document_t *doc, yaml_node
         memchr(item->data.scalar.value, '\0', item->data.scalar.length)) {
       free(l.p);
       return fail(r, "payloads: %s: not a list of strings", p->name);
+    }
+    if (n == TPL_PAYLOAD_LINES_MAX || l.len + item->data.scalar.length >= *r->left) {
+      free(l.p); /* an alias repeated: the same text, each time */
+      return n == TPL_PAYLOAD_LINES_MAX
+                 ? fail(r, "payloads: %s: more than %u values", p->name, TPL_PAYLOAD_LINES_MAX)
+                 : over_total(r, p);
     }
     put(&l, (const char *)item->data.scalar.value, item->data.scalar.length);
     put(&l, "", 1);
@@ -231,6 +253,10 @@ static int from_file(reading *r, tpl_payload *p, const char *name, const char *r
   if (st.st_size > (off_t)TPL_PAYLOAD_FILE_MAX) {
     close(fd);
     return fail(r, "payloads: %s: %s: larger than %u bytes", p->name, name, TPL_PAYLOAD_FILE_MAX);
+  }
+  if ((size_t)st.st_size > *r->left) {
+    close(fd);
+    return over_total(r, p);
   }
   size_t len = 0, room = (size_t)st.st_size + 1; /* the size it says; more when it grows */
   char *text = malloc(room + 1);
@@ -382,9 +408,9 @@ static int count(reading *r, tpl_payloads *ps)
 }
 
 int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q, yaml_document_t *doc,
-                      yaml_node_t *map, tpl_attack attack, char *why, size_t cap)
+                      yaml_node_t *map, tpl_attack attack, size_t *left, char *why, size_t cap)
 {
-  reading r = {ts, path, why, cap, 0};
+  reading r = {ts, path, why, cap, 0, left};
   tpl_payloads *ps = &q->payloads;
   if (!map || map->type != YAML_MAPPING_NODE || ps->p)
     return fail(&r, "payloads: not a mapping");

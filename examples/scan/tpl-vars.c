@@ -71,7 +71,7 @@ tpl_source tpl_name(const tpl *t, const char *const *given, size_t ngiven, const
   for (i = 0; i < t->nvars; i++)
     if (named(t->vars[i].name, name, len))
       return *index = i, TS_VAR;
-  return TS_NONE;
+  return tpl_extracted(t, name, len) ? (*index = 0, TS_DYNAMIC) : TS_NONE;
 }
 
 /* ---- Reading ------------------------------------------------------------ */
@@ -294,6 +294,9 @@ static int readable(checker *k, const char *name, size_t len)
     return fail(k, "interactsh");
   if (s == TS_NONE)
     return fail(k, "variable: %.*s", (int)len, name);
+  if (s == TS_DYNAMIC && k->var < k->t->nvars)
+    return fail(k, "variables: %s uses %.*s, a value extracted (not evaluated with them)",
+                k->t->vars[k->var].name, (int)len, name);
   if (s == TS_PAYLOAD && k->var < k->t->nvars) /* nuclei's variables see no payloads */
     return fail(k, "variables: %s uses the payload %.*s", k->t->vars[k->var].name, (int)len, name);
   if (s == TS_PAYLOAD && (k->value || tpl_payload_find(&k->t->reqs[k->req].payloads, name, len) ==
@@ -581,17 +584,19 @@ static int randstr_texts(tpl *t)
     rc = replace_randstr(&t->vars[i].value, &names, &seed);
   }
   for (size_t i = 0; !rc && i < t->nreqs; i++) {
-    tpl_request *q = &t->reqs[i];
-    for (size_t j = 0; !rc && j < q->npaths; j++)
-      rc = replace_randstr(&q->paths[j], &names, &seed);
-    for (size_t j = 0; !rc && j < q->nheaders; j++)
-      rc = replace_randstr(&q->headers[j], &names, &seed);
+    for (size_t r = 0; !rc && r <= t->reqs[i].nraws; r++) { /* the block, then its raws */
+      tpl_request *q = r ? &t->reqs[i].raws[r - 1] : &t->reqs[i];
+      for (size_t j = 0; !rc && j < q->npaths; j++)
+        rc = replace_randstr(&q->paths[j], &names, &seed);
+      for (size_t j = 0; !rc && j < q->nheaders; j++)
+        rc = replace_randstr(&q->headers[j], &names, &seed);
+      if (!rc)
+        rc = replace_randstr(&q->body, &names, &seed);
+      if (!rc)
+        rc = replace_randstr(&q->annotations, &names, &seed);
+    }
     if (!rc)
-      rc = replace_randstr(&q->body, &names, &seed);
-    if (!rc)
-      rc = replace_randstr(&q->annotations, &names, &seed);
-    if (!rc)
-      rc = randstr_operators(q, &names, &seed);
+      rc = randstr_operators(&t->reqs[i], &names, &seed);
   }
   free(names.p);
   return rc;
@@ -738,17 +743,18 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
       break;
   }
   k.var = t->nvars;
-  for (k.req = 0; !why[0] && !k.nomem && k.req < t->nreqs; k.req++) {
-    const tpl_request *q = &t->reqs[k.req];
-    for (size_t j = 0; j < q->npaths; j++)
-      check_text(&k, q->paths[j]);
-    for (size_t j = 0; j < q->nheaders; j++)
-      check_text(&k, q->headers[j]);
-    if (q->body)
-      check_text(&k, q->body);
-    if (q->annotations)
-      check_text(&k, q->annotations);
-  }
+  for (k.req = 0; !why[0] && !k.nomem && k.req < t->nreqs; k.req++)
+    for (size_t r = 0; r <= t->reqs[k.req].nraws; r++) { /* the block, then its raws */
+      const tpl_request *q = r ? &t->reqs[k.req].raws[r - 1] : &t->reqs[k.req];
+      for (size_t j = 0; j < q->npaths; j++)
+        check_text(&k, q->paths[j]);
+      for (size_t j = 0; j < q->nheaders; j++)
+        check_text(&k, q->headers[j]);
+      if (q->body)
+        check_text(&k, q->body);
+      if (q->annotations)
+        check_text(&k, q->annotations);
+    }
   if (!why[0] && !k.nomem)
     check_payloads(&k);
   if (!why[0] && !k.nomem)
@@ -771,6 +777,8 @@ static void use(user *u, const char *name, size_t len)
   tpl_source s = tpl_name(u->t, u->given, u->ngiven, name, len, &i);
   if (s == TS_CONST || s == TS_VAR || s == TS_PAYLOAD)
     u->uses |= TPL_USES_TEMPLATE;
+  if (s == TS_DYNAMIC)
+    u->uses |= TPL_USES_DYNAMIC;
 }
 
 static int uses_classify(void *ud, const char *inner, size_t len, size_t *index)

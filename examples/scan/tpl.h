@@ -4,15 +4,25 @@
  * the DSL expressions of dsl matchers and extractors, tpl-vars.c a
  * template's variables and constants and the {{...}} of its texts, all
  * compiled by the expression engine (expr.h, a layer of its own below this
- * one), tpl-payloads.c a request's payloads: and their combinations. A
- * template with anything else is skipped, with its reason. Nothing
- * here makes a request or looks at a response: this layer links with
- * libyaml, PCRE2 and the engine alone. */
+ * one), tpl-payloads.c a request's payloads: and their combinations,
+ * tpl-query.c the jq programs and XPath expressions of json and xpath
+ * extractors and matchers. A template with anything else is skipped,
+ * with its reason. Nothing here makes a request or looks at a response:
+ * this layer links with libyaml, PCRE2, the engine, libjq and libxml2
+ * alone. */
 #ifndef SCAN_TPL_H
 #define SCAN_TPL_H
 
 #include "base.h"
 #include "expr.h"
+
+/* A query of a json or xpath extractor, or an xpath matcher, checked as
+ * the template loads (tpl-query.c). */
+typedef struct tpl_query {
+  char *text;     /* as written: jq's syntax, or XPath 1.0 */
+  void *compiled; /* xpath: libxml2's compiled expression (xmlXPathCompExpr) */
+  size_t index;   /* json: its number in the program of all (templates' jq) */
+} tpl_query;
 
 /* What a matcher or an extractor looks at. */
 typedef enum tpl_part {
@@ -44,7 +54,7 @@ typedef struct tpl_dsl {
   size_t *ids;
 } tpl_dsl;
 
-typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL } tpl_mtype;
+typedef enum tpl_mtype { TM_WORD, TM_REGEX, TM_STATUS, TM_SIZE, TM_DSL, TM_XPATH } tpl_mtype;
 
 typedef struct tpl_matcher {
   tpl_mtype type;
@@ -59,6 +69,7 @@ typedef struct tpl_matcher {
   char **words;             /* TM_WORD; lower-cased when nocase */
   regex *regexes;           /* TM_REGEX */
   long *numbers;            /* TM_STATUS, TM_SIZE */
+  tpl_query *xpath;         /* TM_XPATH */
   tpl_dsl *dsl;             /* TM_DSL: under the matcher's condition */
   size_t n;                 /* words, regexes, numbers or expressions */
   /* Words and regexes of the body (TP_BODY, TP_ALL): per value, its
@@ -78,7 +89,7 @@ typedef struct tpl_matcher {
 } tpl_matcher;
 enum { TPL_WORD_SCAN = 1, TPL_WORD_RESPONSE = 2 };
 
-typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL } tpl_xtype;
+typedef enum tpl_xtype { TX_REGEX, TX_KVAL, TX_DSL, TX_JSON, TX_XPATH } tpl_xtype;
 
 typedef struct tpl_extractor {
   tpl_xtype type;
@@ -88,8 +99,10 @@ typedef struct tpl_extractor {
                    * DSL for the matchers and later extractors */
   long group;     /* regex: the group reported (0: the whole match) */
   regex *regexes; /* regex */
-  char **keys;    /* kval: header names, '_' as '-' */
+  char **keys;    /* kval: names of the response's variables, lower case */
   tpl_dsl *dsl;   /* dsl: each expression's value */
+  tpl_query *queries; /* json (jq's syntax), xpath */
+  char *attribute;    /* xpath: the attribute reported (NULL: the text) */
   int internal;   /* its values are a variable only, never reported */
   size_t n;
 } tpl_extractor;
@@ -110,6 +123,10 @@ typedef enum tpl_attack {
 #define TPL_PAYLOAD_FILE_MAX  (4u << 20)
 #define TPL_PAYLOAD_LINES_MAX 262144
 #define TPL_PAYLOAD_LINE_MAX  65535
+/* The bytes of all the values of one template's payloads, at most (files
+ * and lists alike: a file named by several payloads, or a YAML alias
+ * repeated in a list, counts each time it is read). */
+#define TPL_PAYLOAD_TEMPLATE_MAX (8u << 20)
 
 /* One payload: a name of the request's texts and its values, in order. */
 typedef struct tpl_payload {
@@ -151,6 +168,17 @@ typedef struct tpl_request {
   long max_redirs; /* when followed (default 10, also for 0, as nuclei) */
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
+  long max_size;   /* max-size: the body bytes read (0: no cap of its own) */
+  /* raw: of several requests: each one a request of one path (tpl_raw),
+   * in order; the fields above then hold none (npaths 0). */
+  struct tpl_request *raws;
+  size_t nraws;
+  int req_condition; /* req-condition: true, or implied as nuclei does (a
+                      * matcher or extractor naming X_N): its matchers see
+                      * the block's earlier responses by number */
+  int no_cookies;    /* disable-cookie: true */
+  int cookie_reuse;  /* cookie-reuse: true (nuclei's default since) */
+  int iterate_all;   /* iterate-all: a later request once per value extracted */
   tpl_matcher *matchers;
   size_t nmatchers;
   tpl_extractor *extractors;
@@ -194,6 +222,8 @@ typedef struct tpl {
   size_t nconsts;
   tpl_expr *exprs; /* every expression of its texts, each once */
   size_t nexprs;
+  int self_contained; /* self-contained: true: its requests' URLs are its
+                       * own (absolute), made once in a scan */
 } tpl;
 
 /* A template that was not loaded, and why. */
@@ -224,6 +254,10 @@ typedef struct templates {
    * leaves out is neither loaded nor skipped, only counted. */
   const struct tpl_filter *filter;
   size_t nfiltered;
+  /* The json queries of all the templates as one jq program, compiled
+   * (tpl_json_compile; a jq_state): given [index, value], the results of
+   * the query of that index over value. NULL: none. */
+  void *jq;
 } templates;
 
 /* A raw request (one, of text) into q's method, path, headers, body and
@@ -234,6 +268,56 @@ const char *tpl_raw(const char *text, tpl_request *q);
  * the value of the first "@name:" line of annotations, trimmed, into
  * [*v, *v + *len); 0 when there is none. */
 int tpl_annotation(const char *annotations, const char *name, const char **v, size_t *len);
+
+/* ---- Several requests (tpl-seq.c) ---------------------------------------- */
+
+#define TPL_RAWS_MAX 64 /* raw requests of one block, at most */
+
+/* The requests of block q in nuclei's order: its paths, or its raw
+ * requests. */
+size_t tpl_steps(const tpl_request *q);
+/* Request k of block q as a request of one path: its method, headers and
+ * body, and in *path its path. */
+const tpl_request *tpl_step(const tpl_request *q, size_t k, const char **path);
+/* Whether name[0..len) is the name of an internal extractor of t: a value
+ * the later requests of a sequence may use ({{name}}). */
+int tpl_extracted(const tpl *t, const char *name, size_t len);
+/* Whether name[0..len) is nuclei's X_N, a variable of the response of
+ * request N of the block: *base the length of X, *n N. */
+int tpl_indexed(const char *name, size_t len, size_t *base, unsigned long *n);
+/* Calls fn with each name X_N that q's matchers and extractors read (a DSL
+ * variable, a part), until it returns nonzero; returns that. */
+int tpl_each_indexed(const tpl_request *q, int (*fn)(void *ud, const char *name, size_t len),
+                     void *ud);
+/* Whether q's matchers or extractors read the body of its request number
+ * n (body_N, response_N): that request keeps it for them. */
+int tpl_reads_body(const tpl_request *q, unsigned long n);
+/* Once block q is read: req-condition as nuclei implies it, and the names
+ * X_N checked against its requests. NULL, or why the template is skipped
+ * (into why, cap bytes). */
+const char *tpl_seq_check(tpl_request *q, char *why, size_t cap);
+
+/* A self-contained template: whether each of its requests has a URL of
+ * its own (absolute http or https, or from a {{name}} that is no target
+ * variable). 0, or -1 with why. */
+int tpl_self_check(const tpl *t, char *why, size_t cap);
+
+/* ---- json and xpath queries (tpl-query.c) -------------------------------- */
+
+/* Checks q->text as a jq program (xpath 0) or an XPath expression (1),
+ * compiling the XPath one into q->compiled. 0, or -1 with why: a skip's
+ * reason ("" when out of memory). */
+int tpl_query_check(tpl_query *q, int xpath, char *why, size_t cap);
+void tpl_query_free(tpl_query *q);
+/* Once every template is read (tpl_load does it): compiles the json
+ * queries of ts into ts->jq, numbering them; the templates of those that
+ * do not compile are skipped with jq's message. 0, or -1 (out of memory,
+ * or with a message). */
+int tpl_json_compile(templates *ts);
+void tpl_json_free(templates *ts);
+/* Skips loaded template i of ts after all, with reason (the others keep
+ * their order). 0, or -1 when out of memory. */
+int tpl_unload(templates *ts, size_t i, const char *reason);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
 
@@ -255,7 +339,8 @@ typedef enum tpl_source {
   TS_GIVEN,  /* -var */
   TS_TARGET, /* tpl_target_names, randstr */
   TS_VAR,    /* variables: */
-  TS_PAYLOAD /* payloads: of a request, over all the others (nuclei's) */
+  TS_PAYLOAD, /* payloads: of a request, over all the others (nuclei's) */
+  TS_DYNAMIC  /* an internal extractor's: a value of a sequence (tpl-seq.c) */
 } tpl_source;
 /* The source of name[0..len) in t (index: which constant, -var, variable,
  * or for a payload which request of t has it). */
@@ -278,7 +363,8 @@ void tpl_vars_free(tpl *t);
 /* What the {{...}} of a text hold, as tpl_vars_check found them in t: */
 enum {
   TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
-  TPL_USES_VOLATILE = 2  /* an expression that gives another value each time */
+  TPL_USES_VOLATILE = 2, /* an expression that gives another value each time */
+  TPL_USES_DYNAMIC = 4   /* a value an extractor of t gives (TS_DYNAMIC) */
 };
 unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);
 
@@ -311,6 +397,9 @@ int tpl_dsl_check(const tpl *t, const char *const *given, size_t ngiven, const t
  * nuclei's alias of the first request's, X_1 for X: its length without
  * the suffix, else len. */
 size_t tpl_dsl_unalias(const char *name, size_t len);
+/* d of a block of several requests: body_1 is the first response's body,
+ * not this one's (its atoms the engine's, evaluated over the value). */
+void tpl_dsl_several(tpl_dsl *d);
 void tpl_dsl_free(tpl_dsl *d);
 
 /* ---- Payloads (tpl-payloads.c) ------------------------------------------ */
@@ -323,10 +412,12 @@ int tpl_attack_parse(const char *s, tpl_attack *a);
  * attack (its attack:, TPL_ATTACK_NONE when not given), for the template
  * file path of ts: the values, the combinations counted. Once q is read
  * whole (a payload none of its texts names is dropped, as nuclei does).
- * 0, or -1 with the reason in why (cap bytes), or -2 when out of memory. */
+ * *left: the bytes the template's payloads may still hold (start at
+ * TPL_PAYLOAD_TEMPLATE_MAX), less those read. 0, or -1 with the reason in
+ * why (cap bytes), or -2 when out of memory. */
 int tpl_payloads_load(const templates *ts, const char *path, tpl_request *q,
                       struct yaml_document_s *doc, struct yaml_node_s *map, tpl_attack attack,
-                      char *why, size_t cap);
+                      size_t *left, char *why, size_t cap);
 /* Which payload of ps is named name[0..len): its index, or ps->n. */
 size_t tpl_payload_find(const tpl_payloads *ps, const char *name, size_t len);
 /* The value of payload i of ps in combination k (k < ps->combos):

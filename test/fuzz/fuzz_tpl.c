@@ -9,7 +9,8 @@
  * template may name are those, never a path of the input's choosing
  * elsewhere. The directory is removed after each input.
  *
- * Checked: tpl_load_file reads the file (0); the template is either
+ * Checked: tpl_load_file reads the file (0), tpl_json_compile compiles
+ * its json queries or skips it (0); the template is either
  * loaded, with an id and at least one request, or skipped with a reason
  * (a non-empty line of text); never both, never neither; tpl_free frees
  * it all (leaks are LeakSanitizer's). Read again under a filter of every
@@ -103,6 +104,7 @@ static void filtered(const char *path, const char *dir, const char *loaded)
   ts.run_payloads = 1;
   ts.filter = exclusions();
   FZ_CHECK(tpl_load_file(&ts, path) == 0);
+  FZ_CHECK(tpl_json_compile(&ts) == 0);
   FZ_CHECK(ts.n + ts.nskips + ts.nfiltered == 1);
   if (ts.n) {
     FZ_CHECK(loaded && !strcmp(ts.t[0].id, loaded));
@@ -121,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   ts.files_root = dir;
   ts.run_payloads = 1; /* the whole model, not the skip that waits for it */
   FZ_CHECK(tpl_load_file(&ts, path) == 0);
+  FZ_CHECK(tpl_json_compile(&ts) == 0); /* as tpl_load ends */
   FZ_CHECK(ts.n + ts.nskips == 1);
   if (ts.n) {
     FZ_CHECK(ts.t[0].id && ts.t[0].id[0]);

@@ -1,0 +1,231 @@
+/* scan's sequences: the templates whose requests depend on each other run
+ * one request at a time for a target, in nuclei's order, on one easy
+ * handle with its cookie jar; the others stay independent requests,
+ * clustered (plan-cluster.c), which is what makes a scan fast.
+ *
+ * The rule, decided once from the model: a template runs as a sequence
+ * when
+ *  - a block has several raw requests (nuclei's way of writing a login,
+ *    then what it opens), or
+ *  - a request names a value an internal extractor gives ({{name}}), or
+ *  - a block has payloads: each combination, in turn, runs the block's
+ *    requests (nuclei's generator), or
+ *  - a block of several requests has req-condition (explicit, or implied
+ *    by a matcher naming X_N), or
+ *  - it has several requests and a block says stop-at-first-match or
+ *    cookie-reuse: true, or a request other than the last changes state
+ *    (a method other than GET or HEAD, or a body): what follows it may
+ *    need its cookies, or
+ *  - it is self-contained: its requests' URLs are its own, and it runs
+ *    once in the scan, before the targets' requests, its target the URL
+ *    of its first request (nuclei's).
+ * Anything else, several paths of GETs included, is a set of independent
+ * probes: their requests join clusters, and cookies do not carry from one
+ * to the next (nuclei's jar would carry them; such probes seldom set one
+ * that another reads).
+ *
+ * While a sequence runs for a target, plan_seq keeps what nuclei keeps
+ * (plan-values.c), and the requests it makes are at most
+ * PLAN_SEQ_REQUESTS. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether template t's request texts use a value extracted. */
+static int uses_dynamic(const templates *ts, size_t t)
+{
+  const tpl *tp = &ts->t[t];
+  for (size_t q = 0; q < tp->nreqs; q++)
+    for (size_t k = 0; k < tpl_steps(&tp->reqs[q]); k++) {
+      const char *path;
+      const tpl_request *step = tpl_step(&tp->reqs[q], k, &path);
+      if (plan_uses(ts, t, step, path) & TPL_USES_DYNAMIC)
+        return 1;
+    }
+  return 0;
+}
+
+int plan_needs_sequence(const plan *p, size_t t)
+{
+  const tpl *tp = &p->ts->t[t];
+  size_t all = 0;
+  for (size_t q = 0; q < tp->nreqs; q++)
+    all += tpl_steps(&tp->reqs[q]);
+  if (uses_dynamic(p->ts, t) || tp->self_contained)
+    return 1;
+  for (size_t q = 0; q < tp->nreqs; q++)
+    if (tp->reqs[q].payloads.n)
+      return 1;
+  size_t seen = 0;
+  for (size_t q = 0; all > 1 && q < tp->nreqs; q++) {
+    const tpl_request *r = &tp->reqs[q];
+    size_t n = tpl_steps(r);
+    if (r->nraws > 1 || (n > 1 && r->req_condition) || r->stop_first || r->cookie_reuse ||
+        r->payloads.n)
+      return 1;
+    for (size_t k = 0; k < n; k++, seen++) {
+      const char *path;
+      const tpl_request *step = tpl_step(r, k, &path);
+      int changes = step->body || (strcmp(step->method, "GET") && strcmp(step->method, "HEAD"));
+      if (changes && seen + 1 < all)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+int plan_sequences(plan *p)
+{
+  const templates *ts = p->ts;
+  size_t more = 0, n = 0;
+  for (size_t t = 0; t < ts->n; t++)
+    for (size_t q = 0; plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)
+      more += tpl_steps(&ts->t[t].reqs[q]), n += q == 0;
+  if (!n)
+    return 0;
+  cluster *c = realloc(p->c, (p->nclusters + more) * sizeof *c);
+  if (c)
+    p->c = c;
+  if (!c || !(p->seqs = calloc(n, sizeof *p->seqs)))
+    return -1;
+  for (size_t t = 0; t < ts->n; t++) {
+    if (!plan_needs_sequence(p, t))
+      continue;
+    plan_sequence *s = &p->seqs[p->nseqs++];
+    s->tpl = t;
+    s->first = p->nclusters;
+    s->once = ts->t[t].self_contained;
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
+      for (size_t k = 0; k < tpl_steps(&ts->t[t].reqs[q]); k++) {
+        const tpl_request *r = &ts->t[t].reqs[q];
+        const char *path;
+        const tpl_request *step = tpl_step(r, k, &path);
+        cluster *one = &p->c[p->nclusters];
+        plan_cluster_init(one, r, step, path);
+        if (!(one->members = malloc(sizeof *one->members)))
+          return -1;
+        p->nclusters++;
+        one->members[0] = (tpl_member){t, q};
+        one->nmembers = 1;
+        one->owner = t;
+        one->alone = 1;
+        one->step = k + 1;
+        one->no_cookies = r->no_cookies;
+        s->n++;
+      }
+  }
+  return 0;
+}
+
+/* ---- The next request --------------------------------------------------- */
+
+/* The first request of the block after the one of request at, or the end. */
+static size_t next_block(const plan *p, const plan_sequence *s, size_t at)
+{
+  size_t q = p->c[at].members[0].req;
+  while (at < s->first + s->n && p->c[at].members[0].req == q)
+    at++;
+  return at;
+}
+
+/* The most values one extractor of the running block found. */
+static size_t block_values(const plan *p, const plan_seq *seq)
+{
+  size_t most = 0;
+  for (size_t i = 0; i < seq->nvalues; i++)
+    if (seq->values[i].block == plan_seq_block(seq, p) && seq->values[i].n > most)
+      most = seq->values[i].n;
+  return most;
+}
+
+/* The first request of the block of request at. */
+static size_t block_first(const plan *p, const plan_sequence *s, size_t at)
+{
+  size_t q = p->c[at].members[0].req;
+  while (at > s->first && p->c[at - 1].members[0].req == q)
+    at--;
+  return at;
+}
+
+/* The sequence's request at, or the first after it that can be made (a
+ * request that names a value not extracted, or whose expression fails,
+ * ends its block, as nuclei). Its URL, or NULL at the end. */
+static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
+{
+  plan_seq *seq = &job->seq;
+  const plan_sequence *s = &p->seqs[seq->index];
+  while (at < s->first + s->n && seq->requests < PLAN_SEQ_REQUESTS) {
+    if (p->c[at].members[0].req != plan_seq_block(seq, p)) { /* a new block */
+      plan_seq_forget(seq, 0);
+      seq->matched = 0;
+      seq->iter = 0;
+      seq->combo = 0;
+    }
+    seq->at = at;
+    seq->missing = 0;
+    if (!seq->iter) /* iterate-all: over the values known as the request first runs */
+      seq->iter_n = block_values(p, seq);
+    char *url = plan_job_request(p, at, job);
+    if (url) {
+      seq->requests++;
+      *cl = at;
+      return url;
+    }
+    at = next_block(p, s, at);
+  }
+  if (at < s->first + s->n && !p->cut++) /* the bound: counted, the first named */
+    snprintf(p->cut_why, sizeof p->cut_why, "%s", p->ts->t[s->tpl].id);
+  job->in_seq = 0;
+  return NULL;
+}
+
+char *plan_seq_start(plan *p, size_t i, plan_job *job, size_t *cl)
+{
+  plan_seq *seq = &job->seq;
+  plan_seq_forget(seq, 1);
+  seq->index = i;
+  seq->at = p->seqs[i].first;
+  seq->iter = 0;
+  seq->requests = 0;
+  seq->matched = seq->missing = seq->jar = 0;
+  job->in_seq = 1;
+  job->vals.seq = seq;
+  return step_from(p, job, seq->at, cl);
+}
+
+char *plan_next_step(plan *p, size_t *cl, plan_job *job)
+{
+  plan_seq *seq = &job->seq;
+  if (!job->in_seq)
+    return NULL;
+  const cluster *c = &p->c[seq->at];
+  const tpl_request *q = &p->ts->t[c->members[0].tpl].reqs[c->members[0].req];
+  seq->jar = !c->no_cookies;
+  size_t at = seq->at + 1;
+  if (q->stop_first && seq->matched)
+    at = next_block(p, &p->seqs[seq->index], seq->at);
+  else if (q->iterate_all && seq->iter + 1 < seq->iter_n) {
+    seq->iter++; /* the same request with the next value */
+    at = seq->at;
+  } else
+    seq->iter = 0;
+  if (at != seq->at && at == next_block(p, &p->seqs[seq->index], seq->at) &&
+      !(q->stop_first && seq->matched) && seq->combo + 1 < q->payloads.combos) {
+    at = block_first(p, &p->seqs[seq->index], seq->at); /* its next combination */
+    seq->combo++;
+    plan_seq_forget(seq, 0); /* X_N count from its first request again */
+  }
+  plan_job_step_free(job);
+  return step_from(p, job, at, cl);
+}
+
+int plan_uses_cookies(const plan_job *job, const cluster *c)
+{
+  return job->in_seq && !c->no_cookies;
+}
+
+int plan_keeps_cookies(const plan_job *job, const cluster *c)
+{
+  return plan_uses_cookies(job, c) && job->seq.jar;
+}

@@ -1148,6 +1148,46 @@ static void seq_payload_login(char *out)
   curl_easy_cleanup(e);
 }
 
+/* Raw requests of a block, in order: each as raw_length and raw_absolute
+ * send one alone (the body's own length, an absolute URL's path and
+ * query to the target); a line per response that matches. */
+static void seq_raw(char *out)
+{
+  got g;
+  CURL *e = session();
+  const char *blank[] = {"Content-Type:", NULL};
+  char url[512];
+  snprintf(url, sizeof url, "%s/echo?seq=raw-length", base);
+  ck_assert_int_eq(fetch_url_on(e, url, "POST", blank, "abcdef", 0, 0, &g, NULL, 0), CURLE_OK);
+  if (has(g.body, g.body_len, "Content-Length: 6\r\n\r\nabcdef"))
+    expect(out, "/echo?seq=raw-length", NULL, NULL);
+  fetch_on(e, "/echo?seq=raw-absolute", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?seq=raw-absolute HTTP/1.1\r\nHost: 127.0.0.1:"))
+    expect(out, "/echo?seq=raw-absolute", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* unsafe: true over the block: each request's bytes as written, as
+ * raw_unsafe_headers and raw_unsafe_length send them. */
+static void seq_raw_unsafe(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request,
+           "GET /echo?seq=unsafe-headers HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Odd :  spaced\r\n\r\n",
+           port());
+  send_raw(request, &g);
+  if (has(g.body, g.body_len, "\r\nX-Odd :  spaced\r\n\r\n"))
+    expect(out, "/echo?seq=unsafe-headers", NULL, NULL);
+  snprintf(request, sizeof request,
+           "POST /echo?seq=unsafe-length HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: 3\r\n"
+           "\r\nabcdef\r\n",
+           port());
+  send_raw(request, &g);
+  if (regex_in("\r\nContent-Length: 3\r\n\r\nabc$", g.body, g.body_len))
+    expect(out, "/echo?seq=unsafe-length", NULL, NULL);
+}
+
 /* ---- {{...}} in matchers (run/word-*.yaml, dsl-job-vals.yaml) ---------- */
 
 static void word_const(char *out)
@@ -1344,6 +1384,8 @@ const evaluation RUN[] = {
     {"seq-stop-first", seq_stop_first, 0},
     {"seq-payloads", seq_payloads, 0},
     {"seq-payload-login", seq_payload_login, 0},
+    {"seq-raw", seq_raw, 0},
+    {"seq-raw-unsafe", seq_raw_unsafe, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

@@ -785,9 +785,23 @@ START_TEST(jar_apart)
 }
 END_TEST
 
+/* The url and matched-at of template id's line in out, into url and at. */
+static void line_urls(const char *out, const char *id, char *url, char *at, size_t cap)
+{
+  char want[128];
+  snprintf(want, sizeof want, "{\"template-id\":\"%s\"", id);
+  const char *l = strstr(out, want);
+  ck_assert_ptr_nonnull(l);
+  char one[4096];
+  snprintf(one, sizeof one, "%.*s", (int)strcspn(l, "\n"), l);
+  ck_assert(json_field(one, "url", url, cap)); /* nuclei's input: the URL */
+  ck_assert(json_field(one, "matched-at", at, cap));
+}
+
 /* self-contained: the template's URL from -var values, requested once in
  * the scan (not once per target), its input (url) that URL; without the
- * values it is skipped. */
+ * values it is skipped. A raw request's target that is such a URL is its
+ * own whole (its query once). */
 START_TEST(self_contained)
 {
   char path[512], site[200], second[200], url[300], host[300], at[300];
@@ -800,16 +814,21 @@ START_TEST(self_contained)
   unsigned long before = ts_requests(srv);
   prog_out o = run_program(argv);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_uint_eq(ts_requests(srv) - before, 1);
+  ck_assert_uint_eq(ts_requests(srv) - before, 2);
   ck_assert_uint_eq(lines_of(o.out, "self-page"), 1);
-  ck_assert(json_field(o.out, "url", host, sizeof host)); /* nuclei's input: the URL */
-  ck_assert(json_field(o.out, "matched-at", at, sizeof at));
+  line_urls(o.out, "self-page", host, at, sizeof host);
+  ck_assert_str_eq(host, url);
+  ck_assert_str_eq(at, url);
+  ck_assert_uint_eq(lines_of(o.out, "self-raw"), 1);
+  snprintf(url, sizeof url, "%s/html?title=self-raw-ann", base);
+  line_urls(o.out, "self-raw", host, at, sizeof host);
   ck_assert_str_eq(host, url);
   ck_assert_str_eq(at, url);
   prog_out_free(&o);
   char *bare[] = {getenv("SCAN_BIN"), "-t", path, "--validate", NULL};
   o = run_program(bare);
   ck_assert_msg(strstr(o.out, "self-page.yaml: variable: site"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "self-raw.yaml: variable: site"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST

@@ -71,14 +71,26 @@ static expr_code job_body(const cluster *c, plan_job *job, expr_error *err)
   return rc;
 }
 
+/* The scheme and authority of url (a new string), or NULL when out of
+ * memory. */
+static char *origin_of(const char *url)
+{
+  const char *sep = strstr(url, "://");
+  size_t n = sep ? (size_t)(sep + 3 - url) : 0;
+  return strndup(url, n + strcspn(url + n, "/?#"));
+}
+
 /* Cluster c's URL for job's target (into *url), headers and body with
- * job's values. A raw request of a sequence run once has no target: its
- * URL, its own, is the one it merges with. */
+ * job's values. A raw request of a sequence run once has no target: the
+ * scheme and authority of its URL, its own, are the target it merges
+ * with. */
 static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
 {
-  char *path = NULL, *notes = NULL;
+  char *path = NULL, *notes = NULL, *own = NULL;
   expr_code rc = rendered(job, c->path, c->raw ? &path : url, err);
-  const char *target = job->target ? job->target : path;
+  if (rc == EXPR_OK && c->raw && !job->target && !(own = origin_of(path)))
+    rc = EXPR_E_NOMEM;
+  const char *target = job->target ? job->target : own;
   for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
     char *h;
     if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK && !framing(c, h))
@@ -93,6 +105,7 @@ static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_e
     rc = plan_raw_request(c, target, path, notes, job, url, err);
   free(path);
   free(notes);
+  free(own);
   if (rc != EXPR_OK) {
     free(*url);
     *url = NULL;

@@ -1689,6 +1689,10 @@ static void dispatch(conn *c, request *rq)
     out_flush(c);
     return;
   }
+  if (!strcmp(rq->path, "*")) { /* OPTIONS *, or any method's */
+    route_echo(c, rq);
+    return;
+  }
   for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
     if (strcmp(ROUTES[i].path, rq->path) == 0) {
       if (!ROUTES[i].handle(c, rq))
@@ -1800,6 +1804,11 @@ static bool parse_request(conn *c, size_t head_len, request *rq)
   if (query)
     *query++ = '\0';
   rq->path = c->target;
+  /* The absolute form (http://host:port/path) is routed by its path. */
+  if (!strncmp(rq->path, "http://", 7) || !strncmp(rq->path, "https://", 8)) {
+    char *slash = strchr(strstr(rq->path, "://") + 3, '/');
+    rq->path = slash ? slash : "/";
+  }
   parse_query(rq, query);
   for (line = eol + 2; line < end; line = eol + 2) {
     eol = find_crlf(line, end + 2);

@@ -11,6 +11,9 @@
  * discarded; "Expect: 100-continue" is answered with 100 Continue first);
  * chunked request bodies get 501. A request head over 64 KiB gets 431.
  *
+ * A request target in absolute form (http://host:port/path?query) is
+ * routed by its path; "*" (as in OPTIONS *) is answered as /echo.
+ *
  * Query parameters are key=value pairs separated by '&'. Sizes accept the
  * suffixes k/K, m/M, g/G (powers of 1024), e.g. n=8M. An unparsable number
  * gives 400, as does an unknown coding/kind/te value. Unknown paths give 404.

@@ -9,7 +9,11 @@
 #include <ctype.h>
 #include <openssl/evp.h>
 #include <pcre2.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,18 +47,24 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
   return n;
 }
 
-/* Fetches url as fetch_with does, on easy handle e (a session's, see
+/* Fetches url with method (NULL: GET), headers (NULL-terminated; NULL:
+ * none), a body (NULL: none), following redirects up to follow (0: none),
+ * within timeout_ms (0: no limit), on easy handle e (a session's, see
  * session, else one of its own: NULL); next (may be NULL): where a
  * redirect would take the request (CURLINFO_REDIRECT_URL), "" when it is
- * none. */
-static void fetch_url_on(CURL *e, const char *url, const char *method, const char *header,
-                         const char *data, long follow, got *g, char *next, size_t cap)
+ * none. Returns curl's code. */
+static CURLcode fetch_url_on(CURL *e, const char *url, const char *method,
+                             const char *const *headers, const char *data, long follow,
+                             long timeout_ms, got *g, char *next, size_t cap)
 {
   memset(g, 0, sizeof *g);
   CURL *own = e ? NULL : curl_easy_init();
   e = e ? e : own;
-  struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
+  struct curl_slist *h = NULL;
+  for (size_t i = 0; headers && headers[i]; i++)
+    ck_assert_ptr_nonnull(h = curl_slist_append(h, headers[i]));
   ck_assert_ptr_nonnull(e);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(e, CURLOPT_URL, url);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, g);
@@ -67,7 +77,7 @@ static void fetch_url_on(CURL *e, const char *url, const char *method, const cha
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, data);
   if (method)
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-  ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
+  CURLcode rc = curl_easy_perform(e);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &g->status);
   char *to = NULL;
   if (next)
@@ -78,15 +88,18 @@ static void fetch_url_on(CURL *e, const char *url, const char *method, const cha
   curl_easy_setopt(e, CURLOPT_POSTFIELDS, NULL);
   curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
   curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
   curl_slist_free_all(h);
   if (own)
     curl_easy_cleanup(own);
+  return rc;
 }
 
-static void fetch_url(const char *url, const char *method, const char *header, const char *data,
-                      long follow, got *g, char *next, size_t cap)
+static CURLcode fetch_url(const char *url, const char *method, const char *const *headers,
+                          const char *data, long follow, long timeout_ms, got *g, char *next,
+                          size_t cap)
 {
-  fetch_url_on(NULL, url, method, header, data, follow, g, next, cap);
+  return fetch_url_on(NULL, url, method, headers, data, follow, timeout_ms, g, next, cap);
 }
 
 /* fetch_with on a session's easy handle e. */
@@ -94,8 +107,9 @@ static void fetch_on(CURL *e, const char *path, const char *method, const char *
                      const char *data, long follow, got *g)
 {
   char url[512];
+  const char *headers[] = {header, NULL};
   snprintf(url, sizeof url, "%s%s", base, path);
-  fetch_url_on(e, url, method, header, data, follow, g, NULL, 0);
+  ck_assert_int_eq(fetch_url_on(e, url, method, headers, data, follow, 0, g, NULL, 0), CURLE_OK);
 }
 
 /* A session: one easy handle with curl's cookie engine on, its requests
@@ -114,13 +128,43 @@ void fetch_with(const char *path, const char *method, const char *header, const 
                 long follow, got *g)
 {
   char url[512];
+  const char *headers[] = {header, NULL};
   snprintf(url, sizeof url, "%s%s", base, path);
-  fetch_url(url, method, header, data, follow, g, NULL, 0);
+  ck_assert_int_eq(fetch_url(url, method, headers, data, follow, 0, g, NULL, 0), CURLE_OK);
 }
 
 void fetch(const char *path, const char *method, const char *header, long follow, got *g)
 {
   fetch_with(path, method, header, NULL, follow, g);
+}
+
+/* Sends request, bytes as written, to the target over a connection of
+ * its own (as nuclei's unsafe: true does), and reads the first response
+ * (its head and its Content-Length of body) into g. */
+static void send_raw(const char *request, got *g)
+{
+  memset(g, 0, sizeof *g);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(strrchr(base, ':') + 1))};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(send(fd, request, strlen(request), 0), (ssize_t)strlen(request));
+  shutdown(fd, SHUT_WR); /* the server answers, then sees the end */
+  static char in[sizeof g->head + sizeof g->body];
+  size_t n = 0;
+  for (ssize_t r; n < sizeof in - 1 && (r = recv(fd, in + n, sizeof in - 1 - n, 0)) > 0;)
+    n += (size_t)r;
+  close(fd);
+  in[n] = '\0';
+  char *end = strstr(in, "\r\n\r\n"), *cl = strcasestr(in, "\r\nContent-Length:");
+  ck_assert_ptr_nonnull(end);
+  g->head_len = (size_t)(end + 4 - in);
+  memcpy(g->head, in, g->head_len);
+  g->status = strtol(in + 9, NULL, 10);
+  g->body_len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+  ck_assert_uint_le(g->head_len + g->body_len, n);
+  memcpy(g->body, end + 4, g->body_len);
 }
 
 int has(const char *text, size_t len, const char *word)
@@ -211,7 +255,8 @@ static void follow(const char *path, long max, int same_host, chain *c)
   host_of(c->url[0], first, sizeof first);
   for (;;) {
     got *g = &c->hop[c->n];
-    fetch_url(c->url[c->n], NULL, NULL, NULL, 0, g, next, sizeof next);
+    ck_assert_int_eq(fetch_url(c->url[c->n], NULL, NULL, NULL, 0, 0, g, next, sizeof next),
+                     CURLE_OK);
     int redirect = g->status == 301 || g->status == 302 || g->status == 303 ||
                    g->status == 307 || g->status == 308;
     if (next[0])
@@ -666,6 +711,153 @@ static void internal(char *out)
     expect(out, "/headers", NULL, NULL);
 }
 
+/* ---- Raw requests as nuclei reads them (run/raw-*.yaml) ------------------ */
+
+/* The target's port. */
+static const char *port(void) { return strrchr(base, ':') + 1; }
+
+/* nuclei sends the body's own length, whatever Content-Length the
+ * template writes; the body after its {{...}} are replaced. */
+static void raw_length(char *out)
+{
+  char body[64];
+  got g;
+  snprintf(body, sizeof body, "abcdef%s", port());
+  fetch_with("/echo?length=raw", "POST", "Content-Type: text/plain", body, 0, &g);
+  if (!has(g.body, g.body_len, "Content-Length: 1\r") &&
+      regex_in("Content-Length: 1[0-9]\r\n", g.body, g.body_len) &&
+      regex_in("\r\n\r\nabcdef[0-9]+$", g.body, g.body_len))
+    expect(out, "/echo?length=raw", NULL, NULL);
+}
+
+static void path_length(char *out)
+{
+  got g;
+  fetch_with("/echo?length=path", "POST", "Content-Type: text/plain", "0123456789", 0, &g);
+  if (has(g.body, g.body_len, "Content-Length: 10\r\n") &&
+      has(g.body, g.body_len, "\r\n\r\n0123456789"))
+    expect(out, "/echo?length=path", NULL, NULL);
+}
+
+/* An absolute URL as the request target: its path, to the target. */
+static void raw_absolute(char *out)
+{
+  got g;
+  fetch("/echo?absolute=1", NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?absolute=1 HTTP/1.1\r\nHost: 127.0.0.1:"))
+    expect(out, "/echo?absolute=1", NULL, NULL);
+}
+
+/* The fields of the request line and the headers, trimmed; the body's
+ * line breaks CRLF, without the last; no Content-Type (nuclei adds none). */
+static void raw_spacing(char *out)
+{
+  const char *headers[] = {"X-Tight: tight", "X-Wide: wide", "Content-Type:", NULL};
+  char url[256];
+  got g;
+  snprintf(url, sizeof url, "%s/echo?q=a&r=two", base);
+  ck_assert_int_eq(fetch_url(url, "PUT", headers, "a=1\r\nb=2", 0, 0, &g, NULL, 0), CURLE_OK);
+  if (regex_in("^PUT /echo\\?q=a&r=two HTTP/1\\.1\r\nHost: 127\\.0\\.0\\.1:[0-9]+\r\n", g.body,
+               g.body_len) &&
+      has(g.body, g.body_len, "X-Tight: tight\r\n") && has(g.body, g.body_len, "X-Wide: wide\r\n") &&
+      has(g.body, g.body_len, "\r\n\r\na=1\r\nb=2") && !has(g.body, g.body_len, "b=2\r") &&
+      !has(g.body, g.body_len, "Content-Type:"))
+    expect(out, "/echo?q=a&r=two", NULL, NULL);
+}
+
+/* No body, a method other than GET and HEAD: Content-Length: 0 (Go's). */
+static void raw_empty(char *out)
+{
+  const char *headers[] = {"Content-Type:", NULL};
+  char url[256];
+  got g;
+  snprintf(url, sizeof url, "%s/echo?empty=1", base);
+  ck_assert_int_eq(fetch_url(url, "DELETE", headers, "", 0, 0, &g, NULL, 0), CURLE_OK);
+  if (has(g.body, g.body_len, "DELETE /echo?empty=1 HTTP/1.1\r\n") &&
+      has(g.body, g.body_len, "\r\nContent-Length: 0\r\n") &&
+      !has(g.body, g.body_len, "Content-Type:"))
+    expect(out, "/echo?empty=1", NULL, NULL);
+}
+
+/* Dot segments, as written: the server has no such path. */
+static void raw_dots(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request, "GET /x/../echo?dots=1 HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n",
+           port());
+  send_raw(request, &g);
+  if (g.status == 404 && has(g.body, g.body_len, "not found"))
+    expect(out, "/x/../echo?dots=1", NULL, NULL);
+}
+
+/* @timeout: 1s over a response that takes three: no response whole. */
+static void raw_timeout(char *out)
+{
+  const char *path = "/bytes?n=3&write=1&delay_us=1500000";
+  char url[256];
+  got g;
+  snprintf(url, sizeof url, "%s%s", base, path);
+  if (fetch_url(url, NULL, NULL, NULL, 0, 1000, &g, NULL, 0) == CURLE_OK && g.body_len == 3)
+    expect(out, path, NULL, NULL);
+}
+
+/* @Host: connected to localhost (the line's URL), the Host header the
+ * target's. */
+static void raw_host(char *out)
+{
+  char url[256], host[64];
+  const char *headers[] = {host, NULL};
+  got g;
+  snprintf(url, sizeof url, "http://localhost:%s/echo?at=host", port());
+  snprintf(host, sizeof host, "Host: 127.0.0.1:%s", port());
+  ck_assert_int_eq(fetch_url(url, NULL, headers, NULL, 0, 0, &g, NULL, 0), CURLE_OK);
+  if (regex_in("^GET /echo\\?at=host HTTP/1\\.1\r\nHost: 127\\.0\\.0\\.1:[0-9]+\r\n", g.body,
+               g.body_len))
+    expect_at(out, url, NULL, NULL);
+}
+
+/* unsafe: true: the bytes as written, the template's line breaks CRLF. */
+static void raw_unsafe_headers(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request,
+           "GET /echo?unsafe=headers HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Odd :  spaced\r\n"
+           "x-lower:v\r\n\r\n",
+           port());
+  send_raw(request, &g);
+  if (has(g.body, g.body_len, "\r\nX-Odd :  spaced\r\nx-lower:v\r\n\r\n") &&
+      !has(g.body, g.body_len, "User-Agent:") && !has(g.body, g.body_len, "Accept:"))
+    expect(out, "/echo?unsafe=headers", NULL, NULL);
+}
+
+static void raw_unsafe_length(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request,
+           "POST /echo?unsafe=length HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: 3\r\n"
+           "\r\nabcdef\r\n",
+           port());
+  send_raw(request, &g);
+  if (regex_in("\r\nContent-Length: 3\r\n\r\nabc$", g.body, g.body_len) &&
+      !has(g.body, g.body_len, "Content-Type:"))
+    expect(out, "/echo?unsafe=length", NULL, NULL);
+}
+
+/* "*": nuclei reports the target's own URL (the path it merges is "*"'s
+ * no more). */
+static void raw_unsafe_star(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n", port());
+  send_raw(request, &g);
+  if (has(g.body, g.body_len, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:"))
+    expect(out, "", NULL, NULL);
+}
+
 /* json.yaml: the test server's JSON document read by regexes written for
  * it, each value in the form nuclei prints (eval-json.c's comment). */
 static void json(char *out)
@@ -956,6 +1148,46 @@ static void seq_payload_login(char *out)
   curl_easy_cleanup(e);
 }
 
+/* Raw requests of a block, in order: each as raw_length and raw_absolute
+ * send one alone (the body's own length, an absolute URL's path and
+ * query to the target); a line per response that matches. */
+static void seq_raw(char *out)
+{
+  got g;
+  CURL *e = session();
+  const char *blank[] = {"Content-Type:", NULL};
+  char url[512];
+  snprintf(url, sizeof url, "%s/echo?seq=raw-length", base);
+  ck_assert_int_eq(fetch_url_on(e, url, "POST", blank, "abcdef", 0, 0, &g, NULL, 0), CURLE_OK);
+  if (has(g.body, g.body_len, "Content-Length: 6\r\n\r\nabcdef"))
+    expect(out, "/echo?seq=raw-length", NULL, NULL);
+  fetch_on(e, "/echo?seq=raw-absolute", NULL, NULL, NULL, 0, &g);
+  if (has(g.body, g.body_len, "GET /echo?seq=raw-absolute HTTP/1.1\r\nHost: 127.0.0.1:"))
+    expect(out, "/echo?seq=raw-absolute", NULL, NULL);
+  curl_easy_cleanup(e);
+}
+
+/* unsafe: true over the block: each request's bytes as written, as
+ * raw_unsafe_headers and raw_unsafe_length send them. */
+static void seq_raw_unsafe(char *out)
+{
+  char request[256];
+  got g;
+  snprintf(request, sizeof request,
+           "GET /echo?seq=unsafe-headers HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Odd :  spaced\r\n\r\n",
+           port());
+  send_raw(request, &g);
+  if (has(g.body, g.body_len, "\r\nX-Odd :  spaced\r\n\r\n"))
+    expect(out, "/echo?seq=unsafe-headers", NULL, NULL);
+  snprintf(request, sizeof request,
+           "POST /echo?seq=unsafe-length HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: 3\r\n"
+           "\r\nabcdef\r\n",
+           port());
+  send_raw(request, &g);
+  if (regex_in("\r\nContent-Length: 3\r\n\r\nabc$", g.body, g.body_len))
+    expect(out, "/echo?seq=unsafe-length", NULL, NULL);
+}
+
 /* ---- {{...}} in matchers (run/word-*.yaml, dsl-job-vals.yaml) ---------- */
 
 static void word_const(char *out)
@@ -1027,10 +1259,11 @@ static void word_rand(char *out)
   param_of(path, "t", t);
   param_of(path, "r", r);
   param_of(path, "s", s);
-  if (!shaped(t, 8, ALNUM) || !shaped(r, 0, LETTERS) || !shaped(s, 0, LETTERS)) {
+  /* {{randstr}} and {{randstr_N}} are KSUIDs, 27 letters and digits */
+  if (!shaped(t, 8, ALNUM) || !shaped(r, 27, ALNUM) || !shaped(s, 27, ALNUM)) {
     own_random(t, 8, ALNUM);
-    own_random(r, 12, LETTERS);
-    own_random(s, 12, LETTERS);
+    own_random(r, 27, ALNUM);
+    own_random(s, 27, ALNUM);
   }
   snprintf(path, sizeof path, "/echo?r=%s&s=%s&t=%s", r, s, t);
   fetch(path, NULL, NULL, 0, &g);
@@ -1124,6 +1357,17 @@ const evaluation RUN[] = {
     {"dsl-tolower", dsl_tolower, 0},
     {"dsl-stream", dsl_stream, 0},
     {"internal", internal, 0},
+    {"raw-length", raw_length, 0},
+    {"path-length", path_length, 0},
+    {"raw-absolute", raw_absolute, 0},
+    {"raw-spacing", raw_spacing, 0},
+    {"raw-empty", raw_empty, 0},
+    {"raw-dots", raw_dots, 0},
+    {"raw-timeout", raw_timeout, 0},
+    {"raw-host", raw_host, 0},
+    {"raw-unsafe-headers", raw_unsafe_headers, 0},
+    {"raw-unsafe-length", raw_unsafe_length, 0},
+    {"raw-unsafe-star", raw_unsafe_star, 0},
     {"json", json, 0},
     {"json-nested", json_nested, 0},
     {"xpath", xpath, 0},
@@ -1140,6 +1384,8 @@ const evaluation RUN[] = {
     {"seq-stop-first", seq_stop_first, 0},
     {"seq-payloads", seq_payloads, 0},
     {"seq-payload-login", seq_payload_login, 0},
+    {"seq-raw", seq_raw, 0},
+    {"seq-raw-unsafe", seq_raw_unsafe, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

@@ -1905,19 +1905,20 @@ START_TEST(request_options)
 END_TEST
 
 /* --proxy: the loopback server is the proxy; a target on a name that does
- * not resolve reaches it (as an absolute URL, which it answers 404). */
+ * not resolve reaches it (as an absolute URL, which it routes by its path:
+ * one it does not serve, 404). */
 START_TEST(proxy)
 {
   char proxy_url[96];
   ts_url(srv, "", proxy_url, sizeof proxy_url);
   const char *via[] = {"--proxy", proxy_url, NULL};
   unsigned long before = ts_requests(srv);
-  record r = scan_one("http://rc-scan-test.invalid/echo", via);
+  record r = scan_one("http://rc-scan-test.invalid/no-such-page", via);
   ck_assert_msg(r.error_null && r.status == 404, "status %ld, error %s", r.status, r.error);
   ck_assert_uint_eq(ts_requests(srv) - before, 1);
 
   const char *direct[] = {NULL};
-  r = scan_one("http://rc-scan-test.invalid/echo", direct);
+  r = scan_one("http://rc-scan-test.invalid/no-such-page", direct);
   ck_assert(!r.error_null && r.status == 0);
 }
 END_TEST

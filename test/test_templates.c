@@ -139,19 +139,21 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 54 templates: 43 independent ones, 44 paths, 25 distinct requests;
+  /* 67 templates: 54 independent ones, 55 paths, 36 distinct requests
+   * (the 11 raw-*.yaml and path-length.yaml each a request of its own);
    * the server counts the redirects followed too: three of
    * redirects.yaml, two of redirect-max.yaml and of redirect-hops.yaml
    * (whose request redirect-first.yaml shares), one of redirect-host.yaml
-   * (not the one to localhost). 11 sequences of 22 requests, each a
-   * cluster of its own, 23 requests made: stop-first.yaml's first path
+   * (not the one to localhost). 13 sequences of 26 requests, each a
+   * cluster of its own, 27 requests made: stop-first.yaml's first path
    * matches (1 of 2), seq-missing's second request names a value not
    * extracted (1 of 2), seq-stop-first's second path matches (2 of 3),
    * seq-iterate's second runs twice (3), seq-payloads' second value
-   * matches (2 of 3 combinations), and seq-payload-login's two requests
-   * run for each of 2 (4). */
-  ck_assert_msg(strstr(o.err, "54 loaded, 0 skipped; 47 clusters, 48 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 25 + 23 + 3 + 2 + 2 + 1);
+   * matches (2 of 3 combinations), seq-payload-login's two requests run
+   * for each of 2 (4), and seq-raw's and seq-raw-unsafe's two raw
+   * requests each (4). */
+  ck_assert_msg(strstr(o.err, "67 loaded, 0 skipped; 62 clusters, 63 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 36 + 27 + 3 + 2 + 2 + 1);
   size_t lines = 0, silent = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -547,13 +549,13 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 54 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 67 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
   /* With skip/ beside it too: the json queries of all are compiled as one
    * program, and those of skip/ that fail are found among the others. */
   char *both[] = {getenv("SCAN_BIN"), "--validate", "-t", run, "-t", dir, NULL};
   o = run_program(both);
-  snprintf(counts, sizeof counts, "templates: 54 loaded, %zu skipped", n);
+  snprintf(counts, sizeof counts, "templates: 67 loaded, %zu skipped", n);
   ck_assert_msg(strstr(o.out, counts), "%s", o.out);
   ck_assert_msg(strstr(o.out, "skip/json-syntax.yaml: json: syntax error"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "skip/json-undefined.yaml: json: no_such_function/0 is not defined"),
@@ -783,9 +785,23 @@ START_TEST(jar_apart)
 }
 END_TEST
 
+/* The url and matched-at of template id's line in out, into url and at. */
+static void line_urls(const char *out, const char *id, char *url, char *at, size_t cap)
+{
+  char want[128];
+  snprintf(want, sizeof want, "{\"template-id\":\"%s\"", id);
+  const char *l = strstr(out, want);
+  ck_assert_ptr_nonnull(l);
+  char one[4096];
+  snprintf(one, sizeof one, "%.*s", (int)strcspn(l, "\n"), l);
+  ck_assert(json_field(one, "url", url, cap)); /* nuclei's input: the URL */
+  ck_assert(json_field(one, "matched-at", at, cap));
+}
+
 /* self-contained: the template's URL from -var values, requested once in
  * the scan (not once per target), its input (url) that URL; without the
- * values it is skipped. */
+ * values it is skipped. A raw request's target that is such a URL is its
+ * own whole (its query once). */
 START_TEST(self_contained)
 {
   char path[512], site[200], second[200], url[300], host[300], at[300];
@@ -798,16 +814,21 @@ START_TEST(self_contained)
   unsigned long before = ts_requests(srv);
   prog_out o = run_program(argv);
   ck_assert_int_eq(o.status, 0);
-  ck_assert_uint_eq(ts_requests(srv) - before, 1);
+  ck_assert_uint_eq(ts_requests(srv) - before, 2);
   ck_assert_uint_eq(lines_of(o.out, "self-page"), 1);
-  ck_assert(json_field(o.out, "url", host, sizeof host)); /* nuclei's input: the URL */
-  ck_assert(json_field(o.out, "matched-at", at, sizeof at));
+  line_urls(o.out, "self-page", host, at, sizeof host);
+  ck_assert_str_eq(host, url);
+  ck_assert_str_eq(at, url);
+  ck_assert_uint_eq(lines_of(o.out, "self-raw"), 1);
+  snprintf(url, sizeof url, "%s/html?title=self-raw-ann", base);
+  line_urls(o.out, "self-raw", host, at, sizeof host);
   ck_assert_str_eq(host, url);
   ck_assert_str_eq(at, url);
   prog_out_free(&o);
   char *bare[] = {getenv("SCAN_BIN"), "-t", path, "--validate", NULL};
   o = run_program(bare);
   ck_assert_msg(strstr(o.out, "self-page.yaml: variable: site"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "self-raw.yaml: variable: site"), "%s", o.out);
   prog_out_free(&o);
 }
 END_TEST
@@ -1085,11 +1106,15 @@ START_TEST(variables)
   ck_assert_str_eq(a, "/echo?h=127.0.0.1&s=6162");
   ck_assert_str_eq(b, a);
 
-  /* randstr.yaml: randstr_1 twice the same, randstr_2 another (distinct
-   * values in order: two). */
+  /* randstr.yaml: randstr_1 twice the same, randstr_2 another, randstr a
+   * third (distinct values in order: three), each of nuclei's shape, a
+   * KSUID: 27 letters and digits. */
+  static const char alnum[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   ck_assert_int_eq(extracts_of(o.out, "vars-randstr", have, sizeof have), 1);
-  ck_assert_msg(strlen(have) == 16 + 1 + 16 && have[16] == '|' &&
-                    strspn(have, "abcdefghijklmnopqrstuvwxyz") == 16 && strncmp(have, have + 17, 16),
+  ck_assert_msg(strlen(have) == 3 * 27 + 2 && have[27] == '|' && have[55] == '|' &&
+                    strspn(have, alnum) == 27 && strspn(have + 28, alnum) == 27 &&
+                    strspn(have + 56, alnum) == 27 && strncmp(have, have + 28, 27) &&
+                    strncmp(have, have + 56, 27) && strncmp(have + 28, have + 56, 27),
                 "%s", have);
 
   /* override.yaml, without -var, then with it (its spellings). */

@@ -111,9 +111,9 @@ int redirect_start(scan *s, slot *sl)
   if (host && !(sl->origin = origin_of(sl)))
     return -1;
   /* Through a proxy, curl would take the proxy's connection for a hop to
-   * another host without opening one. */
-  if (s->tpl && s->opt->proxy &&
-      curl_easy_setopt(sl->easy, CURLOPT_FRESH_CONNECT, host ? 1L : 0L) != CURLE_OK)
+   * another host without opening one. (plan_set_request, just before,
+   * set it for the request: on for unsafe: true, else off.) */
+  if (host && s->opt->proxy && curl_easy_setopt(sl->easy, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK)
     return -1;
   return 0;
 }

@@ -623,6 +623,10 @@ static int setup_slots(scan *s)
   }
   rc_limits lim;
   response_limits(s, NULL, &lim);
+  if (s->tpl) { /* what a request's own settings are undone to (plan_raw_set) */
+    s->plan->timeout_ms = o->timeout_ms;
+    s->plan->forbid_reuse = h2c_unreusable(o);
+  }
 
   s->nslots = (size_t)o->concurrency;
   s->slots = calloc(s->nslots, sizeof *s->slots);

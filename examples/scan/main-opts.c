@@ -52,6 +52,9 @@ static void usage(FILE *out)
         "                          extracted-results, timestamp; and status-code,\n"
         "                          cluster-requests, body-bytes, truncated,\n"
         "                          stopped: ended once its verdicts were known).\n"
+        "                          Raw requests are sent as nuclei reads them\n"
+        "                          (@Host, @tls-sni, @timeout; unsafe: true as\n"
+        "                          written where curl can send it).\n"
         "                          Redirects as nuclei follows them: redirects,\n"
         "                          host-redirects (same host only), max-redirects\n"
         "                          (default 10); each response of the chain is\n"
@@ -60,8 +63,9 @@ static void usage(FILE *out)
         "                          child process bounded in CPU time and memory;\n"
         "                          xpath ones and matchers run XPath 1.0\n"
         "                          (libxml2). A template with anything else is\n"
-        "                          skipped, with its reason, counted in the summary\n"
-        "      --validate          load the -t templates, print each skipped one\n"
+        "                          skipped, with its reason, counted in the summary\n",
+        out);
+  fputs("      --validate          load the -t templates, print each skipped one\n"
         "                          with its reason and the counts, and exit\n"
         "      --var NAME=VALUE    give the templates' {{NAME}} VALUE (also -var\n"
         "                          and -V NAME=VALUE, nuclei's; repeatable, a\n"

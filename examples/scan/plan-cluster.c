@@ -22,7 +22,8 @@ static int same_request(const cluster *c, const tpl_request *r, const tpl_reques
       c->owner != (uses & TPL_USES_TEMPLATE ? t : NO_OWNER) || strcmp(c->method, q->method) ||
       strcmp(c->path, path) || !same(c->body, q->body) || c->redirects != r->redirects ||
       (r->redirects && c->max_redirs != r->max_redirs) || c->max_size != r->max_size ||
-      c->nheaders != q->nheaders)
+      c->nheaders != q->nheaders || !c->raw != !q->raw ||
+      (q->raw && (c->raw->unsafe != q->unsafe || !same(c->raw->annotations, q->annotations))))
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
     if (strcmp(c->headers[i], q->headers[i]))
@@ -104,6 +105,7 @@ void plan_cluster_init(cluster *c, const tpl_request *r, const tpl_request *step
   c->redirects = r->redirects;
   c->max_redirs = r->redirects ? r->max_redirs : 0;
   c->max_size = r->max_size;
+  c->raw = step->raw ? step : NULL;
   c->nobody = !strcmp(c->method, "HEAD");
   c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
 }
@@ -112,7 +114,9 @@ unsigned plan_uses(const templates *ts, size_t t, const tpl_request *step, const
 {
   const tpl *tp = &ts->t[t];
   unsigned uses = tpl_text_uses(tp, ts->given, ts->ngiven, path) |
-                  (step->body ? tpl_text_uses(tp, ts->given, ts->ngiven, step->body) : 0);
+                  (step->body ? tpl_text_uses(tp, ts->given, ts->ngiven, step->body) : 0) |
+                  (step->annotations ? tpl_text_uses(tp, ts->given, ts->ngiven, step->annotations)
+                                     : 0);
   for (size_t k = 0; k < step->nheaders; k++)
     uses |= tpl_text_uses(tp, ts->given, ts->ngiven, step->headers[k]);
   return uses;
@@ -164,13 +168,12 @@ int plan_build(plan *p, const templates *ts)
 {
   size_t cap = 0;
   p->ts = ts;
-  /* The same random letters wherever {{randstr}} appears in this scan, so
-   * that it does not keep requests apart. */
+  /* The same KSUID wherever {{randstr}} appears in this scan, so that it
+   * does not keep requests apart. */
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  unsigned long x = (unsigned long)now.tv_nsec ^ (unsigned long)now.tv_sec * 2654435761UL;
-  for (size_t i = 0; i + 1 < sizeof p->randstr; i++, x = x * 6364136223846793005UL + 1)
-    p->randstr[i] = (char)('a' + (x >> 33) % 26);
+  uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec * 2654435761u;
+  tpl_randstr(p->randstr, &seed);
   cluster_index index = {NULL, 0, 0};
   for (size_t t = 0; t < ts->n; t++)
     for (size_t q = 0; !plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* text with job's values, new, into *out: EXPR_OK, or why not (an
  * expression failed, err says how; or out of memory). */
@@ -27,22 +28,84 @@ const plan_vals *plan_job_vals(const plan_job *job, size_t t)
   return job->vals.p && job->vals_all && job->vals.tpl == t ? &job->vals : NULL;
 }
 
-/* Cluster c's URL (into *url), headers and body with job's values. */
+int plan_header_is(const char *h, const char *name)
+{
+  size_t n = strlen(name);
+  return !strncasecmp(h, name, n) && (h[n] == ':' || h[n] == ';');
+}
+
+expr_code plan_job_header(plan_job *job, const char *h)
+{
+  struct curl_slist *more = curl_slist_append(job->own, h);
+  if (more)
+    job->own = more;
+  return more ? EXPR_OK : EXPR_E_NOMEM;
+}
+
+/* Whether a template's header is one nuclei leaves out: the framing of
+ * the body, which it computes for the body it sends (as curl does),
+ * unless unsafe: true sends the request as written. */
+static int framing(const cluster *c, const char *h)
+{
+  return !(c->raw && c->raw->unsafe) &&
+         (plan_header_is(h, "Content-Length") || plan_header_is(h, "Transfer-Encoding"));
+}
+
+/* Cluster c's body with job's values. Go, nuclei's client, sends
+ * Content-Length: 0 for a request without a body (but GET and HEAD): curl
+ * does, given an empty one. nuclei adds no Content-Type to a body (curl
+ * would, a form's) and never sends Expect: 100-continue (curl would, for a
+ * large body, and wait): blank, they make curl leave its own out, the
+ * template's coming first. */
+static expr_code job_body(const cluster *c, plan_job *job, expr_error *err)
+{
+  expr_code rc = EXPR_OK;
+  if (c->body)
+    rc = rendered(job, c->body, &job->body, err);
+  else if (!(c->raw && c->raw->unsafe) && !c->nobody && strcmp(c->method, "GET"))
+    rc = (job->body = strdup("")) != NULL ? EXPR_OK : EXPR_E_NOMEM;
+  if (rc == EXPR_OK && job->body)
+    rc = plan_job_header(job, "Content-Type:");
+  if (rc == EXPR_OK && job->body)
+    rc = plan_job_header(job, "Expect:");
+  return rc;
+}
+
+/* The scheme and authority of url (a new string), or NULL when out of
+ * memory. */
+static char *origin_of(const char *url)
+{
+  const char *sep = strstr(url, "://");
+  size_t n = sep ? (size_t)(sep + 3 - url) : 0;
+  return strndup(url, n + strcspn(url + n, "/?#"));
+}
+
+/* Cluster c's URL for job's target (into *url), headers and body with
+ * job's values. A raw request of a sequence run once has no target: the
+ * scheme and authority of its URL, its own, are the target it merges
+ * with. */
 static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
 {
-  expr_code rc = rendered(job, c->path, url, err);
+  char *path = NULL, *notes = NULL, *own = NULL;
+  expr_code rc = rendered(job, c->path, c->raw ? &path : url, err);
+  if (rc == EXPR_OK && c->raw && !job->target && !(own = origin_of(path)))
+    rc = EXPR_E_NOMEM;
+  const char *target = job->target ? job->target : own;
   for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
     char *h;
-    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK) {
-      struct curl_slist *more = curl_slist_append(job->own, h);
-      rc = more ? EXPR_OK : EXPR_E_NOMEM;
-      if (more)
-        job->own = more;
-    }
+    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK && !framing(c, h))
+      rc = plan_job_header(job, h);
     free(h);
   }
-  if (rc == EXPR_OK && c->body)
-    rc = rendered(job, c->body, &job->body, err);
+  if (rc == EXPR_OK)
+    rc = job_body(c, job, err);
+  if (rc == EXPR_OK && c->raw && c->raw->annotations)
+    rc = rendered(job, c->raw->annotations, &notes, err);
+  if (rc == EXPR_OK && c->raw)
+    rc = plan_raw_request(c, target, path, notes, job, url, err);
+  free(path);
+  free(notes);
+  free(own);
   if (rc != EXPR_OK) {
     free(*url);
     *url = NULL;
@@ -55,13 +118,19 @@ void plan_job_step_free(plan_job *job)
   curl_slist_free_all(job->headers);
   curl_slist_free_all(job->own);
   free(job->body);
-  job->headers = job->own = NULL;
-  job->body = NULL;
+  free(job->request_target);
+  free(job->curl_url);
+  curl_slist_free_all(job->connect_to);
+  job->headers = job->own = job->connect_to = NULL;
+  job->body = job->request_target = job->curl_url = NULL;
+  job->timeout_ms = 0;
 }
 
 void plan_job_free(plan_job *job)
 {
   plan_job_step_free(job);
+  free(job->target);
+  job->target = NULL;
   plan_vals_free(&job->vals);
   job->vals_all = 0;
   plan_seq_free(&job->seq);
@@ -72,7 +141,6 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
                      plan_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
-  (void)p;
   curl_slist_free_all(job->headers);
   job->headers = NULL;
   int ok = 1;
@@ -96,7 +164,7 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
     ok = curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
   else if (ok && c->custom)
     ok = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method) == CURLE_OK;
-  return ok ? 0 : -1;
+  return ok && plan_raw_set(e, p, c, job) == 0 ? 0 : -1;
 }
 
 /* Job's values for cluster c and target: 0, -1 when out of memory, -2
@@ -105,6 +173,8 @@ static int job_values(const plan *p, const cluster *c, const char *target, plan_
 {
   plan_job_free(job);
   job->vals_all = c->owner != NO_OWNER;
+  if (target && !(job->target = strdup(target)))
+    return -1;
   return plan_vals_eval(&job->vals, p, job->vals_all ? c->owner : c->members[0].tpl, target,
                         job->vals_all);
 }

@@ -52,6 +52,7 @@ typedef struct cluster {
   /* How curl is told the method, decided once: HEAD is CURLOPT_NOBODY, a
    * method other than GET (POST with a body) CURLOPT_CUSTOMREQUEST. */
   int nobody, custom;
+  const tpl_request *raw; /* a raw request's (its first member's): NULL: none */
   tpl_member *members;
   size_t nmembers;
   size_t owner; /* the template whose values it uses; NO_OWNER: none */
@@ -90,7 +91,12 @@ typedef struct plan {
                         * independent requests; the rest, sequences' */
   plan_sequence *seqs;
   size_t nseqs;
-  char randstr[16]; /* {{randstr}}: the same letters in the whole scan */
+  char randstr[TPL_RANDSTR_LEN + 1]; /* {{randstr}}: the same in the whole scan */
+  /* The transfers' settings that a request of its own changes for its
+   * transfer alone (plan-raw.c), as the loop sets them: --timeout, and
+   * whether connections are kept after a transfer. */
+  long timeout_ms;
+  int forbid_reuse;
   unsigned long unsent; /* requests not sent: an expression failed */
   char unsent_why[240]; /* the first: "template-id: what failed" */
   unsigned long cut;    /* sequences that reached PLAN_SEQ_REQUESTS for a target */
@@ -259,6 +265,14 @@ typedef struct plan_job {
   struct curl_slist *own;     /* the template's headers */
   struct curl_slist *headers; /* -H, then own: what curl sends */
   char *body;
+  /* A raw request's (plan-raw.c): its request target when curl is to send
+   * it as written, the URL curl is given when not the job's (@tls-sni), a
+   * CURLOPT_CONNECT_TO, its @timeout (0: none). */
+  char *request_target, *curl_url;
+  struct curl_slist *connect_to;
+  long timeout_ms;
+  char *target; /* the target the job's values are for (NULL: none, a
+                 * sequence run once), which a raw request merges with */
   /* A sequence's request: the sequence's state (seq.index), in use while
    * in_seq. */
   plan_seq seq;
@@ -272,6 +286,24 @@ const plan_vals *plan_job_vals(const plan_job *job, size_t t);
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
                      plan_job *job);
 void plan_job_free(plan_job *job);
+
+/* ---- Raw requests (plan-raw.c) ------------------------------------------ */
+
+/* The URL of raw request c for target, its request target (rendered, in
+ * path) merged with the target's as nuclei does, into *url (new); what its
+ * annotations (rendered, in notes; NULL: none) and unsafe: true ask of
+ * curl, into job (its headers already in job->own). EXPR_OK, or why it
+ * cannot be sent (err says how), or EXPR_E_NOMEM. */
+expr_code plan_raw_request(const cluster *c, const char *target, const char *path,
+                           const char *notes, plan_job *job, char **url, expr_error *err);
+/* What plan_raw_request put in job, onto the easy handle (and undone for
+ * a job without). 0 or -1. */
+int plan_raw_set(CURL *e, const plan *p, const cluster *c, const plan_job *job);
+/* Whether header h (of a template, "Name: value") is name, case aside. */
+int plan_header_is(const char *h, const char *name);
+/* Adds header h to job's own (after the template's). EXPR_OK or
+ * EXPR_E_NOMEM. */
+expr_code plan_job_header(plan_job *job, const char *h);
 /* The next job for a slot: its URL (new string), and in *cl, *seq and
  * *target (new string) its cluster, target number and target, in job its
  * values, headers and body (what it held before is freed); NULL at the

@@ -415,16 +415,28 @@ static const char *request_skip(const char *k)
   return NULL;
 }
 
-/* raw: its requests (tpl_raw), one into q itself, several into q->raws. */
-static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
+/* The number of raw:'s requests, or 0 (skipped): as it is met, before
+ * the request's other keys. */
+static size_t raw_count(reader *r, yaml_node_t *v)
 {
   size_t n = v && v->type == YAML_SEQUENCE_NODE
                  ? (size_t)(v->data.sequence.items.top - v->data.sequence.items.start)
                  : 0;
   if (!n)
-    return skip(r, "raw", "not a list of requests");
-  if (n > TPL_RAWS_MAX)
-    return skip(r, "raw", "more than 64 requests in a block");
+    skip(r, "raw", "not a list of requests");
+  else if (n > TPL_RAWS_MAX)
+    skip(r, "raw", "more than 64 requests in a block");
+  return n > TPL_RAWS_MAX ? 0 : n;
+}
+
+/* raw: its requests (tpl_raw), one into q itself, several into q->raws,
+ * read once the request's other keys are (unsafe: and redirects: change
+ * how): each of several takes the block's unsafe: and redirects. */
+static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
+{
+  size_t n = raw_count(r, v);
+  if (!n)
+    return -1;
   if (q->method || q->paths || q->headers || q->body)
     return skip(r, "raw", "beside method, path, headers or body");
   if (n > 1 && !(q->raws = calloc(n, sizeof *q->raws)))
@@ -432,6 +444,9 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
   for (size_t i = 0; i < n; i++) {
     const char *text = scalar(node(r, v->data.sequence.items.start[i]));
     tpl_request *one = n > 1 ? &q->raws[q->nraws++] : q;
+    one->unsafe = q->unsafe;
+    one->redirects = q->redirects;
+    one->max_redirs = q->max_redirs;
     const char *why = text ? tpl_raw(text, one) : "raw: not a list of requests";
     if (why)
       return skip(r, why, NULL);
@@ -465,7 +480,7 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
   if (!is_map(n))
     return skip(r, "request not a mapping", NULL);
   q->max_redirs = DEFAULT_MAX_REDIRS;
-  int raw = 0; /* raw: seen, which makes the method, path, headers and body */
+  yaml_node_t *raw = NULL; /* raw:, which makes the method, path, headers and body */
   EACH_KEY(r, n, k, v)
   {
     const char *s = scalar(v), *why = k ? request_skip(k) : NULL;
@@ -482,8 +497,12 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = s && (q->method = dup(r, s)) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(s);
     else if (!strcmp(k, "path"))
       ok = strings(r, v, &q->paths, &q->npaths) == 0;
+    else if (!strcmp(k, "raw") && !raw_count(r, v))
+      return -1;
     else if (!strcmp(k, "raw"))
-      ok = (raw = 1) && load_raw(r, v, q) == 0;
+      ok = (raw = v) != NULL;
+    else if (!strcmp(k, "unsafe"))
+      ok = (q->unsafe = truthy(s)) || s;
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))
@@ -523,6 +542,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     q->redirects = TPL_REDIRECTS_HOST;
   if (!q->max_redirs) /* nuclei: 0 is its default */
     q->max_redirs = DEFAULT_MAX_REDIRS;
+  if (raw && load_raw(r, raw, q) != 0)
+    return -1;
   if (!q->npaths && !q->nraws)
     return skip(r, "request without a path", NULL);
   if (q->max_size < 0)
@@ -744,6 +765,7 @@ static void free_request(tpl_request *q)
   free(q->raws);
   free(q->method);
   free(q->body);
+  free(q->annotations);
   free_strings(q->paths, q->npaths);
   free_strings(q->headers, q->nheaders);
   for (size_t i = 0; q->matchers && i < q->nmatchers; i++)

@@ -432,9 +432,33 @@ static int check_text(checker *k, const char *text)
 /* ---- {{randstr_N}} ------------------------------------------------------ */
 
 /* nuclei replaces each {{randstr_N}} (N letters, digits, _) of a template's
- * text by random letters of its own when it reads the template: the same
+ * text by a KSUID of its own when it reads the template: the same
  * everywhere in the template, another for each N and each template. */
-#define RANDSTR_LEN 16
+
+/* A KSUID's shape: 4 bytes of seconds since its epoch (1400000000), 16
+ * random ones, the 20 in base62 as 27 digits, 0-9A-Za-z. */
+void tpl_randstr(char out[TPL_RANDSTR_LEN + 1], uint64_t *seed)
+{
+  static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  unsigned char n[20];
+  uint64_t t = (uint64_t)time(NULL) - 1400000000u;
+  for (int i = 0; i < 4; i++)
+    n[i] = (unsigned char)(t >> (24 - 8 * i));
+  for (int i = 4; i < 20; i++) {
+    *seed = *seed * 6364136223846793005u + 1442695040888963407u;
+    n[i] = (unsigned char)(*seed >> 33);
+  }
+  for (int d = TPL_RANDSTR_LEN - 1; d >= 0; d--) { /* n /= 62, its remainder the digit */
+    unsigned rem = 0;
+    for (int i = 0; i < 20; i++) {
+      unsigned cur = rem << 8 | n[i];
+      n[i] = (unsigned char)(cur / 62);
+      rem = cur % 62;
+    }
+    out[d] = digits[rem];
+  }
+  out[TPL_RANDSTR_LEN] = '\0';
+}
 
 /* The name's value in t's table (names and values alternate in names),
  * made when new. NULL when out of memory. */
@@ -450,12 +474,9 @@ static const char *randstr_of(line *names, const char *name, size_t len, uint64_
   put(names, name, len);
   put(names, "", 1);
   size_t value = names->len;
-  for (int i = 0; i < RANDSTR_LEN; i++) {
-    *seed = *seed * 6364136223846793005u + 1442695040888963407u;
-    char c = (char)('a' + (*seed >> 33) % 26);
-    put(names, &c, 1);
-  }
-  put(names, "", 1);
+  char v[TPL_RANDSTR_LEN + 1];
+  tpl_randstr(v, seed);
+  put(names, v, sizeof v);
   return names->nomem ? NULL : names->p + value;
 }
 
@@ -571,6 +592,8 @@ static int randstr_texts(tpl *t)
         rc = replace_randstr(&q->headers[j], &names, &seed);
       if (!rc)
         rc = replace_randstr(&q->body, &names, &seed);
+      if (!rc)
+        rc = replace_randstr(&q->annotations, &names, &seed);
     }
     if (!rc)
       rc = randstr_operators(&t->reqs[i], &names, &seed);
@@ -729,6 +752,8 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
         check_text(&k, q->headers[j]);
       if (q->body)
         check_text(&k, q->body);
+      if (q->annotations)
+        check_text(&k, q->annotations);
     }
   if (!why[0] && !k.nomem)
     check_payloads(&k);

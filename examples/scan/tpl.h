@@ -157,6 +157,13 @@ typedef struct tpl_request {
   char **headers; /* "Name: value" */
   size_t nheaders;
   char *body;      /* NULL: none */
+  /* A raw request (tpl-raw.c): paths[0] is its request target as written,
+   * which the plan merges with the target's URL as nuclei does. Unsafe:
+   * unsafe: true (read before tpl_raw), the request sent as written: its
+   * header lines as they are, its body with its final line break. */
+  int raw, unsafe;
+  char *annotations; /* its @Host, @tls-sni and @timeout lines (NULL: none) */
+  int once;          /* @once: sent once whatever the payloads */
   int redirects;   /* which are followed: TPL_REDIRECTS_*, 0: none */
   long max_redirs; /* when followed (default 10, also for 0, as nuclei) */
   int cond_and;    /* matchers-condition: and */
@@ -253,9 +260,14 @@ typedef struct templates {
   void *jq;
 } templates;
 
-/* A raw request (one, of text) into q's method, path, headers and body:
- * NULL, or why scan cannot run it (tpl-raw.c). */
+/* A raw request (one, of text) into q's method, path, headers, body and
+ * annotations, as nuclei reads it (unsafe: as q->unsafe says): NULL, or
+ * why scan cannot run it (tpl-raw.c). */
 const char *tpl_raw(const char *text, tpl_request *q);
+/* The @ lines of a raw request nuclei acts on (tpl-raw.c, for the plan):
+ * the value of the first "@name:" line of annotations, trimmed, into
+ * [*v, *v + *len); 0 when there is none. */
+int tpl_annotation(const char *annotations, const char *name, const char **v, size_t *len);
 
 /* ---- Several requests (tpl-seq.c) ---------------------------------------- */
 
@@ -308,6 +320,11 @@ void tpl_json_free(templates *ts);
 int tpl_unload(templates *ts, size_t i, const char *reason);
 
 /* ---- Variables, constants, {{...}} (tpl-vars.c) ------------------------ */
+
+/* {{randstr}} and {{randstr_N}}: nuclei's are KSUIDs, 27 letters and digits
+ * (base62 of a time and random bytes), new ones from *seed into out. */
+#define TPL_RANDSTR_LEN 27
+void tpl_randstr(char out[TPL_RANDSTR_LEN + 1], uint64_t *seed);
 
 /* The target variables of a request (nuclei's): {{BaseURL}} and the rest. */
 extern const char *const tpl_target_names[];

@@ -644,6 +644,10 @@ START_TEST(fn_json)
   ERR("json_prettify('{\"a\":}')", EXPR_E_VALUE, 1);
   ERR("json_prettify('[1,]')", EXPR_E_VALUE, 1);
   ERR("json_prettify('{} x')", EXPR_E_VALUE, 1);
+  /* A NUL byte where an escape's letter or a hex digit belongs is no
+   * JSON (the parser's tests must not take the text's end for one). */
+  ERR("json_minify(concat('{\"a\": \"\\u', hex_decode('00'), '0e9\"}'))", EXPR_E_VALUE, 1);
+  ERR("json_minify(concat('{\"a\": \"\\\\', hex_decode('00'), '\"}'))", EXPR_E_VALUE, 1);
   ERR("json_prettify(repeat('[', 300) + repeat(']', 300))", EXPR_E_LIMIT, 1);
 }
 END_TEST

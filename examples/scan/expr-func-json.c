@@ -44,12 +44,12 @@ static int parse_string(jparse *j, jval *v)
   while (j->p < j->end && *j->p != '"') {
     if ((unsigned char)*j->p < 0x20)
       return 0;
-    if (*j->p == '\\') {
-      if (++j->p == j->end || !strchr("\"\\/bfnrtu", *j->p))
+    if (*j->p == '\\') { /* (strchr finds a NUL too: the text may hold one) */
+      if (++j->p == j->end || !*j->p || !strchr("\"\\/bfnrtu", *j->p))
         return 0;
       if (*j->p == 'u')
         for (int i = 0; i < 4; i++)
-          if (++j->p == j->end || !strchr("0123456789abcdefABCDEF", *j->p))
+          if (++j->p == j->end || !*j->p || !strchr("0123456789abcdefABCDEF", *j->p))
             return 0;
     }
     j->p++;

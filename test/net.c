@@ -18,6 +18,14 @@ void server_up(void)
   ck_assert_ptr_nonnull(srv);
 }
 
+void server_base(char *out, size_t cap)
+{
+  ts_url(srv, "", out, cap);
+  size_t n = strlen(out);
+  if (n && out[n - 1] == '/')
+    out[n - 1] = '\0';
+}
+
 void server_down(void)
 {
   ts_stop(srv);

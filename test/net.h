@@ -10,6 +10,9 @@ extern ts_server *srv; /* running between server_up and server_down */
 
 void server_up(void);
 void server_down(void);
+/* The server's URL without a path, "http://127.0.0.1:PORT", into out (a
+ * scan target: {{BaseURL}}/x then names /x). */
+void server_base(char *out, size_t cap);
 
 /* v holds exactly bytes 0..n-1 of the server's pattern, then a NUL. */
 void assert_pattern(rc_view v, size_t n);

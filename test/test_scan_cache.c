@@ -32,10 +32,7 @@ static const char *const TEMPLATES[] = {"word-and.yaml", "word-all.yaml",      "
 static void setup(void)
 {
   server_up();
-  ts_url(srv, "", base, sizeof base);
-  size_t n = strlen(base);
-  if (n && base[n - 1] == '/')
-    base[n - 1] = '\0';
+  server_base(base, sizeof base);
   snprintf(home, sizeof home, "/tmp/rc-scan-cache-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(home));
   snprintf(files, sizeof files, "%s/respchain-scan", home);

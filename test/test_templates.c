@@ -35,10 +35,7 @@ const char *reported_lines;
 static void up(void)
 {
   server_up();
-  ts_url(srv, "", base, sizeof base);
-  size_t n = strlen(base);
-  if (n && base[n - 1] == '/')
-    base[n - 1] = '\0';
+  server_base(base, sizeof base);
 }
 
 static void templates_path(const char *sub, char *out, size_t cap)

@@ -797,7 +797,7 @@ static void line_urls(const char *out, const char *id, char *url, char *at, size
 
 /* self-contained: the template's URL from -var values, requested once in
  * the scan (not once per target), its input (url) that URL; without the
- * values it is skipped. A raw request's target that is such a URL is its
+ * values it sends nothing, as nuclei. A raw request's target that is such a URL is its
  * own whole (its query once). */
 START_TEST(self_contained)
 {
@@ -822,10 +822,23 @@ START_TEST(self_contained)
   ck_assert_str_eq(host, url);
   ck_assert_str_eq(at, url);
   prog_out_free(&o);
-  char *bare[] = {getenv("SCAN_BIN"), "-t", path, "--validate", NULL};
+  /* Without the values: loaded, nothing planned, nothing sent. */
+  char *bare[] = {getenv("SCAN_BIN"), "-t", path, "--validate", "-v", NULL};
   o = run_program(bare);
-  ck_assert_msg(strstr(o.out, "self-page.yaml: variable: site"), "%s", o.out);
-  ck_assert_msg(strstr(o.out, "self-raw.yaml: variable: site"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 2 loaded, 0 skipped; 0 clusters, 0 sequences"), "%s",
+                o.out);
+  ck_assert_msg(strstr(o.out, "self-page.yaml: site (its requests that read it are not sent"),
+                "%s", o.out);
+  ck_assert_msg(strstr(o.out, "self-raw.yaml: site (its requests that read it are not sent"),
+                "%s", o.out);
+  prog_out_free(&o);
+  char *none[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, NULL};
+  before = ts_requests(srv);
+  o = run_program(none);
+  ck_assert_int_eq(o.status, 0);
+  ck_assert_uint_eq(ts_requests(srv) - before, 0);
+  ck_assert_str_eq(o.out, "");
+  ck_assert_msg(strstr(o.err, "2 read names nobody gives: 2 send no request"), "%s", o.err);
   prog_out_free(&o);
 }
 END_TEST
@@ -1019,22 +1032,34 @@ START_TEST(stats_and_export)
 }
 END_TEST
 
-/* The extracted-results of template id in scan's lines, '|'-joined, into
- * out ("" when it has no line); the count of its lines. */
-static int extracts_of(const char *lines, const char *id, char *out, size_t cap)
+/* The extracted-results of template id in scan's lines ('|'-joined), of
+ * its first line, or of each followed by ";" (all), into out ("" when it
+ * has no line); the count of its lines. */
+static int extracts(const char *lines, const char *id, char *out, size_t cap, int all)
 {
   int n = 0;
   out[0] = '\0';
   for (const char *l = lines; *l;) {
     const char *end = strchr(l, '\n');
     ck_assert_ptr_nonnull(end);
-    char one[8192], v[256];
+    char one[8192], v[256], x[1024];
     snprintf(one, sizeof one, "%.*s", (int)(end - l), l);
-    if (json_field(one, "template-id", v, sizeof v) && !strcmp(v, id) && n++ == 0)
-      json_field(one, "extracted-results", out, cap);
+    if (json_field(one, "template-id", v, sizeof v) && !strcmp(v, id) && (n++ == 0 || all) &&
+        json_field(one, "extracted-results", x, sizeof x))
+      snprintf(out + strlen(out), cap - strlen(out), all ? "%s;" : "%s", x);
     l = end + 1;
   }
   return n;
+}
+
+static int extracts_of(const char *lines, const char *id, char *out, size_t cap)
+{
+  return extracts(lines, id, out, cap, 0);
+}
+
+static int all_extracts_of(const char *lines, const char *id, char *out, size_t cap)
+{
+  return extracts(lines, id, out, cap, 1);
 }
 
 /* Runs scan -t vars/ with -var arguments (NULL: none) against the server. */
@@ -1059,14 +1084,27 @@ START_TEST(variables)
   unsigned long before = ts_requests(srv);
   prog_out o = run_vars(NULL, NULL, NULL, NULL);
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 10 templates; random-a and random-b apart, shared-a and shared-b one;
-   * unsent.yaml's request not sent. */
-  ck_assert_msg(strstr(o.err, "10 loaded, 0 skipped; 9 clusters, 8 requests"), "%s", o.err);
-  ck_assert_uint_eq(ts_requests(srv) - before, 8);
+  /* 13 templates; random-a and random-b apart, shared-a and shared-b one;
+   * unsent.yaml's request not sent; unresolved.yaml a sequence of four
+   * requests of which two are sent; unresolved-only.yaml not planned. */
+  ck_assert_msg(strstr(o.err, "13 loaded, 0 skipped; 14 clusters, 11 requests"), "%s", o.err);
+  ck_assert_uint_eq(ts_requests(srv) - before, 11);
   ck_assert_msg(strstr(o.err, "scan: templates: 1 requests not sent, an expression failed "
                               "(first: vars-unsent: "),
                 "%s", o.err);
   ck_assert_int_eq(extracts_of(o.out, "vars-unsent", have, sizeof have), 0);
+  ck_assert_msg(strstr(o.err, "scan: templates: 2 read names nobody gives: 1 send no request, "
+                              "1 only those before the first that reads one"),
+                "%s", o.err);
+
+  /* unresolved.yaml: the first raw request and the second block sent;
+   * unresolved-only.yaml nothing. */
+  ck_assert_int_eq(all_extracts_of(o.out, "vars-unresolved", have, sizeof have), 2);
+  ck_assert_str_eq(have, "/echo?step=1;/echo?block=2;");
+  ck_assert_int_eq(extracts_of(o.out, "vars-unresolved-only", have, sizeof have), 0);
+  /* skip-check.yaml: what nobody gives sent as written. */
+  ck_assert_int_eq(extracts_of(o.out, "vars-skip-check", have, sizeof have), 1);
+  ck_assert_str_eq(have, "POST /echo?m=mark|a={{nobody}}&b={{config.items()}}&c={{7*7}}");
 
   /* exprs.yaml: the nonce is 12 letters, the same in the path and a
    * header (the template's own regex checks it too: it matched). */
@@ -1131,6 +1169,16 @@ START_TEST(variables)
     ck_assert_str_eq(have, "CLI-const");
     prog_out_free(&o);
   }
+  /* -var gives the names: every request of unresolved.yaml and
+   * unresolved-only.yaml sent, in order, with them. */
+  o = run_vars("--var", "login=ann", "-var", "api_token=t0k");
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  ck_assert_msg(!strstr(o.err, "names nobody gives"), "%s", o.err);
+  ck_assert_int_eq(all_extracts_of(o.out, "vars-unresolved", have, sizeof have), 4);
+  ck_assert_str_eq(have, "/echo?step=1;/echo?step=2&u=ann|YW5uOnB3;/echo?step=3;/echo?block=2;");
+  ck_assert_int_eq(extracts_of(o.out, "vars-unresolved-only", have, sizeof have), 1);
+  ck_assert_str_eq(have, "/echo?token=t0k");
+  prog_out_free(&o);
   /* A later -var of a name wins; a bad one is a usage error. */
   o = run_vars("--var", "who=one", "--var", "who=two");
   ck_assert_int_eq(extracts_of(o.out, "vars-override", have, sizeof have), 1);

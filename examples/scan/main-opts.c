@@ -71,7 +71,8 @@ static void usage(FILE *out)
         "                          and -V NAME=VALUE, nuclei's; repeatable, a\n"
         "                          later one of a name wins): over a template's\n"
         "                          variable and the target variables of that\n"
-        "                          name, under its constants\n"
+        "                          name, under its constants; a request that\n"
+        "                          reads a name nobody gives is not sent\n"
         "      --attack-type TYPE  how every request's payloads combine, over its\n"
         "                          attack: batteringram, pitchfork or clusterbomb\n"
         "                          (also --at, nuclei's)\n"
@@ -80,7 +81,7 @@ static void usage(FILE *out)
         "                          matchers, the whole body, or its count only;\n"
         "                          its words and regexes with {{...}} replaced\n"
         "                          once in the scan (they stream) or for each\n"
-        "                          response\n"
+        "                          response; the names nobody gives it reads\n"
         "\n",
         out);
   fputs("FILTERING (with -t; nuclei's: comma lists, repeatable, any case):\n"

@@ -237,11 +237,29 @@ static void print_payloads(const tpl *t)
   free(l.p);
 }
 
+/* The templates loaded with requests that read a name nobody gives, and
+ * the first of them, as the summaries say. */
+static void unresolved_count(FILE *out, const templates *ts, const char *prefix)
+{
+  size_t n = 0, none = 0, first = 0;
+  for (size_t i = ts->n; i-- > 0;)
+    if (ts->t[i].unresolved)
+      n++, first = i, none += !plan_sends(ts, i);
+  if (n)
+    fprintf(out,
+            "%s%zu read names nobody gives: %zu send no request, %zu only those before the "
+            "first that reads one (first: %s reads %s; -var NAME=VALUE gives a name)\n",
+            prefix, n, none, n - none, ts->t[first].id, ts->t[first].unresolved);
+}
+
 void out_validation(const templates *ts, const plan *p, int verbose)
 {
   for (size_t i = 0; verbose && i < ts->n; i++) {
     print_keeps(&ts->t[i]);
     print_payloads(&ts->t[i]);
+    if (ts->t[i].unresolved)
+      printf("unresolved %s: %s (its requests that read it are not sent; -var %s=VALUE gives it)\n",
+             ts->t[i].file, ts->t[i].unresolved, ts->t[i].unresolved);
   }
   for (size_t i = 0; verbose && i < ts->nskips; i++)
     if (ts->skips[i].payloads)
@@ -252,6 +270,7 @@ void out_validation(const templates *ts, const plan *p, int verbose)
          p->nclusters, p->nseqs);
   if (ts->filter)
     printf("templates: %zu left out by the filters\n", ts->nfiltered);
+  unresolved_count(stdout, ts, "templates: ");
   skip_counts(stdout, ts, "");
 }
 
@@ -271,5 +290,6 @@ void out_summary(const templates *ts, const plan *p, unsigned long requests, uns
   if (p->unsent)
     fprintf(stderr, "scan: templates: %lu requests not sent, an expression failed (first: %s)\n",
             p->unsent, p->unsent_why);
+  unresolved_count(stderr, ts, "scan: templates: ");
   skip_counts(stderr, ts, "scan: templates: ");
 }

@@ -110,6 +110,21 @@ void plan_cluster_init(cluster *c, const tpl_request *r, const tpl_request *step
   c->custom = !c->nobody && strcmp(c->method, c->body ? "POST" : "GET") != 0;
 }
 
+int plan_unresolved(const templates *ts, size_t t, size_t q, size_t k)
+{
+  const char *path;
+  const tpl_request *step = tpl_step(&ts->t[t].reqs[q], k, &path);
+  return ts->t[t].unresolved && (plan_uses(ts, t, step, path) & TPL_USES_UNRESOLVED);
+}
+
+int plan_sends(const templates *ts, size_t t)
+{
+  for (size_t q = 0; q < ts->t[t].nreqs; q++)
+    if (!plan_unresolved(ts, t, q, 0))
+      return 1;
+  return 0;
+}
+
 unsigned plan_uses(const templates *ts, size_t t, const tpl_request *step, const char *path)
 {
   const tpl *tp = &ts->t[t];
@@ -119,7 +134,7 @@ unsigned plan_uses(const templates *ts, size_t t, const tpl_request *step, const
                                      : 0);
   for (size_t k = 0; k < step->nheaders; k++)
     uses |= tpl_text_uses(tp, ts->given, ts->ngiven, step->headers[k]);
-  return uses;
+  return step->skip_vars_check ? uses & ~(unsigned)TPL_USES_UNRESOLVED : uses;
 }
 
 /* Adds member (t, q) to the cluster of its request k, made when new. 0 or
@@ -176,7 +191,7 @@ int plan_build(plan *p, const templates *ts)
   tpl_randstr(p->randstr, &seed);
   cluster_index index = {NULL, 0, 0};
   for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; !plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)
+    for (size_t q = 0; plan_sends(ts, t) && !plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)
       for (size_t k = 0; k < tpl_steps(&ts->t[t].reqs[q]); k++)
         if (join(p, ts, t, q, k, &cap, &index) != 0) {
           free(index.slot);

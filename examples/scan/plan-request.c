@@ -183,6 +183,8 @@ char *plan_job_request(plan *p, size_t c, plan_job *job)
 {
   char *url = NULL;
   expr_error err;
+  if (p->c[c].unresolved)
+    return NULL; /* never sent: it ends its block */
   expr_code made = job_request(&p->c[c], job, &url, &err);
   if (made != EXPR_OK && made != EXPR_E_NOMEM && !(job->in_seq && job->seq.missing) &&
       !p->unsent++) /* not sent: counted */

@@ -18,7 +18,12 @@
  *    need its cookies, or
  *  - it is self-contained: its requests' URLs are its own, and it runs
  *    once in the scan, before the targets' requests, its target the URL
- *    of its first request (nuclei's).
+ *    of its first request (nuclei's), or
+ *  - it has several requests, one of which reads a name nobody gives
+ *    (plan_unresolved): that one is not sent and ends its block, as
+ *    nuclei's refusal does; the requests before it are sent.
+ * A template whose every block starts with such a request sends nothing:
+ * it has no sequence (nor a template of one such request, a cluster).
  * Anything else, several paths of GETs included, is a set of independent
  * probes: their requests join clusters, and cookies do not carry from one
  * to the next (nuclei's jar would carry them; such probes seldom set one
@@ -52,7 +57,9 @@ int plan_needs_sequence(const plan *p, size_t t)
   size_t all = 0;
   for (size_t q = 0; q < tp->nreqs; q++)
     all += tpl_steps(&tp->reqs[q]);
-  if (uses_dynamic(p->ts, t) || tp->self_contained)
+  if (!plan_sends(p->ts, t))
+    return 0; /* plan_build joins no cluster of it either */
+  if (uses_dynamic(p->ts, t) || tp->self_contained || tp->unresolved)
     return 1;
   for (size_t q = 0; q < tp->nreqs; q++)
     if (tp->reqs[q].payloads.n)
@@ -112,6 +119,7 @@ int plan_sequences(plan *p)
         one->alone = 1;
         one->step = k + 1;
         one->no_cookies = r->no_cookies;
+        one->unresolved = plan_unresolved(ts, t, q, k);
         s->n++;
       }
   }

@@ -61,6 +61,7 @@ typedef struct cluster {
    * from 1; 0: a request of templates run independently. */
   unsigned long step;
   int no_cookies; /* its block's disable-cookie */
+  int unresolved; /* it reads a name nobody gives: never sent (plan_unresolved) */
 } cluster;
 #define NO_OWNER SIZE_MAX
 
@@ -117,6 +118,14 @@ void plan_cluster_init(cluster *c, const tpl_request *r, const tpl_request *step
                        const char *path);
 /* What request step's texts use (tpl_text_uses) in template t. */
 unsigned plan_uses(const templates *ts, size_t t, const tpl_request *step, const char *path);
+/* Whether step k of request q of template t reads a name nobody gives
+ * (TPL_USES_UNRESOLVED): it is not sent, and ends its block as nuclei's
+ * refusal does. */
+int plan_unresolved(const templates *ts, size_t t, size_t q, size_t k);
+/* Whether template t sends a request: the first of one of its blocks is
+ * not unresolved. One that sends none is not planned (it is loaded: -var
+ * makes it send). */
+int plan_sends(const templates *ts, size_t t);
 /* Whether template t runs as a sequence (plan-sequence.c says when). */
 int plan_needs_sequence(const plan *p, size_t t);
 void plan_free(plan *p);

@@ -445,6 +445,7 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
     const char *text = scalar(node(r, v->data.sequence.items.start[i]));
     tpl_request *one = n > 1 ? &q->raws[q->nraws++] : q;
     one->unsafe = q->unsafe;
+    one->skip_vars_check = q->skip_vars_check;
     one->redirects = q->redirects;
     one->max_redirs = q->max_redirs;
     const char *why = text ? tpl_raw(text, one) : "raw: not a list of requests";
@@ -525,6 +526,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = (q->cookie_reuse = truthy(s)) || s;
     else if (!strcmp(k, "iterate-all"))
       ok = (q->iterate_all = truthy(s)) || s;
+    else if (!strcmp(k, "skip-variables-check"))
+      ok = (q->skip_vars_check = truthy(s)) || s;
     else if (!strcmp(k, "matchers") || !strcmp(k, "extractors"))
       ok = load_list(r, v, !strcmp(k, "extractors"), q) == 0;
     else if (!strcmp(k, "payloads"))

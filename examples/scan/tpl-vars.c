@@ -5,18 +5,23 @@
  * variable, a constant, a -var), replaced by its value, or an expression
  * (one that compiles and calls a function or reads a variable), replaced
  * by its value. Anything else stays as written: {{2+2}} and {{"a"}} are
- * text to nuclei too. A part that stays and is not of literals alone (a
- * name nobody gives, an expression that does not compile) would be sent
- * as written, which nuclei refuses ("unresolved variables"): the template
- * is skipped with the reason, and the column for a bad expression.
+ * text to nuclei too. A part that stays and is not of literals alone
+ * would be sent as written, which nuclei refuses ("unresolved
+ * variables"). An expression that does not compile skips the template,
+ * with the column. A name nobody gives (a -var the template expects, as
+ * {{username}}) does not: nuclei loads such a template and refuses its
+ * requests that read the name when it would send them, so here those
+ * requests are not sent (t->unresolved) and the others are; a request
+ * with skip-variables-check: true sends it as written, as nuclei does.
  *
  * Inside an expression's quoted strings, {{name}} is the name's value
  * (nuclei substitutes it, escaped): compiled as "..." + name + "...".
  *
  * A variable's value is a text of the same kind. Each may use the target
  * variables, the constants, -var names and the variables before it;
- * one that uses itself or a later one (a cycle) is a skip, as nuclei sends
- * its text unresolved. Where a name is defined twice, constants win over
+ * one that uses a later one (a cycle) is a skip; one that uses itself
+ * ({{username}} for username, a value to give with -var) or a name nobody
+ * gives keeps its text, and what reads it is not sent. Where a name is defined twice, constants win over
  * -var, -var over the target's variables, those over variables:.
  *
  * A matcher word is a text of the same kind, which nuclei renders with the
@@ -129,7 +134,7 @@ const char *tpl_vars_load(tpl *t, yaml_document_t *doc, yaml_node_t *map, int co
 void tpl_vars_free(tpl *t)
 {
   for (size_t i = 0; t->vars && i < t->nvars; i++)
-    free(t->vars[i].name), free(t->vars[i].value);
+    free(t->vars[i].name), free(t->vars[i].value), free(t->vars[i].unresolved);
   for (size_t i = 0; t->consts && i < t->nconsts; i++)
     free(t->consts[i].name), free(t->consts[i].value);
   for (size_t i = 0; t->exprs && i < t->nexprs; i++)
@@ -137,6 +142,7 @@ void tpl_vars_free(tpl *t)
   free(t->vars);
   free(t->consts);
   free(t->exprs);
+  free(t->unresolved);
 }
 
 /* ---- Finding the parts of a text ---------------------------------------- */
@@ -202,6 +208,7 @@ typedef struct checker {
    * to skip (one that is none stays as written, as nuclei leaves it). */
   int in_word;
   const tpl_request *q;
+  int skip; /* reading a text of a request with skip-variables-check */
 } checker;
 
 /* Sets the reason (the first one found stays); returns 0. */
@@ -221,16 +228,13 @@ static int fail(checker *k, const char *fmt, ...)
  * 0; its length. */
 static size_t string_name(checker *k, const char *s, const char *end)
 {
+  (void)k;
   if (strncmp(s, "{{", 2))
     return 0;
   const char *c = strstr(s + 2, "}}");
-  size_t i;
   if (!c || c > end || !is_name(s + 2, (size_t)(c - s - 2)))
     return 0;
-  if (tpl_name(k->t, k->given, k->ngiven, s + 2, (size_t)(c - s - 2), &i) == TS_NONE &&
-      !k->in_word) /* a word's may be the response's */
-    return (size_t)fail(k, "variable: %.*s", (int)(c - s - 2), s + 2);
-  return (size_t)(c - s - 2);
+  return (size_t)(c - s - 2); /* read as a name: readable says whether it may be */
 }
 
 /* inner with each {{name}} of its quoted strings as " + name + " (the
@@ -283,6 +287,22 @@ static char *rewrite(checker *k, const char *inner, size_t len)
   return l.p;
 }
 
+/* Name, which nobody gives, read by variable k->var or by a text: the
+ * variable keeps its text and the request is not sent (the first such
+ * name noted), 1; a request's with skip-variables-check sends it as
+ * written, 0 (not read as a name); in a payload's value, a reason. */
+static int unresolved(checker *k, const char *name, size_t len)
+{
+  char **first = k->var < k->t->nvars ? &k->t->vars[k->var].unresolved : &k->t->unresolved;
+  if (k->value)
+    return fail(k, "variable: %.*s", (int)len, name);
+  if (k->skip && k->var >= k->t->nvars)
+    return 0;
+  if (!*first && !(*first = strndup(name, len)))
+    return k->nomem = 1, 0;
+  return 1;
+}
+
 /* Whether name (read by variable k->var, or by a text) may be read. */
 static int readable(checker *k, const char *name, size_t len)
 {
@@ -292,8 +312,10 @@ static int readable(checker *k, const char *name, size_t len)
     return 1; /* word_renders says what it depends on */
   if (s == TS_NONE && has(name, len, "interactsh"))
     return fail(k, "interactsh");
-  if (s == TS_NONE)
-    return fail(k, "variable: %.*s", (int)len, name);
+  if (s == TS_NONE || (s == TS_VAR && k->var < k->t->nvars && i == k->var))
+    return unresolved(k, name, len);
+  if (s == TS_VAR && i < k->var && k->t->vars[i].unresolved)
+    return unresolved(k, k->t->vars[i].unresolved, strlen(k->t->vars[i].unresolved));
   if (s == TS_DYNAMIC && k->var < k->t->nvars)
     return fail(k, "variables: %s uses %.*s, a value extracted (not evaluated with them)",
                 k->t->vars[k->var].name, (int)len, name);
@@ -302,12 +324,9 @@ static int readable(checker *k, const char *name, size_t len)
   if (s == TS_PAYLOAD && (k->value || tpl_payload_find(&k->t->reqs[k->req].payloads, name, len) ==
                                           k->t->reqs[k->req].payloads.n))
     return fail(k, "variable: %.*s (a payload of another request)", (int)len, name);
-  if (s == TS_VAR && k->var < k->t->nvars && i >= k->var)
-    return i == k->var
-               ? fail(k, "variables: %s uses itself (give it with -var %s=VALUE)",
-                      k->t->vars[i].name, k->t->vars[i].name)
-               : fail(k, "variables: %s uses %s, defined after it (a cycle, or out of order)",
-                      k->t->vars[k->var].name, k->t->vars[i].name);
+  if (s == TS_VAR && k->var < k->t->nvars && i > k->var)
+    return fail(k, "variables: %s uses %s, defined after it (a cycle, or out of order)",
+                k->t->vars[k->var].name, k->t->vars[i].name);
   if (s == TS_VAR && k->var < k->t->nvars && k->t->vars[i].per_target)
     k->t->vars[k->var].per_target = 1;
   if (s == TS_TARGET && k->var < k->t->nvars && strcmp(tpl_target_names[i], "randstr"))
@@ -331,6 +350,19 @@ static int expr_readable(checker *k, const tpl_expr *x)
       return 0;
   }
   return 1;
+}
+
+/* Whether e reads a name nobody gives, or a variable that does. */
+static int reads_unknown(const checker *k, const expr *e)
+{
+  for (size_t v = 0; v < expr_var_count(e); v++) {
+    size_t n, i;
+    const char *name = expr_var_name(e, v, &n);
+    tpl_source s = tpl_name(k->t, k->given, k->ngiven, name, n, &i);
+    if (s == TS_NONE || (s == TS_VAR && k->t->vars[i].unresolved))
+      return 1;
+  }
+  return 0;
 }
 
 static int check_classify(void *ud, const char *inner, size_t len, size_t *index)
@@ -362,7 +394,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
   }
   free(src);
   unsigned calls = expr_calls(e);
-  if (!calls && !expr_var_count(e)) { /* literals: text to nuclei */
+  if ((!calls && !expr_var_count(e)) || /* literals: text to nuclei */
+      (k->skip && k->var >= k->t->nvars && reads_unknown(k, e))) { /* sent as written */
     expr_free(e);
     return 0;
   }
@@ -386,6 +419,8 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
  * the reason. */
 static int stays(checker *k, const char *o)
 {
+  if (k->skip && k->var >= k->t->nvars && !k->value)
+    return 1; /* skip-variables-check: sent as written */
   const char *c = strstr(o + 2, "}}");
   size_t len = c ? (size_t)(c - o - 2) : 0;
   if (!c || memchr(o + 2, '}', len) || memchr(o + 2, '{', len))
@@ -746,6 +781,7 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
   for (k.req = 0; !why[0] && !k.nomem && k.req < t->nreqs; k.req++)
     for (size_t r = 0; r <= t->reqs[k.req].nraws; r++) { /* the block, then its raws */
       const tpl_request *q = r ? &t->reqs[k.req].raws[r - 1] : &t->reqs[k.req];
+      k.skip = t->reqs[k.req].skip_vars_check;
       for (size_t j = 0; j < q->npaths; j++)
         check_text(&k, q->paths[j]);
       for (size_t j = 0; j < q->nheaders; j++)
@@ -755,6 +791,7 @@ int tpl_vars_check(tpl *t, const char *const *given, size_t ngiven, char *why, s
       if (q->annotations)
         check_text(&k, q->annotations);
     }
+  k.skip = 0;
   if (!why[0] && !k.nomem)
     check_payloads(&k);
   if (!why[0] && !k.nomem)
@@ -779,6 +816,8 @@ static void use(user *u, const char *name, size_t len)
     u->uses |= TPL_USES_TEMPLATE;
   if (s == TS_DYNAMIC)
     u->uses |= TPL_USES_DYNAMIC;
+  if (s == TS_NONE || (s == TS_VAR && u->t->vars[i].unresolved))
+    u->uses |= TPL_USES_UNRESOLVED;
 }
 
 static int uses_classify(void *ud, const char *inner, size_t len, size_t *index)

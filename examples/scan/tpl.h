@@ -179,6 +179,9 @@ typedef struct tpl_request {
   int no_cookies;    /* disable-cookie: true */
   int cookie_reuse;  /* cookie-reuse: true (nuclei's default since) */
   int iterate_all;   /* iterate-all: a later request once per value extracted */
+  /* skip-variables-check: true (its raws' too): a {{name}} nobody gives
+   * is sent as written, as nuclei then sends it, not unresolved. */
+  int skip_vars_check;
   tpl_matcher *matchers;
   size_t nmatchers;
   tpl_extractor *extractors;
@@ -197,6 +200,11 @@ typedef struct tpl_var {
    * reads {{randstr}}, {{randstr_N}} or a variable that is random):
    * another in each scan. */
   int random;
+  /* variables: the name nobody gives that its value reads (itself, or
+   * through a variable before it), NULL: none. nuclei keeps its text as
+   * written, and a request that reads it is not sent
+   * (TPL_USES_UNRESOLVED). */
+  char *unresolved;
 } tpl_var;
 
 /* An expression of a template's texts: what {{ and }} enclose, and it
@@ -224,6 +232,11 @@ typedef struct tpl {
   size_t nexprs;
   int self_contained; /* self-contained: true: its requests' URLs are its
                        * own (absolute), made once in a scan */
+  /* The first name nobody gives (no -var, variable, constant, payload or
+   * extractor) that a request of it reads, directly or through a
+   * variable: such requests are not sent, as nuclei refuses them
+   * ("unresolved variables"), until -var gives the name. NULL: none. */
+  char *unresolved;
 } tpl;
 
 /* A template that was not loaded, and why. */
@@ -364,7 +377,9 @@ void tpl_vars_free(tpl *t);
 enum {
   TPL_USES_TEMPLATE = 1, /* a constant, a variable or a payload of t */
   TPL_USES_VOLATILE = 2, /* an expression that gives another value each time */
-  TPL_USES_DYNAMIC = 4   /* a value an extractor of t gives (TS_DYNAMIC) */
+  TPL_USES_DYNAMIC = 4,  /* a value an extractor of t gives (TS_DYNAMIC) */
+  TPL_USES_UNRESOLVED = 8 /* a name nobody gives, or a variable that reads
+                           * one (t->unresolved): not sent */
 };
 unsigned tpl_text_uses(const tpl *t, const char *const *given, size_t ngiven, const char *text);
 

@@ -1148,6 +1148,28 @@ static void seq_payload_login(char *out)
   curl_easy_cleanup(e);
 }
 
+/* @once: the login and the tail with the first combination only; the
+ * echo with each, the login's cookie on every one. */
+static void seq_once(char *out)
+{
+  static const char *const values[] = {"x", "y", "z"};
+  CURL *e = session();
+  got g;
+  fetch_on(e, "/login?user=first", NULL, NULL, NULL, 0, &g);
+  for (size_t i = 0; i < 3; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "/echo?v=%s", values[i]);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, "Cookie: session=first"))
+      expect(out, path, NULL, NULL);
+    if (i == 0)
+      fetch_on(e, "/echo?tail=1", NULL, NULL, NULL, 0, &g);
+    if (i == 0 && has(g.body, g.body_len, "Cookie: session=first"))
+      expect(out, "/echo?tail=1", NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
 /* Raw requests of a block, in order: each as raw_length and raw_absolute
  * send one alone (the body's own length, an absolute URL's path and
  * query to the target); a line per response that matches. */
@@ -1384,6 +1406,7 @@ const evaluation RUN[] = {
     {"seq-stop-first", seq_stop_first, 0},
     {"seq-payloads", seq_payloads, 0},
     {"seq-payload-login", seq_payload_login, 0},
+    {"seq-once", seq_once, 0},
     {"seq-raw", seq_raw, 0},
     {"seq-raw-unsafe", seq_raw_unsafe, 0},
     {"word-const", word_const, 0},

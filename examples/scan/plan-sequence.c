@@ -202,6 +202,16 @@ char *plan_seq_start(plan *p, size_t i, plan_job *job, size_t *cl)
   return step_from(p, job, seq->at, cl);
 }
 
+/* The first request from at (before end, its block's) that the running
+ * combination sends: after the first, a raw request with @once is passed
+ * over, as nuclei sends it once. */
+static size_t past_once(const plan *p, const plan_seq *seq, size_t at, size_t end)
+{
+  while (at < end && seq->combo && p->c[at].raw && p->c[at].raw->once)
+    at++;
+  return at;
+}
+
 char *plan_next_step(plan *p, size_t *cl, plan_job *job)
 {
   plan_seq *seq = &job->seq;
@@ -218,11 +228,15 @@ char *plan_next_step(plan *p, size_t *cl, plan_job *job)
     at = seq->at;
   } else
     seq->iter = 0;
-  if (at != seq->at && at == next_block(p, &p->seqs[seq->index], seq->at) &&
-      !(q->stop_first && seq->matched) && seq->combo + 1 < q->payloads.combos) {
+  size_t end = next_block(p, &p->seqs[seq->index], seq->at);
+  if (at != seq->at)
+    at = past_once(p, seq, at, end);
+  if (at != seq->at && at == end && !(q->stop_first && seq->matched) &&
+      seq->combo + 1 < q->payloads.combos) {
     at = block_first(p, &p->seqs[seq->index], seq->at); /* its next combination */
     seq->combo++;
     plan_seq_forget(seq, 0); /* X_N count from its first request again */
+    at = past_once(p, seq, at, end);
   }
   plan_job_step_free(job);
   return step_from(p, job, at, cl);

@@ -26,9 +26,11 @@
  * without a hit all have a bounded width (the longest match they can
  * have; a matcher anchored at the start counts as unbounded), the stream
  * is closed and one of a database of those alone takes over, first fed
- * the last width - 1 bytes the old one saw, so that no match ending past
- * the switch is missed. None can end in those replayed bytes: the old
- * stream would have reported it. Narrowed databases are compiled when
+ * the last width bytes the old one saw, so that no match ending past the
+ * switch is missed, nor one ending at it that only what follows decides
+ * ($ at the body's end, \b before the next byte: the old stream was
+ * closed before it knew). None that the old stream could report ends in
+ * those replayed bytes: it would have. Narrowed databases are compiled when
  * first wanted and kept, at most NARROW_DBS of them, so that compiling
  * stays a bounded cost of the whole scan. */
 #define NARROW_DBS   16
@@ -496,7 +498,7 @@ static int stream_open(reading *r, int narrowing, size_t base, const char *repla
   return 0;
 }
 
-/* The bytes a narrowing replays: the widest match left, less one; or
+/* The bytes a narrowing replays: the widest match left; or
  * SIZE_MAX when one of those left is too wide to narrow for. */
 static size_t replay_width(const reading *r)
 {
@@ -508,8 +510,8 @@ static size_t replay_width(const reading *r)
       continue;
     if (width[id] > NARROW_WIDTH)
       return SIZE_MAX;
-    if (width[id] > replay + 1)
-      replay = width[id] - 1;
+    if (width[id] > replay)
+      replay = width[id];
   }
   return replay;
 }

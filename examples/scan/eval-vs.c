@@ -230,13 +230,29 @@ static hs_database_t *engine_db(struct vs_engine *g, size_t n, const unsigned ch
   return db;
 }
 
+/* Whether Vectorscan would read regex text otherwise than RE2: with a
+ * ^ under (?m) (see regex_re2) and a match that may be empty, which RE2
+ * also finds after a newline that ends the body. */
+static int line_start_differs(const char *text, int line_start)
+{
+  hs_expr_info_t *info = NULL;
+  hs_compile_error_t *err = NULL;
+  int differs = line_start && hs_expression_info(text, STREAM_FLAGS, &info, &err) == HS_SUCCESS &&
+                info->min_width == 0;
+  free(info);
+  hs_free_compile_error(err);
+  return differs;
+}
+
 /* Each matcher's expression: a word as its bytes in \xHH, a regex as
- * given (Vectorscan reads PCRE syntax). Returns 0, or -1 when out of
+ * regex_re2 writes it (Vectorscan reads PCRE syntax), unless Vectorscan
+ * would read it otherwise (left to PCRE2). Returns 0, or -1 when out of
  * memory. */
 static int engine_exprs(struct vs_engine *e, const matchers *o, unsigned char *take)
 {
   for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
     char *text = NULL;
+    int line_start = 0;
     if (id < o->nwords) { /* a word: each byte as \xHH, a literal; (?i) for --iword */
       size_t len = strlen(o->words[id]), at = o->word_nocase[id] ? 4 : 0;
       if (!(text = malloc(at + 4 * len + 1)))
@@ -245,11 +261,11 @@ static int engine_exprs(struct vs_engine *e, const matchers *o, unsigned char *t
       for (size_t i = 0; i < len; i++)
         snprintf(text + at + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
     } else {
-      if (!(text = strdup(o->regexes[id - o->nwords].text)))
+      if (!(text = regex_re2(o->regexes[id - o->nwords].text, &line_start)))
         return -1;
     }
     e->exprs[id] = text;
-    take[id] = 1;
+    take[id] = !line_start_differs(text, line_start);
   }
   return 0;
 }
@@ -628,25 +644,29 @@ static int on_extract_match(unsigned int id, unsigned long long from, unsigned l
   return 0;
 }
 
-/* A database of the extractors take[i], every match reported; NULL with
- * *bad the one Vectorscan rejects (-1: the set, or out of memory). */
+/* A database of the extractors take[i] (as regex_re2 writes them), every
+ * match reported; NULL with *bad the one Vectorscan rejects (-1: the set,
+ * or out of memory). */
 static hs_database_t *extract_db(struct vs_engine *e, const matchers *o,
                                  const unsigned char *take, int *bad)
 {
   size_t n = o->nextracts;
-  const char **exprs = calloc(n + 1, sizeof *exprs);
+  char **exprs = calloc(n + 1, sizeof *exprs);
   unsigned *ids = calloc(n + 1, sizeof *ids);
   hs_database_t *db = NULL;
   unsigned k = 0;
-  int rejected;
+  int rejected, nomem = !exprs || !ids;
   *bad = -1;
-  for (size_t i = 0; exprs && ids && i < n; i++)
+  for (size_t i = 0; !nomem && i < n; i++)
     if (take[i]) {
-      exprs[k] = o->extracts[i].text;
+      nomem = !(exprs[k] = regex_re2(o->extracts[i].text, NULL));
       ids[k++] = (unsigned)i;
     }
-  if (exprs && ids && !(db = vs_compile(e, exprs, NULL, ids, k, &rejected)) && rejected >= 0)
+  if (!nomem && !(db = vs_compile(e, (const char *const *)exprs, NULL, ids, k, &rejected)) &&
+      rejected >= 0)
     *bad = (int)ids[rejected];
+  for (unsigned i = 0; exprs && i < k; i++)
+    free(exprs[i]);
   free(exprs);
   free(ids);
   return db;

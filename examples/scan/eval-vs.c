@@ -28,9 +28,9 @@
  * is closed and one of a database of those alone takes over, first fed
  * the last width bytes the old one saw, so that no match ending past the
  * switch is missed, nor one ending at it that only what follows decides
- * ($ at the body's end, \b before the next byte: the old stream was
- * closed before it knew). None that the old stream could report ends in
- * those replayed bytes: it would have. Narrowed databases are compiled when
+ * ($ and \z, when the body ends there: the old stream was closed before
+ * it knew). None that the old stream could report ends in those replayed
+ * bytes: it would have. Narrowed databases are compiled when
  * first wanted and kept, at most NARROW_DBS of them, so that compiling
  * stays a bounded cost of the whole scan. */
 #define NARROW_DBS   16

@@ -1546,6 +1546,9 @@ static bool route_text(conn *c, request *rq)
 {
   const char *text = param_str(rq, "body"), *type = param_str(rq, "type"),
              *cookie = param_str(rq, "cookie");
+  body b = param_framing(rq);
+  if (rq->bad)
+    return false;
   char *page = malloc(text ? strlen(text) + 1 : 1);
   if (!page) {
     c->ok = false;
@@ -1561,7 +1564,9 @@ static bool route_text(conn *c, request *rq)
     out_write_decoded(c, cookie);
     out_write(c, "\r\n", 2);
   }
-  send_body(c, rq, &(body){.data = (const unsigned char *)page, .len = n});
+  b.data = (const unsigned char *)page;
+  b.len = n;
+  send_body(c, rq, &b);
   free(page);
   return true;
 }

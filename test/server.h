@@ -27,7 +27,7 @@
  * keeps the first 16 MiB + 256 KiB of it precomputed (filled in on demand)
  * and generates bytes beyond that on the fly.
  *
- * Framing parameters, accepted by /bytes, /gzip, /bomb and /encoding:
+ * Framing parameters, accepted by /bytes, /gzip, /bomb, /encoding and /text:
  *   te=length (default, Content-Length) | chunked | close (no length,
  *   "Connection: close", closed after the body); write=W: body bytes per
  *   send() (chunk size when chunked; default 256 KiB, or 16 KiB chunks;

@@ -209,6 +209,87 @@ START_TEST(guard_page)
 }
 END_TEST
 
+/* regex_re2's text: what RE2 and PCRE read differently, written as
+ * RE2 means it; the rest as written, however it is nested or quoted. */
+START_TEST(re2_text)
+{
+  static const char *const cases[][2] = {
+      {"version 1\\.2$", "version 1\\.2\\z"},
+      {"(?m)a$", "(?m)a$"},
+      {"(?im)a$", "(?im)a$"},
+      {"(?i)a$", "(?i)a\\z"},
+      {"(?m:a$)b$", "(?m:a$)b\\z"},
+      {"(?m)a$(?-m)b$", "(?m)a$(?-m)b\\z"},
+      {"(a(?m)b$)c$", "(a(?m)b$)c\\z"},
+      {"(?<n>a$)|(?:b$)", "(?<n>a\\z)|(?:b\\z)"},
+      {"\\$[$]", "\\$[$]"},
+      {"[]$]$", "[]$]\\z"},
+      {"[^]$]$", "[^]$]\\z"},
+      {"[[:alpha:]$]$", "[[:alpha:]$]\\z"},
+      {"\\Qa$\\E$", "\\Qa$\\E\\z"},
+      {"\\Qa$", "\\Qa$"},
+      {"(?#x$)$", "(?#x$)\\z"},
+      {"\\c[$", "\\c[\\z"},
+      {"a\\sb\\Sc", "a[\\t\\n\\f\\r ]b[^\\t\\n\\f\\r ]c"},
+      {"[\\s,]", "[\\t\\n\\f\\r ,]"},
+      {"\\v[\\v]", "\\x0b[\\x0b]"},
+      {"\\\\s", "\\\\s"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = regex_re2(cases[i][0], NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_msg(!strcmp(got, cases[i][1]), "%s: %s, want %s", cases[i][0], got, cases[i][1]);
+    free(got);
+  }
+  int line_start;
+  free(regex_re2("(?m)^a", &line_start));
+  ck_assert_int_eq(line_start, 1);
+  free(regex_re2("^a(?m:b)[^c]", &line_start));
+  ck_assert_int_eq(line_start, 0);
+}
+END_TEST
+
+/* What the regexes match, as RE2 (Go's regexp) documents them. */
+START_TEST(re2_match)
+{
+  static const struct {
+    const char *re, *text;
+    int hit;
+  } cases[] = {
+      {"version 1\\.2$", "hello\nversion 1.2", 1},
+      {"version 1\\.2$", "hello\nversion 1.2\n", 0}, /* PCRE: before a final newline */
+      {"(?m)version 1\\.2$", "hello\nversion 1.2\n", 1},
+      {"\\n$", "a\n", 1},
+      {"^b", "a\nb", 0},
+      {"(?m)^b", "a\nb", 1},
+      {"(?m)^$", "a\n", 1}, /* after the newline that ends the text */
+      {"(?m)^$", "a", 0},
+      {"^$", "\n", 0},
+      {"^$", "", 1},
+      {"a\\sb", "a\vb", 0},
+      {"a\\sb", "a\tb", 1},
+      {"a\\Sb", "a\vb", 1},
+      {"a\\vb", "a\vb", 1},
+      {"a\\vb", "a\nb", 0},
+  };
+  char msg[256];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    regex re;
+    ck_assert_msg(regex_compile(&re, cases[i].re, msg, sizeof msg) == 0, "%s: %s", cases[i].re, msg);
+    rc_view text = {cases[i].text, strlen(cases[i].text)};
+    ck_assert_msg(regex_hit(&re, text) == cases[i].hit, "%s over case %zu: %d", cases[i].re, i,
+                  !cases[i].hit);
+    size_t end = regex_first_end(&re, text);
+    ck_assert_msg(cases[i].hit ? end <= text.len : end == NO_OFFSET, "%s: end %zu", cases[i].re, end);
+    regex_free(&re);
+  }
+  /* An error's offset is in the text as written. */
+  regex re;
+  ck_assert_int_eq(regex_compile(&re, "\\s\\s(", msg, sizeof msg), -1);
+  ck_assert_msg(strstr(msg, "at offset 5"), "%s", msg);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("scan_re");
@@ -216,6 +297,8 @@ int main(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, guard_page);
+  tcase_add_test(tc, re2_text);
+  tcase_add_test(tc, re2_match);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

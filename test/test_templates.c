@@ -136,7 +136,7 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 68 templates: 54 independent ones, 55 paths, 36 distinct requests
+  /* 73 templates: 59 independent ones, 60 paths, 41 distinct requests
    * (the 11 raw-*.yaml and path-length.yaml each a request of its own);
    * the server counts the redirects followed too: three of
    * redirects.yaml, two of redirect-max.yaml and of redirect-hops.yaml
@@ -150,8 +150,8 @@ START_TEST(verdicts)
    * for each of 2 (4), seq-raw's and seq-raw-unsafe's two raw requests
    * each (4), and seq-once's three for the first of 3 combinations, its
    * second alone for the others (5). */
-  ck_assert_msg(strstr(o.err, "68 loaded, 0 skipped; 65 clusters, 68 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 36 + 32 + 3 + 2 + 2 + 1);
+  ck_assert_msg(strstr(o.err, "73 loaded, 0 skipped; 70 clusters, 73 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 41 + 32 + 3 + 2 + 2 + 1);
   size_t lines = 0, silent = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -176,7 +176,7 @@ START_TEST(verdicts)
     all++;
   ck_assert_uint_eq(all, lines);
   ck_assert_uint_gt(silent, 0);
-  ck_assert_uint_lt(lines, NRUN + 16); /* named matchers, a chain's responses: a line each */
+  ck_assert_uint_lt(lines, NRUN + 24); /* named matchers, a chain's responses: a line each */
   ck_assert_uint_gt(lines, NRUN / 2);
   prog_out_free(&o);
 }
@@ -547,13 +547,13 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 68 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 73 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
   /* With skip/ beside it too: the json queries of all are compiled as one
    * program, and those of skip/ that fail are found among the others. */
   char *both[] = {getenv("SCAN_BIN"), "--validate", "-t", run, "-t", dir, NULL};
   o = run_program(both);
-  snprintf(counts, sizeof counts, "templates: 68 loaded, %zu skipped", n);
+  snprintf(counts, sizeof counts, "templates: 73 loaded, %zu skipped", n);
   ck_assert_msg(strstr(o.out, counts), "%s", o.out);
   ck_assert_msg(strstr(o.out, "skip/json-syntax.yaml: json: syntax error"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "skip/json-undefined.yaml: json: no_such_function/0 is not defined"),

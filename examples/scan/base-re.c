@@ -4,11 +4,160 @@
  * regex over header lines, and over the kept body those that the streaming
  * engine (eval-vs.c, which reads the same syntax) does not take: back
  * references, lookarounds, and all of them in a build without Vectorscan.
- * The text is bytes (no UTF mode), NUL bytes included. */
+ * The text is bytes (no UTF mode), NUL bytes included. Both engines read
+ * a regex as regex_re2 writes it, with the meaning RE2 gives it. */
 #include "base.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- RE2's meaning in PCRE's syntax --------------------------------------- */
+
+/* Where a regex's text means one thing to RE2 and another to PCRE (and
+ * Vectorscan, which reads it as PCRE does), regex_re2 writes what RE2
+ * means: $ outside (?m) is the text's end (\z), \s and \S leave out the
+ * vertical tab, \v is that tab. It walks the text as PCRE reads it: an
+ * escape is two bytes (\c three), \Q..\E is literal, a class runs to its
+ * first ] that is not its first byte (nor a POSIX [:name:]'s), (?#...) is
+ * a comment, and each group has its own m flag, set by (?m) for the rest
+ * of it or by (?m:...) for its own body. */
+
+#define RE2_SPACE "\\t\\n\\f\\r " /* RE2's \s, in a class */
+
+/* Appends n bytes of s at out[*o]. */
+static void emit(char *out, size_t *o, const char *s, size_t n)
+{
+  memcpy(out + *o, s, n);
+  *o += n;
+}
+
+/* The escape at t[i] (a backslash), in a class or not, onto out; returns
+ * the bytes of t it took. */
+static size_t re2_escape(const char *t, size_t i, int in_class, char *out, size_t *o)
+{
+  char c = t[i + 1];
+  if (c == 's' || (c == 'S' && !in_class)) {
+    emit(out, o, in_class ? "" : c == 's' ? "[" : "[^", in_class ? 0 : c == 's' ? 1 : 2);
+    emit(out, o, RE2_SPACE, strlen(RE2_SPACE));
+    emit(out, o, "]", !in_class);
+    return 2;
+  }
+  if (c == 'v') {
+    emit(out, o, "\\x0b", 4);
+    return 2;
+  }
+  if (c == 'Q') { /* literal up to \E, or the end */
+    const char *e = strstr(t + i + 2, "\\E");
+    size_t n = e ? (size_t)(e + 2 - (t + i)) : strlen(t + i);
+    emit(out, o, t + i, n);
+    return n;
+  }
+  size_t n = !c ? 1 : c == 'c' && t[i + 2] ? 3 : 2;
+  emit(out, o, t + i, n);
+  return n;
+}
+
+/* The class at t[i] (its '['), onto out; returns the bytes it took. */
+static size_t re2_class(const char *t, size_t i, char *out, size_t *o)
+{
+  size_t j = i + 1;
+  j += t[j] == '^';
+  j += t[j] == ']'; /* a first ] is a member */
+  emit(out, o, t + i, j - i);
+  while (t[j] && t[j] != ']') {
+    const char *posix = t[j] == '[' && t[j + 1] == ':' ? strstr(t + j + 2, ":]") : NULL;
+    size_t n = posix ? (size_t)(posix + 2 - (t + j)) : 1;
+    if (t[j] == '\\') {
+      j += re2_escape(t, j, 1, out, o);
+    } else {
+      emit(out, o, t + j, n);
+      j += n;
+    }
+  }
+  emit(out, o, "]", t[j] == ']');
+  return j + (t[j] == ']') - i;
+}
+
+/* The group opening at t[i] ('('): its m flag, from the enclosing group's
+ * (m); *own set when it is a flag setting of the enclosing group, (?m).
+ * Returns the bytes of its opening (past "(?flags:" or "(?flags)"). */
+static size_t re2_group(const char *t, size_t i, int m, int *m_out, int *own)
+{
+  size_t j = i + 1;
+  *m_out = m;
+  *own = 0;
+  if (t[j] != '?')
+    return 1;
+  int on = 1;
+  for (j++; t[j] && strchr("imnsxJU-^", t[j]); j++) {
+    if (t[j] == '-')
+      on = 0;
+    if (t[j] == '^') /* PCRE2's (?^): unset imnsx */
+      *m_out = 0;
+    if (t[j] == 'm')
+      *m_out = on;
+  }
+  if (t[j] == ')') {
+    *own = 1;
+    return j + 1 - i;
+  }
+  if (t[j] == ':')
+    return j + 1 - i;
+  *m_out = m; /* (?=, (?<name>, (?#...: not flags */
+  return 1;
+}
+
+char *regex_re2(const char *t, int *line_start)
+{
+  size_t len = strlen(t);
+  char *out = malloc(6 * len + 1); /* \s grows most: 2 bytes to 12 */
+  unsigned char *m = malloc(len + 2); /* per open group: its m flag */
+  size_t o = 0, depth = 0;
+  if (!out || !m) {
+    free(out);
+    free(m);
+    return NULL;
+  }
+  m[0] = 0;
+  if (line_start)
+    *line_start = 0;
+  for (size_t i = 0; i < len;) {
+    if (t[i] == '\\') {
+      i += re2_escape(t, i, 0, out, &o);
+    } else if (t[i] == '[') {
+      i += re2_class(t, i, out, &o);
+    } else if (t[i] == '(' && t[i + 1] == '?' && t[i + 2] == '#') {
+      const char *e = strchr(t + i, ')');
+      size_t n = e ? (size_t)(e + 1 - (t + i)) : len - i;
+      emit(out, &o, t + i, n);
+      i += n;
+    } else if (t[i] == '(') {
+      int inner, own;
+      size_t n = re2_group(t, i, m[depth], &inner, &own);
+      if (own)
+        m[depth] = (unsigned char)inner;
+      else
+        m[++depth] = (unsigned char)inner;
+      emit(out, &o, t + i, n);
+      i += n;
+    } else {
+      if (t[i] == ')' && depth > 0)
+        depth--;
+      if (t[i] == '^' && m[depth] && line_start)
+        *line_start = 1;
+      if (t[i] == '$' && !m[depth])
+        emit(out, &o, "\\z", 2);
+      else
+        emit(out, &o, t + i, 1);
+      i++;
+    }
+  }
+  out[o] = '\0';
+  free(m);
+  return out;
+}
+
+/* ---- Matching ------------------------------------------------------------- */
 
 /* One match data, JIT stack and match context for the whole scan, which
  * runs on one thread; created with the first regex. */
@@ -45,6 +194,10 @@ struct regex_later {
 
 #define JIT_MODES (PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) /* partial: for extractors */
 
+/* What regex_re2 leaves to PCRE2's options: under (?m), ^ also after a
+ * newline that ends the text, as in RE2. */
+#define RE2_OPTIONS PCRE2_ALT_CIRCUMFLEX
+
 /* re's code, JIT-compiled where the JIT can (else it is interpreted). */
 static pcre2_code *code_of(const regex *re)
 {
@@ -64,17 +217,21 @@ static pcre2_code *ends_of(const regex *re)
   if (l->wrapped)
     return l->ends;
   l->wrapped = 1;
-  size_t n = strlen(re->text);
-  char *wrapped = malloc(n + 16);
-  if (!wrapped)
+  char *text = regex_re2(re->text, NULL);
+  size_t n = text ? strlen(text) : 0;
+  char *wrapped = text ? malloc(n + 16) : NULL;
+  if (!wrapped) {
+    free(text);
     return NULL;
+  }
   memcpy(wrapped, "(?:", 3);
-  memcpy(wrapped + 3, re->text, n);
+  memcpy(wrapped + 3, text, n);
   memcpy(wrapped + 3 + n, ")(?C'end')", 11);
+  free(text);
   int err;
   PCRE2_SIZE at;
   l->ends = pcre2_compile((PCRE2_SPTR)wrapped, n + 13,
-                          PCRE2_USE_OFFSET_LIMIT | PCRE2_NO_AUTO_POSSESS |
+                          RE2_OPTIONS | PCRE2_USE_OFFSET_LIMIT | PCRE2_NO_AUTO_POSSESS |
                               PCRE2_NO_DOTSTAR_ANCHOR,
                           &err, &at, NULL);
   free(wrapped);
@@ -93,8 +250,25 @@ int regex_compile(regex *re, const char *text, char *msg, size_t cap)
   }
   int err;
   PCRE2_SIZE at = 0;
-  re->code = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, 0, &err, &at, NULL);
+  char *re2 = regex_re2(text, NULL);
+  if (!re2) {
+    snprintf(msg, cap, "out of memory");
+    free(re->later);
+    re->later = NULL;
+    return -1;
+  }
+  re->code = pcre2_compile((PCRE2_SPTR)re2, PCRE2_ZERO_TERMINATED, RE2_OPTIONS, &err, &at, NULL);
+  free(re2);
   if (!re->code) {
+    /* The error and its offset in the text as written, when it has one. */
+    int err0;
+    PCRE2_SIZE at0;
+    pcre2_code *plain = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, 0, &err0, &at0, NULL);
+    if (!plain) {
+      err = err0;
+      at = at0;
+    }
+    pcre2_code_free(plain);
     PCRE2_UCHAR what[256];
     pcre2_get_error_message(err, what, sizeof what);
     snprintf(msg, cap, "%s at offset %zu", (const char *)what, (size_t)at);

@@ -80,10 +80,19 @@ typedef struct regex {
   uint32_t lookbehind;       /* the bytes it may look at before a match's start */
 } regex;
 
-/* Compiles text into re. Returns 0, or -1 with PCRE2's message and the
- * offset where it stopped in msg. */
+/* Compiles text into re, as regex_re2 writes it. Returns 0, or -1 with
+ * PCRE2's message and the offset where it stopped in msg. */
 int regex_compile(regex *re, const char *text, char *msg, size_t cap);
 void regex_free(regex *re);
+/* Text as PCRE2 and Vectorscan are to read it, so that what RE2 (nuclei's,
+ * httpx's Go regexp) also takes means what it means there: a $ outside
+ * (?m) at the text's end only (\z; PCRE's also before a final newline),
+ * \s without the vertical tab, \v the vertical tab alone. RE2's ^ under
+ * (?m) also matches after a newline that ends the text: regex_compile
+ * tells PCRE2 so by an option; *line_start (NULL: not wanted) says whether
+ * text has such a ^, which Vectorscan reads as PCRE does. malloc'ed (the
+ * caller frees it); NULL when out of memory. */
+char *regex_re2(const char *text, int *line_start);
 /* Frees what all regexes share, after the last regex_free. */
 void regex_done(void);
 /* Whether re matches somewhere in text. */

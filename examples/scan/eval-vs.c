@@ -26,9 +26,11 @@
  * without a hit all have a bounded width (the longest match they can
  * have; a matcher anchored at the start counts as unbounded), the stream
  * is closed and one of a database of those alone takes over, first fed
- * the last width - 1 bytes the old one saw, so that no match ending past
- * the switch is missed. None can end in those replayed bytes: the old
- * stream would have reported it. Narrowed databases are compiled when
+ * the last width bytes the old one saw, so that no match ending past the
+ * switch is missed, nor one ending at it that only what follows decides
+ * ($ and \z, when the body ends there: the old stream was closed before
+ * it knew). None that the old stream could report ends in those replayed
+ * bytes: it would have. Narrowed databases are compiled when
  * first wanted and kept, at most NARROW_DBS of them, so that compiling
  * stays a bounded cost of the whole scan. */
 #define NARROW_DBS   16
@@ -228,13 +230,29 @@ static hs_database_t *engine_db(struct vs_engine *g, size_t n, const unsigned ch
   return db;
 }
 
+/* Whether Vectorscan would read regex text otherwise than RE2: with a
+ * ^ under (?m) (see regex_re2) and a match that may be empty, which RE2
+ * also finds after a newline that ends the body. */
+static int line_start_differs(const char *text, int line_start)
+{
+  hs_expr_info_t *info = NULL;
+  hs_compile_error_t *err = NULL;
+  int differs = line_start && hs_expression_info(text, STREAM_FLAGS, &info, &err) == HS_SUCCESS &&
+                info->min_width == 0;
+  free(info);
+  hs_free_compile_error(err);
+  return differs;
+}
+
 /* Each matcher's expression: a word as its bytes in \xHH, a regex as
- * given (Vectorscan reads PCRE syntax). Returns 0, or -1 when out of
+ * regex_re2 writes it (Vectorscan reads PCRE syntax), unless Vectorscan
+ * would read it otherwise (left to PCRE2). Returns 0, or -1 when out of
  * memory. */
 static int engine_exprs(struct vs_engine *e, const matchers *o, unsigned char *take)
 {
   for (size_t id = 0; id < o->nwords + o->nregexes; id++) {
     char *text = NULL;
+    int line_start = 0;
     if (id < o->nwords) { /* a word: each byte as \xHH, a literal; (?i) for --iword */
       size_t len = strlen(o->words[id]), at = o->word_nocase[id] ? 4 : 0;
       if (!(text = malloc(at + 4 * len + 1)))
@@ -243,11 +261,11 @@ static int engine_exprs(struct vs_engine *e, const matchers *o, unsigned char *t
       for (size_t i = 0; i < len; i++)
         snprintf(text + at + 4 * i, 5, "\\x%02x", (unsigned char)o->words[id][i]);
     } else {
-      if (!(text = strdup(o->regexes[id - o->nwords].text)))
+      if (!(text = regex_re2(o->regexes[id - o->nwords].text, &line_start)))
         return -1;
     }
     e->exprs[id] = text;
-    take[id] = 1;
+    take[id] = !line_start_differs(text, line_start);
   }
   return 0;
 }
@@ -496,7 +514,7 @@ static int stream_open(reading *r, int narrowing, size_t base, const char *repla
   return 0;
 }
 
-/* The bytes a narrowing replays: the widest match left, less one; or
+/* The bytes a narrowing replays: the widest match left; or
  * SIZE_MAX when one of those left is too wide to narrow for. */
 static size_t replay_width(const reading *r)
 {
@@ -508,8 +526,8 @@ static size_t replay_width(const reading *r)
       continue;
     if (width[id] > NARROW_WIDTH)
       return SIZE_MAX;
-    if (width[id] > replay + 1)
-      replay = width[id] - 1;
+    if (width[id] > replay)
+      replay = width[id];
   }
   return replay;
 }
@@ -626,25 +644,29 @@ static int on_extract_match(unsigned int id, unsigned long long from, unsigned l
   return 0;
 }
 
-/* A database of the extractors take[i], every match reported; NULL with
- * *bad the one Vectorscan rejects (-1: the set, or out of memory). */
+/* A database of the extractors take[i] (as regex_re2 writes them), every
+ * match reported; NULL with *bad the one Vectorscan rejects (-1: the set,
+ * or out of memory). */
 static hs_database_t *extract_db(struct vs_engine *e, const matchers *o,
                                  const unsigned char *take, int *bad)
 {
   size_t n = o->nextracts;
-  const char **exprs = calloc(n + 1, sizeof *exprs);
+  char **exprs = calloc(n + 1, sizeof *exprs);
   unsigned *ids = calloc(n + 1, sizeof *ids);
   hs_database_t *db = NULL;
   unsigned k = 0;
-  int rejected;
+  int rejected, nomem = !exprs || !ids;
   *bad = -1;
-  for (size_t i = 0; exprs && ids && i < n; i++)
+  for (size_t i = 0; !nomem && i < n; i++)
     if (take[i]) {
-      exprs[k] = o->extracts[i].text;
+      nomem = !(exprs[k] = regex_re2(o->extracts[i].text, NULL));
       ids[k++] = (unsigned)i;
     }
-  if (exprs && ids && !(db = vs_compile(e, exprs, NULL, ids, k, &rejected)) && rejected >= 0)
+  if (!nomem && !(db = vs_compile(e, (const char *const *)exprs, NULL, ids, k, &rejected)) &&
+      rejected >= 0)
     *bad = (int)ids[rejected];
+  for (unsigned i = 0; exprs && i < k; i++)
+    free(exprs[i]);
   free(exprs);
   free(ids);
   return db;

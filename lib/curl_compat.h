@@ -10,6 +10,7 @@
 #define RC_CURL_COMPAT_H
 
 #include <curl/curl.h>
+#include <stdatomic.h>
 
 /* 7.87: a name for the write callbacks' error return. Before it, any value
  * but the count given fails the transfer (CURLE_WRITE_ERROR) all the same. */
@@ -20,11 +21,20 @@
 /* 7.80: CURLOPT_PREREQFUNCTION, called before each request is sent. */
 #define RC__HAVE_PREREQ (LIBCURL_VERSION_NUM >= 0x075000)
 
-/* The version of the libcurl loaded (0 if it does not say). */
+/* The version of the libcurl loaded (0 if it does not say), asked once:
+ * curl_version_info builds its whole answer on each call (curl 7.88: some
+ * 8,000 instructions), and the loop asks for every transfer and every
+ * poll. Threads that race to ask store the same value. */
 static inline unsigned int rc__curl_version(void)
 {
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  return v ? v->version_num : 0;
+  static atomic_uint known; /* the version + 1; 0: not asked yet */
+  unsigned int k = atomic_load_explicit(&known, memory_order_relaxed);
+  if (!k) {
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    k = (v ? v->version_num : 0) + 1;
+    atomic_store_explicit(&known, k, memory_order_relaxed);
+  }
+  return k - 1;
 }
 
 /* curl before 7.88 loses data of an HTTP/2 stream paused while the others

@@ -140,12 +140,14 @@ static void safe_target(line *out, const url_text *u, const char *t)
   } else {
     merged(&m, u, t, strlen(t));
   }
-  for (size_t i = 0; i < m.len; i++) {
-    unsigned char c = (unsigned char)m.p[i];
-    if (c <= ' ' || c >= 0x7f)
-      printf_line(out, "%%%02X", c);
-    else
-      put(out, m.p + i, 1);
+  for (size_t i = 0; i < m.len;) {
+    size_t run = 0; /* bytes that stay as they are, put at once */
+    while (i + run < m.len && (unsigned char)m.p[i + run] > ' ' &&
+           (unsigned char)m.p[i + run] < 0x7f)
+      run++;
+    put(out, m.p + i, run);
+    if ((i += run) < m.len)
+      printf_line(out, "%%%02X", (unsigned char)m.p[i++]);
   }
   out->nomem |= m.nomem;
   free(m.p);

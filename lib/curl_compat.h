@@ -10,6 +10,7 @@
 #define RC_CURL_COMPAT_H
 
 #include <curl/curl.h>
+#include <stdatomic.h>
 
 /* 7.87: a name for the write callbacks' error return. Before it, any value
  * but the count given fails the transfer (CURLE_WRITE_ERROR) all the same. */
@@ -20,11 +21,20 @@
 /* 7.80: CURLOPT_PREREQFUNCTION, called before each request is sent. */
 #define RC__HAVE_PREREQ (LIBCURL_VERSION_NUM >= 0x075000)
 
-/* The version of the libcurl loaded (0 if it does not say). */
+/* The version of the libcurl loaded (0 if it does not say). Asked once:
+ * curl_version_info formats its version strings on each call (8.x: some
+ * 3,500 instructions), and the loop functions ask on every transfer and
+ * every poll. */
 static inline unsigned int rc__curl_version(void)
 {
+  static atomic_uint known; /* 0: not asked yet */
+  unsigned int num = atomic_load_explicit(&known, memory_order_relaxed);
+  if (num)
+    return num;
   const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  return v ? v->version_num : 0;
+  num = v ? v->version_num : 0;
+  atomic_store_explicit(&known, num, memory_order_relaxed);
+  return num;
 }
 
 /* curl before 7.88 loses data of an HTTP/2 stream paused while the others

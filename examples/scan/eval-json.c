@@ -258,13 +258,28 @@ static int run(void *ud, int fd)
   return 0; /* the child exits: what it holds goes with it */
 }
 
-/* Whether text may begin a JSON value (after white space). */
+/* Whether text may be one JSON value, as jq's parser reads it: a
+ * document or string, or a lone scalar (a number or literal: a run of
+ * bytes up to white space or a delimiter) with only white space after
+ * it. What it refuses, jq would too, without the child: text such as
+ * "not found" or "404 page not found" is a first token and then more,
+ * which jq reads as an error or as a second value, and refuses. Bytes
+ * up to the space count as white space here, so that nothing jq might
+ * skip is taken for more. */
 static int may_be_json(rc_view text)
 {
-  size_t i = 0;
-  while (i < text.len && strchr(" \t\r\n", text.ptr[i]))
-    i++;
-  return i < text.len && strchr("{[\"-0123456789tfn", text.ptr[i]);
+  const unsigned char *p = (const unsigned char *)text.ptr, *end = p + text.len;
+  while (p < end && *p <= ' ')
+    p++;
+  if (p == end || !strchr("{[\"-0123456789tfn", *p))
+    return 0;
+  if (*p == '{' || *p == '[' || *p == '"')
+    return 1;
+  while (p < end && *p > ' ' && !strchr("[]{}:,\"", *p))
+    p++;
+  while (p < end && *p <= ' ')
+    p++;
+  return p == end;
 }
 
 void json_extract(void *jq, const tpl_extractor *e, rc_view text, tpl_values *x)

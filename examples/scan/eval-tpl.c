@@ -289,8 +289,10 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
   dsl_view dv;
   dsl_view_init(&dv, r, q, t);
   dsl_remember(&dv);
-  tpl_values *each = calloc(q->nextractors + 1, sizeof *each);
-  if (!each)
+  /* Only a request with extractors needs their values (most have none:
+   * no allocation per response for them). */
+  tpl_values *each = q->nextractors ? calloc(q->nextractors, sizeof *each) : NULL;
+  if (!each && q->nextractors)
     x->nomem = 1;
   for (size_t i = 0; each && i < q->nextractors; i++) {
     extract(&dv, &q->extractors[i], &each[i]);

@@ -663,6 +663,85 @@ START_TEST(many_clusters)
 }
 END_TEST
 
+/* More words than one database of the engine holds (4,096: it compiles
+ * them in parts, and streams a body through each part): a template wants
+ * three words of its page, one at the start, one in the middle and one at
+ * the end of the 9,003 its templates hold, and none of 9,000 absent words
+ * between them; another wants the first and not the last; a third the
+ * last absent word. One cluster holds them all, so the parts stream it
+ * (a cluster's own database holds only some of them); an unbounded regex
+ * that never hits keeps the stream from narrowing (which would compile a
+ * database of those left). */
+START_TEST(words_in_parts)
+{
+  enum { ABSENT = 4500 };
+  static const char *const page = "/html?title=Alpha-one%20Beta-two%20Gamma-three";
+  char dir[256], path[512];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/parts.yaml", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "id: parts-and\ninfo: {name: p, severity: info}\nhttp:\n"
+             "  - path: [\"{{BaseURL}}%s\"]\n    matchers-condition: and\n    matchers:\n",
+          page);
+  for (int m = 0; m < 3; m++) {
+    static const char *const want[] = {"Alpha-one", "Beta-two", "Gamma-three"};
+    fprintf(f, "      - type: word\n        words: [\"%s\"]\n", want[m]);
+    for (int k = 0; m < 2 && k < ABSENT; k++)
+      fprintf(f, "%s\"absent-%05d\"%s", k ? ", " : "      - type: word\n        negative: true\n"
+                                                  "        words: [", m * ABSENT + k,
+              k == ABSENT - 1 ? "]\n" : "");
+  }
+  fclose(f);
+  snprintf(path, sizeof path, "%s/others.yaml", dir);
+  f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "id: parts-not-last\ninfo: {name: p, severity: info}\nhttp:\n"
+             "  - path: [\"{{BaseURL}}%s\"]\n    matchers-condition: and\n    matchers:\n"
+             "      - type: word\n        words: [\"Alpha-one\"]\n"
+             "      - type: word\n        negative: true\n        words: [\"Gamma-three\"]\n"
+             "      - type: regex\n        negative: true\n        regex: [\"absent-[a-z]+!\"]\n",
+          page);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/absent.yaml", dir);
+  f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "id: parts-absent\ninfo: {name: p, severity: info}\nhttp:\n"
+             "  - path: [\"{{BaseURL}}%s\"]\n    matchers:\n"
+             "      - type: word\n        words: [\"absent-%05d\"]\n",
+          page, 2 * ABSENT - 1);
+  fclose(f);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(o.status, 0);
+  got g;
+  fetch(page, NULL, NULL, 0, &g);
+  int all = has(g.body, g.body_len, "Alpha-one") && has(g.body, g.body_len, "Beta-two") &&
+            has(g.body, g.body_len, "Gamma-three") && !has(g.body, g.body_len, "absent-");
+  ck_assert_msg(all, "the page lacks a word, or holds an absent one");
+  ck_assert_msg(strstr(o.out, "\"template-id\":\"parts-and\""), "%s", o.out);
+  ck_assert_msg(!strstr(o.out, "\"template-id\":\"parts-not-last\""), "%s", o.out);
+  ck_assert_msg(!strstr(o.out, "\"template-id\":\"parts-absent\""), "%s", o.out);
+  /* Three parts, from the cache or compiled, and no other database. */
+  unsigned cached = 0, compiled = 0;
+  const char *line = strstr(o.err, "databases: ");
+  if (with_vectorscan()) {
+    ck_assert_msg(line && sscanf(line, "databases: %u from the cache, %u compiled", &cached,
+                                 &compiled) == 2, "%s", o.err);
+    ck_assert_uint_eq(cached + compiled, 3);
+  }
+  prog_out_free(&o);
+  const char *const names[] = {"parts.yaml", "others.yaml", "absent.yaml"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+END_TEST
+
 /* A cluster of a few words is matched by memmem as its body streams
  * (eval-literal.c), one of more words by the engine: both find a word
  * that two slices of the body split, in any case where the matcher says
@@ -1209,6 +1288,7 @@ int main(void)
   tcase_add_test(tc, self_contained);
   tcase_add_test(tc, redirect_flags);
   tcase_add_test(tc, many_clusters);
+  tcase_add_test(tc, words_in_parts);
   tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, json_hostile);

@@ -224,22 +224,21 @@ static int fail(checker *k, const char *fmt, ...)
   return 0;
 }
 
-/* The known name that a "{{name}}" of a quoted string encloses at s, or
- * 0; its length. */
-static size_t string_name(checker *k, const char *s, const char *end)
+/* The length of the name that a "{{name}}" of a quoted string encloses
+ * at s (readable then says whether it may be read), or 0. */
+static size_t string_name(const char *s, const char *end)
 {
-  (void)k;
   if (strncmp(s, "{{", 2))
     return 0;
   const char *c = strstr(s + 2, "}}");
   if (!c || c > end || !is_name(s + 2, (size_t)(c - s - 2)))
     return 0;
-  return (size_t)(c - s - 2); /* read as a name: readable says whether it may be */
+  return (size_t)(c - s - 2);
 }
 
 /* inner with each {{name}} of its quoted strings as " + name + " (the
  * string in parentheses), new; NULL when out of memory. */
-static char *rewrite(checker *k, const char *inner, size_t len)
+static char *rewrite(const char *inner, size_t len)
 {
   line l = {0};
   const char *end = inner + len;
@@ -254,7 +253,7 @@ static char *rewrite(checker *k, const char *inner, size_t len)
     for (; e < end && *e != q; e++)
       if (*e == '\\' && e + 1 < end)
         e++;
-      else if (string_name(k, e, end))
+      else if (string_name(e, end))
         names = 1;
     if (!names || e == end) { /* as written */
       put(&l, p, (size_t)(e - p) + (e < end));
@@ -264,7 +263,7 @@ static char *rewrite(checker *k, const char *inner, size_t len)
     put(&l, "(", 1);
     put(&l, p, 1);
     for (const char *s = p + 1; s < e; s++) {
-      size_t n = *s == '\\' ? 0 : string_name(k, s, end);
+      size_t n = *s == '\\' ? 0 : string_name(s, end);
       if (*s == '\\') {
         put(&l, s, 2);
         s++;
@@ -379,7 +378,7 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
     return k->over = 1, fail(k, "expression: more than %d in the template", EXPRS_MAX);
   if ((k->compiled += len) > CHECK_BYTES_MAX)
     return fail(k, "expression: too many {{ to read");
-  char *src = rewrite(k, inner, len);
+  char *src = rewrite(inner, len);
   expr *e = NULL;
   expr_error err;
   if (!src)

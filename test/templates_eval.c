@@ -402,6 +402,16 @@ static void regex_end(char *out)
     expect(out, path, NULL, NULL);
 }
 
+/* A line (path, name) for each of the n named regexes (name, regex) that
+ * matches text. */
+static void expect_named(char *out, const char *path, const char *const (*named)[2], size_t n,
+                         const char *text, size_t len)
+{
+  for (size_t i = 0; i < n; i++)
+    if (regex_in(named[i][1], text, len))
+      expect(out, path, named[i][0], NULL);
+}
+
 /* regex-end-newline.yaml: the anchors over a body ending in a newline. */
 static void regex_end_newline(char *out)
 {
@@ -419,9 +429,7 @@ static void regex_end_newline(char *out)
   };
   got g;
   fetch(path, NULL, NULL, 0, &g);
-  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-    if (regex_in(named[i][1], g.body, g.body_len))
-      expect(out, path, named[i][0], NULL);
+  expect_named(out, path, named, sizeof named / sizeof named[0], g.body, g.body_len);
 }
 
 /* regex-end-chunks.yaml: the anchors over a body sent in chunks. */
@@ -449,9 +457,7 @@ static void regex_space(char *out)
   };
   got g;
   fetch(path, NULL, NULL, 0, &g);
-  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-    if (regex_in(named[i][1], g.body, g.body_len))
-      expect(out, path, named[i][0], NULL);
+  expect_named(out, path, named, sizeof named / sizeof named[0], g.body, g.body_len);
 }
 
 /* regex-header-end.yaml: the anchors over the header block and a
@@ -468,9 +474,7 @@ static void regex_header_end(char *out)
   got g;
   char cookie[64];
   fetch(path, NULL, NULL, 0, &g);
-  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-    if (regex_in(named[i][1], g.head, g.head_len))
-      expect(out, path, named[i][0], NULL);
+  expect_named(out, path, named, sizeof named / sizeof named[0], g.head, g.head_len);
   header_of(&g, "Set-Cookie", cookie, sizeof cookie);
   if (regex_in("^a=1$", cookie, strlen(cookie)))
     expect(out, path, "value", NULL);

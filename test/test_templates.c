@@ -440,19 +440,33 @@ static void dsl_literal(const dsl_case *c, int wrong, char *out, size_t cap)
     snprintf(out, cap, "\"%s%s\"", c->value, wrong ? "x" : "");
 }
 
+/* A new directory under $TMPDIR (else /tmp) named prefix_XXXXXX, into dir. */
+static void scratch_dir(char *dir, size_t cap, const char *prefix)
+{
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(dir, cap, "%s/%s_XXXXXX", tmp, prefix);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+/* dir/name (its path into path, 512 bytes), created for writing. */
+static FILE *created(char path[512], const char *dir, const char *name)
+{
+  snprintf(path, 512, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  return f;
+}
+
 START_TEST(dsl_table)
 {
   enum { N = sizeof TABLE / sizeof *TABLE };
   char dir[256];
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  snprintf(dir, sizeof dir, "%s/test_dsl_table_XXXXXX", tmp);
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  scratch_dir(dir, sizeof dir, "test_dsl_table");
   for (int i = 0; i < 2 * N; i++) {
-    char path[512], want[512];
-    snprintf(path, sizeof path, "%s/t%03d%s.yaml", dir, i / 2, i % 2 ? "-wrong" : "");
+    char path[512], want[512], name[32];
+    snprintf(name, sizeof name, "t%03d%s.yaml", i / 2, i % 2 ? "-wrong" : "");
     dsl_literal(&TABLE[i / 2], i % 2, want, sizeof want);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
+    FILE *f = created(path, dir, name);
     fprintf(f,
             "id: table-%03d%s\ninfo: {name: t, severity: info}\nhttp:\n"
             "  - path: [\"{{BaseURL}}/html?title=Table\"]\n    matchers:\n"
@@ -621,14 +635,11 @@ START_TEST(many_clusters)
 {
   enum { N = 24 };
   char dir[256];
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  scratch_dir(dir, sizeof dir, "test_templates");
   for (int i = 0; i < N; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/t%02d.yaml", dir, i);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
+    char path[512], name[32];
+    snprintf(name, sizeof name, "t%02d.yaml", i);
+    FILE *f = created(path, dir, name);
     fprintf(f,
             "id: many-%d\ninfo: {name: m, severity: info}\nhttp:\n"
             "  - path: [\"{{BaseURL}}/html?title=Word%d\"]\n    matchers-condition: and\n"
@@ -677,12 +688,8 @@ START_TEST(words_in_parts)
   enum { ABSENT = 4500 };
   static const char *const page = "/html?title=Alpha-one%20Beta-two%20Gamma-three";
   char dir[256], path[512];
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/parts.yaml", dir);
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
+  scratch_dir(dir, sizeof dir, "test_templates");
+  FILE *f = created(path, dir, "parts.yaml");
   fprintf(f, "id: parts-and\ninfo: {name: p, severity: info}\nhttp:\n"
              "  - path: [\"{{BaseURL}}%s\"]\n    matchers-condition: and\n    matchers:\n",
           page);
@@ -695,9 +702,7 @@ START_TEST(words_in_parts)
               k == ABSENT - 1 ? "]\n" : "");
   }
   fclose(f);
-  snprintf(path, sizeof path, "%s/others.yaml", dir);
-  f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
+  f = created(path, dir, "others.yaml");
   fprintf(f, "id: parts-not-last\ninfo: {name: p, severity: info}\nhttp:\n"
              "  - path: [\"{{BaseURL}}%s\"]\n    matchers-condition: and\n    matchers:\n"
              "      - type: word\n        words: [\"Alpha-one\"]\n"
@@ -705,9 +710,7 @@ START_TEST(words_in_parts)
              "      - type: regex\n        negative: true\n        regex: [\"absent-[a-z]+!\"]\n",
           page);
   fclose(f);
-  snprintf(path, sizeof path, "%s/absent.yaml", dir);
-  f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
+  f = created(path, dir, "absent.yaml");
   fprintf(f, "id: parts-absent\ninfo: {name: p, severity: info}\nhttp:\n"
              "  - path: [\"{{BaseURL}}%s\"]\n    matchers:\n"
              "      - type: word\n        words: [\"absent-%05d\"]\n",
@@ -753,9 +756,7 @@ START_TEST(words_across_slices)
 {
   enum { LEN = 20000, SPLIT = 6 };
   char dir[256], words[4][16];
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  snprintf(dir, sizeof dir, "%s/test_templates_XXXXXX", tmp);
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  scratch_dir(dir, sizeof dir, "test_templates");
   /* Four words of printable bytes (no quote or backslash: they are written
    * in double quotes) across four chunk boundaries. */
   size_t nwords = 0;
@@ -784,10 +785,9 @@ START_TEST(words_across_slices)
       {words[3], ""},
   };
   for (int t = 0; t < 4; t++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/w%d.yaml", dir, t);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
+    char path[512], name[32];
+    snprintf(name, sizeof name, "w%d.yaml", t);
+    FILE *f = created(path, dir, name);
     fprintf(f,
             "id: across-%d\ninfo: {name: a, severity: info}\nhttp:\n"
             "  - path: [\"{{BaseURL}}/bytes?n=%d&te=chunked&write=1000\"]\n"

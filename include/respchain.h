@@ -537,7 +537,11 @@ RC_API rc_code rc_response_set_budget_wait(rc_response *resp, long timeout_ms);
  * Returns RC_OK to go on; RC_STOPPED when its answer is known: the
  * transfer stops, rc_result says RC_STOPPED (not RC_E_TRANSFER) and what
  * was kept stays readable; any other code fails the transfer with
- * RC_E_OBSERVER. */
+ * RC_E_OBSERVER. A stop said with the last bytes of a body whose length
+ * its Content-Length gave (not decoded, not a 3xx's) stops nothing: curl
+ * ends the transfer as usual (CURLE_OK) and keeps the connection for the
+ * next, and rc_result says RC_STOPPED all the same; earlier, curl's
+ * transfer fails (CURLE_WRITE_ERROR) and closes its connection. */
 typedef rc_code (*rc_observer_fn)(void *ud, const char *data, size_t len);
 
 /* What rc_response_observe does with the body besides observing it. */

@@ -226,6 +226,77 @@ START_TEST(stop_early)
 }
 END_TEST
 
+/* A stop with a body's last bytes, its length declared: curl ends the
+ * transfer as usual and the next transfer on the handle reuses the
+ * connection; rc_result is RC_STOPPED all the same. The same stop over a
+ * chunked body (its end not known from the bytes), a coded one or a
+ * redirect's fails curl's transfer, and the next one connects again. */
+START_TEST(stop_at_end)
+{
+  static const struct {
+    const char *path;
+    int whole; /* the stop comes with the declared body's last bytes */
+  } cases[] = {{"/bytes?n=3000", 1},
+               {"/bytes?n=3000&write=1000", 1},
+               {"/bytes?n=3000&te=chunked", 0},
+               {"/gzip?n=3000&coding=gzip", 0}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    for (size_t k = 0; k < 2; k++) {
+      seen s;
+      rc_response *r = observed(NULL, 0, RC_CAP_STOP, &s, KEEPS[k]);
+      s.stop_at = 3000;
+      s.verdict = RC_STOPPED;
+      CURL *e = curl_easy_init();
+      ck_assert_ptr_nonnull(e);
+      ck_assert_int_eq(rc_attach(r, e), RC_OK);
+      char url[256];
+      curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, cases[c].path, url, sizeof url));
+      for (int round = 0; round < 2; round++) {
+        CURLcode cc = curl_easy_perform(e);
+        long connects = -1;
+        curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
+        ck_assert_msg(cc == (cases[c].whole ? CURLE_OK : CURLE_WRITE_ERROR), "%s: curl %d",
+                      cases[c].path, cc);
+        ck_assert_int_eq(rc_result(r, cc), RC_STOPPED);
+        ck_assert_uint_eq(s.bytes, 3000);
+        ck_assert(s.in_order);
+        ck_assert_uint_eq(rc_body_length(r), 3000);
+        if (KEEPS[k] == RC_KEEP_BODY)
+          assert_pattern(rc_body(r), 3000);
+        /* The second round: the connection of the first, kept or not. */
+        if (round == 1)
+          ck_assert_msg(connects == (cases[c].whole ? 0 : 1), "%s: %ld connects",
+                        cases[c].path, connects);
+        rc_response_reset(r);
+        seen_init(&s);
+        s.stop_at = 3000;
+        s.verdict = RC_STOPPED;
+      }
+      curl_easy_cleanup(e);
+      rc_response_free(r);
+    }
+  }
+  /* A redirect's whole body stopped (here one curl does not follow; one
+   * it follows it does not show): the transfer is stopped there. */
+  seen s;
+  rc_response *r = observed(NULL, 0, RC_CAP_STOP, &s, RC_KEEP_BODY);
+  s.stop_at = 1;
+  s.verdict = RC_STOPPED;
+  CURL *e = curl_easy_init();
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(rc_attach(r, e), RC_OK);
+  char url[256];
+  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/hops?n=1", url, sizeof url));
+  CURLcode cc = curl_easy_perform(e);
+  ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
+  ck_assert_int_eq(rc_result(r, cc), RC_STOPPED);
+  ck_assert_int_eq(rc_status(r), 302);
+  ck_assert_uint_eq(s.bytes, 9); /* "redirect\n" */
+  curl_easy_cleanup(e);
+  rc_response_free(r);
+}
+END_TEST
+
 /* Any other verdict fails the transfer with RC_E_OBSERVER; what was kept
  * stays, and nothing leaks (the sanitizer builds check that). */
 START_TEST(observer_fails)
@@ -497,6 +568,7 @@ int main(void)
   tcase_add_loop_test(tc, chunkings_and_codings, 0, sizeof CODINGS / sizeof CODINGS[0]);
   tcase_add_test(tc, caps);
   tcase_add_test(tc, stop_early);
+  tcase_add_test(tc, stop_at_end);
   tcase_add_test(tc, observer_fails);
   tcase_add_test(tc, spilled);
   tcase_add_test(tc, paused);

@@ -981,6 +981,44 @@ START_TEST(redirect_flags)
 }
 END_TEST
 
+/* host-redirects holds when curl has a connection to the other host
+ * already: the sequence's first request (@Host: localhost) leaves one
+ * open, idle in curl's pool, and its second request's redirect points
+ * there. The chain ends at that redirect, which matches (X-Hop: away): no
+ * request goes to localhost over the connection that waits for it. */
+START_TEST(redirect_host_reused)
+{
+  char dir[512], path[512];
+  scratch_dir(dir, sizeof dir, "test_templates");
+  FILE *f = created(path, dir, "reused.yaml");
+  fputs("id: reused\n"
+        "info: {name: Same host over a kept connection, severity: info}\n"
+        "http:\n"
+        "  - raw:\n"
+        "      - |\n"
+        "        @Host: localhost\n"
+        "        GET /echo?at=kept HTTP/1.1\n"
+        "      - |\n"
+        "        GET /hops?n=1&away=localhost HTTP/1.1\n"
+        "    host-redirects: true\n"
+        "    matchers:\n"
+        "      - type: word\n"
+        "        part: x_hop\n"
+        "        words: [\"away\"]\n",
+        f);
+  ck_assert_int_eq(fclose(f), 0);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_msg(o.status == 0, "%d: %s", o.status, o.err);
+  ck_assert_uint_eq(ts_requests(srv) - before, 3); /* /echo, /hops?n=1, /hops?n=0&away=localhost */
+  ck_assert_uint_eq(lines_of(o.out, "reused"), 1);
+  prog_out_free(&o);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* Usage: --validate without -t, and -t beside the command line's matchers. */
 START_TEST(usage)
 {
@@ -1287,6 +1325,7 @@ int main(void)
   tcase_add_test(tc, jar_apart);
   tcase_add_test(tc, self_contained);
   tcase_add_test(tc, redirect_flags);
+  tcase_add_test(tc, redirect_host_reused);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_in_parts);
   tcase_add_test(tc, words_across_slices);

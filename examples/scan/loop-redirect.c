@@ -5,23 +5,22 @@
  *    other than its scheme's default (nuclei compares host[:port] with
  *    :80 for http and :443 for https left out, the request's Host header
  *    standing for its URL's host where it names one). curl cannot be
- *    told so: a connection curl opens for a hop that leaves the host is
- *    refused before it is made (CURLOPT_OPENSOCKETFUNCTION; a hop to
- *    another host never reuses a connection, except through a proxy, and
- *    there every hop gets a new one), so that no request goes there, and
- *    the chain ends at the redirect that pointed away, as nuclei's does
- *    (only its name was looked up);
+ *    told so: the slot's header callback, which hands each line to the
+ *    response first, reads the end of each redirect's header block, and
+ *    where its Location (resolved against the hop's URL) leaves the host
+ *    it stops the transfer there, before curl follows it over whatever
+ *    connection it has or opens, so that no request goes there; the chain
+ *    ends at the redirect that pointed away, as nuclei's does;
  *  - a chain that reaches max-redirects ends at the redirect past it,
  *    nuclei's last response, not as a failed transfer
  *    (CURLE_TOO_MANY_REDIRECTS).
- * curl reads no body of a redirect it follows or stops at: the body of
- * the redirect a chain ends at so is empty. */
+ * curl reads no body of a redirect it follows, and a stopped one's is not
+ * read: the body of the redirect a chain ends at so is empty. */
 #include "loop.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 
 /* The host of url as nuclei compares hosts: its name, and ":port" unless
  * it is its scheme's default or not given. NULL when out of memory or not
@@ -68,36 +67,60 @@ static char *origin_of(const slot *sl)
   return key ? key : strdup(""); /* not a URL: no redirect stays on it */
 }
 
-/* curl's connections: one for a hop after a redirect that leaves the
- * slot's host (origin) is refused. */
-static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+/* Whether the last hop of the slot's response is a redirect whose
+ * Location leaves the slot's host (origin). One curl cannot resolve
+ * against the hop's URL leaves it too: no request goes anywhere for it. */
+static int leaves_host(const slot *sl)
 {
-  slot *sl = ud;
+  rc_view loc;
   char *url = NULL;
-  long followed = 0;
-  (void)purpose;
-  if (sl->origin && curl_easy_getinfo(sl->easy, CURLINFO_REDIRECT_COUNT, &followed) == CURLE_OK &&
-      followed > 0 && curl_easy_getinfo(sl->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK &&
-      url) {
-    char *key = host_key(url);
-    int away = !key || strcmp(key, sl->origin) != 0;
-    free(key);
-    if (away) {
-      sl->left_host = 1;
-      return CURL_SOCKET_BAD;
-    }
-  }
-#ifdef SOCK_CLOEXEC
-  return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-#else
-  return socket(a->family, a->socktype, a->protocol);
+  int status = rc_status(sl->resp);
+  if (status < 300 || status > 399 || rc_header(sl->resp, -1, "Location", 0, &loc) != RC_OK ||
+      curl_easy_getinfo(sl->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url)
+    return 0;
+  char *to = strndup(loc.ptr, loc.len), *at = NULL, *key = NULL;
+  CURLU *u = curl_url();
+  unsigned flags = 0;
+#ifdef CURLU_ALLOW_SPACE
+  flags |= CURLU_ALLOW_SPACE; /* as curl reads a Location since 7.78 */
 #endif
+  if (to && u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+      curl_url_set(u, CURLUPART_URL, to, flags) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_URL, &at, 0) == CURLUE_OK)
+    key = host_key(at);
+  int away = !key || strcmp(key, sl->origin) != 0;
+  free(key);
+  curl_free(at);
+  curl_url_cleanup(u);
+  free(to);
+  return away;
 }
 
+/* curl's header lines: to the response, and at the end of a header block
+ * (its blank line) of a request that stays on its host, a redirect that
+ * leaves it stops the transfer (CURLE_WRITE_ERROR, which redirect_end
+ * makes the chain's end). */
+static size_t header_line(char *ptr, size_t size, size_t nitems, void *ud)
+{
+  slot *sl = ud;
+  size_t n = size * nitems;
+  size_t taken = rc_header_cb(ptr, size, nitems, sl->resp);
+  int blank = (n == 2 && ptr[0] == '\r') || (n == 1 && ptr[0] == '\n');
+  if (taken != n || !sl->origin || !blank)
+    return taken;
+  if (leaves_host(sl)) {
+    sl->left_host = 1;
+    return 0; /* not n: curl fails the transfer */
+  }
+  return n;
+}
+
+/* After rc_attach: the response's header callback is called through
+ * header_line. */
 int redirect_init(slot *sl)
 {
-  return curl_easy_setopt(sl->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket) == CURLE_OK &&
-                 curl_easy_setopt(sl->easy, CURLOPT_OPENSOCKETDATA, (void *)sl) == CURLE_OK
+  return curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, header_line) == CURLE_OK &&
+                 curl_easy_setopt(sl->easy, CURLOPT_HEADERDATA, (void *)sl) == CURLE_OK
              ? 0
              : -1;
 }
@@ -109,11 +132,6 @@ int redirect_start(scan *s, slot *sl)
   sl->left_host = 0;
   int host = s->tpl && s->plan->c[sl->rd.cluster].redirects == TPL_REDIRECTS_HOST;
   if (host && !(sl->origin = origin_of(sl)))
-    return -1;
-  /* Through a proxy, curl would take the proxy's connection for a hop to
-   * another host without opening one. (plan_set_request, just before,
-   * set it for the request: on for unsafe: true, else off.) */
-  if (host && s->opt->proxy && curl_easy_setopt(sl->easy, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK)
     return -1;
   return 0;
 }

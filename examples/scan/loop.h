@@ -92,7 +92,7 @@ typedef struct slot {
   plan_job *job; /* the request's headers and body; NULL: none */
   int cookies;   /* curl's cookie engine is on (set_cookies) */
   /* host-redirects: the host its redirects stay on (loop-redirect.c);
-   * NULL: any. left_host: a hop that left it was refused. */
+   * NULL: any. left_host: a redirect that left it ended the chain. */
   char *origin;
   int left_host;
 } slot;
@@ -129,8 +129,8 @@ int scan_setup(scan *s);
 /* Redirects as nuclei follows them (loop-redirect.c): redirect_init sets
  * the slot's handle up once, redirect_start before each of its transfers
  * (0, or -1 when out of memory); redirect_end gives the outcome of a
- * transfer that ended as a chain of redirects ends (refused to leave the
- * host, past max-redirects) as CURLE_OK. */
+ * transfer that ended as a chain of redirects ends (stopped where it
+ * would leave the host, past max-redirects) as CURLE_OK. */
 int redirect_init(slot *sl);
 int redirect_start(scan *s, slot *sl);
 CURLcode redirect_end(const scan *s, const slot *sl, CURLcode cc);

@@ -212,6 +212,7 @@ struct ts_server {
   atomic_bool stopping;
   conn *conns;
   atomic_ulong requests;
+  unsigned long gathering, gather_round; /* /gather (under lock) */
   unsigned char *pattern;       /* room for pattern bytes 0..PATTERN_CACHED-1 */
   atomic_size_t pattern_ready;  /* how many of them are filled in */
   pthread_mutex_t pattern_lock; /* serialises filling */
@@ -1645,6 +1646,44 @@ static bool route_private(conn *c, request *rq)
   return true;
 }
 
+/* Holds the request until n requests (this one included) wait at
+ * /gather together, or ms milliseconds pass: "together N" or "alone". */
+static bool route_gather(conn *c, request *rq)
+{
+  ts_server *s = c->srv;
+  unsigned long n = (unsigned long)param_size(rq, "n", 2);
+  unsigned long ms = (unsigned long)param_size(rq, "ms", 10000);
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += (time_t)(ms / 1000);
+  until.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&s->lock);
+  unsigned long round = s->gather_round;
+  int together = ++s->gathering >= n;
+  if (together) { /* the last of them: the others go too */
+    s->gathering = 0;
+    s->gather_round++;
+    pthread_cond_broadcast(&s->stop_cond);
+  }
+  while (!together && !atomic_load(&s->stopping) &&
+         pthread_cond_timedwait(&s->stop_cond, &s->lock, &until) != ETIMEDOUT)
+    together = s->gather_round != round;
+  together = together || s->gather_round != round;
+  if (!together)
+    s->gathering--;
+  pthread_mutex_unlock(&s->lock);
+  begin_response(c, 200);
+  out_printf(c, "Content-Type: text/plain\r\n");
+  char text[64];
+  snprintf(text, sizeof text, together ? "together %lu\n" : "alone\n", n);
+  send_text_body(c, rq, text);
+  return true;
+}
+
 /* The request's head, then the body bytes read with it. */
 static bool route_echo(conn *c, request *rq)
 {
@@ -1678,6 +1717,7 @@ static const struct route {
     {"/headers", route_headers},
     {"/html", route_html},
     {"/echo", route_echo},
+    {"/gather", route_gather},
     {"/text", route_text},
     {"/json", route_json},
     {"/auth", route_auth},

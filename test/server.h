@@ -82,6 +82,10 @@
  *                              with "Server: respchain-test/1".
  *   /echo                      body is the request head as received, then the
  *                              request body (the bytes read with the head).
+ *   /gather?n=N&ms=T           held until N requests (default 2) wait at
+ *                              /gather at once, then each answers "together
+ *                              N"; one that waits T ms (default 10000)
+ *                              alone answers "alone".
  *   /text?body=B&type=T&cookie=C  body B (URL-decoded) of type T
  *                              (text/plain), with "Set-Cookie: C" when given.
  *   /json?nest=N               a JSON document (application/json) inside N

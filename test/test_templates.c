@@ -1019,6 +1019,70 @@ START_TEST(redirect_host_reused)
 }
 END_TEST
 
+/* Runs scan with a template of one path over payload v (values, a YAML
+ * list), its block's extra keys (more), matching word: the lines it
+ * printed; the requests the server got into *requests. */
+static size_t payload_run(const char *path_query, const char *values, const char *more,
+                          const char *word, const char *flag, const char *value,
+                          unsigned long *requests)
+{
+  char dir[512], path[512];
+  scratch_dir(dir, sizeof dir, "test_templates");
+  FILE *f = created(path, dir, "lanes.yaml");
+  fprintf(f,
+          "id: lanes\n"
+          "info: {name: Payload combinations, severity: info}\n"
+          "http:\n"
+          "  - path: [\"{{BaseURL}}%s&v={{v}}\"]\n"
+          "    payloads:\n"
+          "      v: %s\n"
+          "%s"
+          "    matchers:\n"
+          "      - type: word\n"
+          "        words: [\"%s\"]\n",
+          path_query, values, more, word);
+  ck_assert_int_eq(fclose(f), 0);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-s", (char *)flag, (char *)value,
+                  NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_program(argv);
+  ck_assert_msg(o.status == 0, "%d: %s", o.status, o.err);
+  *requests = ts_requests(srv) - before;
+  size_t lines = lines_of(o.out, "lanes");
+  prog_out_free(&o);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(rmdir(dir), 0);
+  return lines;
+}
+
+/* A payload block's combinations run side by side, as nuclei's payload
+ * concurrency: the server's /gather answers "together N" only to N
+ * requests in flight at once, "alone" to one that waited alone. Four
+ * combinations are together (-pc's default, 25); with -pc 1 they come
+ * one after another; a template's threads: wins over -pc; and
+ * stop-at-first-match keeps them in turn, its first match the end. */
+START_TEST(payload_lanes)
+{
+  unsigned long requests;
+  ck_assert_uint_eq(payload_run("/gather?n=4", "[a, b, c, d]", "", "together 4", NULL, NULL,
+                                &requests),
+                    4);
+  ck_assert_uint_eq(requests, 4);
+  ck_assert_uint_eq(payload_run("/gather?n=2&ms=300", "[a, b]", "", "alone", "-pc", "1",
+                                &requests),
+                    2);
+  ck_assert_uint_eq(requests, 2);
+  ck_assert_uint_eq(payload_run("/gather?n=2", "[a, b]", "    threads: 2\n", "together 2", "-pc",
+                                "1", &requests),
+                    2);
+  ck_assert_uint_eq(requests, 2);
+  ck_assert_uint_eq(payload_run("/gather?n=2&ms=300", "[a, b, c]",
+                                "    stop-at-first-match: true\n", "alone", NULL, NULL, &requests),
+                    1);
+  ck_assert_uint_eq(requests, 1);
+}
+END_TEST
+
 /* Usage: --validate without -t, and -t beside the command line's matchers. */
 START_TEST(usage)
 {
@@ -1325,6 +1389,7 @@ int main(void)
   tcase_add_test(tc, jar_apart);
   tcase_add_test(tc, self_contained);
   tcase_add_test(tc, redirect_flags);
+  tcase_add_test(tc, payload_lanes);
   tcase_add_test(tc, redirect_host_reused);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_in_parts);

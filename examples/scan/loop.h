@@ -57,6 +57,7 @@ typedef struct options {
   /* nuclei's run controls: -bs (0: not given; then concurrency is -c x
    * -bs), -stats every stats_interval_ms, -je's file. */
   long bulk_size;
+  long payload_concurrency; /* -pc: a payload block's combinations at once */
   int stats;
   long stats_interval_ms;
   const char *json_export;

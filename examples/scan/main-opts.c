@@ -142,6 +142,10 @@ static void usage(FILE *out)
         "                          target, each distinct request once), not a\n"
         "                          grid of templates and hosts: the product is\n"
         "                          all that it bounds\n"
+        "      --pc, --payload-concurrency N  with -t, the payload combinations\n"
+        "                          of a template run on up to N transfers at\n"
+        "                          once for a target, where its threads: says\n"
+        "                          none (default 25, nuclei's; 1: in turn)\n"
         "      --rate N            at most N requests per second, all together,\n"
         "                          retries included (fractions allowed; default\n"
         "                          no limit; also --rl, --rate-limit: nuclei's,\n"
@@ -356,6 +360,7 @@ enum {
   OPT_VALIDATE,
   OPT_VAR,
   OPT_BULK_SIZE,
+  OPT_PAYLOAD_CONCURRENCY,
   OPT_STATS,
   OPT_STATS_INTERVAL,
   OPT_ACCEPTED, /* nuclei's -jsonl and -nc: what scan does anyway */
@@ -369,6 +374,8 @@ enum {
 
 /* nuclei's templates in parallel (-c) when -bs is given without it. */
 #define NUCLEI_TEMPLATE_THREADS 25
+/* nuclei's payload combinations of a template at once (-pc). */
+#define NUCLEI_PAYLOAD_CONCURRENCY 25
 #define NUCLEI_STATS_INTERVAL_MS 5000L
 #define MAX_CONCURRENCY 100000L
 
@@ -429,6 +436,8 @@ static const struct option LONG_OPTIONS[] = {
     {"ept", required_argument, NULL, OPT_FILTER + TF_ETYPE},
     {"bulk-size", required_argument, NULL, OPT_BULK_SIZE},
     {"bs", required_argument, NULL, OPT_BULK_SIZE},
+    {"payload-concurrency", required_argument, NULL, OPT_PAYLOAD_CONCURRENCY},
+    {"pc", required_argument, NULL, OPT_PAYLOAD_CONCURRENCY},
     {"rate-limit", required_argument, NULL, OPT_RATE},
     {"rl", required_argument, NULL, OPT_RATE},
     {"stats", no_argument, NULL, OPT_STATS},
@@ -664,6 +673,9 @@ static int take_nuclei_option(options *o, int c)
   case 'a': return add_filter(o, TF_AUTHOR);
   case OPT_BULK_SIZE:
     return checked(args_long(optarg, 1, MAX_CONCURRENCY, &o->bulk_size), "invalid bulk size");
+  case OPT_PAYLOAD_CONCURRENCY:
+    return checked(args_long(optarg, 1, MAX_CONCURRENCY, &o->payload_concurrency),
+                   "invalid payload concurrency");
   case OPT_STATS: o->stats = 1; return -1;
   case OPT_STATS_INTERVAL:
     return checked(args_seconds(optarg, &o->stats_interval_ms) || !o->stats_interval_ms,
@@ -716,6 +728,7 @@ int parse_options(int argc, char **argv, options *o)
 {
   memset(o, 0, sizeof *o);
   o->concurrency = DEFAULT_CONCURRENCY;
+  o->payload_concurrency = NUCLEI_PAYLOAD_CONCURRENCY;
   o->max_body = RC_DEFAULT_MAX_BODY;
   o->max_redirs = DEFAULT_MAX_REDIRS;
   o->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;

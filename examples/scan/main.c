@@ -38,6 +38,7 @@ static int load_templates(scan *s, templates *ts, plan *p, matchers *m)
   if (tpl_load(ts, o->templates, o->ntemplates) != 0)
     return EXIT_SETUP;
   redirect_flags(ts, o);
+  p->payload_concurrency = o->payload_concurrency;
   if (plan_build(p, ts) != 0 || plan_words(p, ts) != 0 || eval_matchers(ts, &o->m, m) != 0) {
     fputs("scan: out of memory\n", stderr);
     return EXIT_SETUP;

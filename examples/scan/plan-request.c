@@ -203,7 +203,7 @@ static int next_target_of(plan *p, targets *src)
   if (p->target && (p->next_cluster < p->nindependent || p->next_seq < p->nseqs))
     return 0;
   free(p->target);
-  p->next_cluster = p->next_seq = 0;
+  p->next_cluster = p->next_seq = p->next_lane = 0;
   if (!p->nclusters || !(p->target = next_target(src)))
     return -1;
   p->seq++;
@@ -220,7 +220,7 @@ static char *next_once(plan *p, size_t *cl, plan_job *job)
       continue;
     if (job_values(p, &p->c[p->seqs[i].first], NULL, job) != 0)
       return NULL;
-    char *url = plan_seq_start(p, i, job, cl);
+    char *url = plan_seq_start(p, i, 0, job, cl);
     if (url)
       return url;
   }
@@ -241,7 +241,11 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
     if (next_target_of(p, src) != 0)
       return NULL;
     int independent = p->next_cluster < p->nindependent;
-    size_t i = independent ? p->next_cluster++ : p->next_seq++;
+    size_t i = independent ? p->next_cluster++ : p->next_seq, lane = 0;
+    if (!independent && (lane = p->next_lane++) + 1 >= p->seqs[i].lanes) {
+      p->next_lane = 0; /* its last lane: the next sequence's turn */
+      p->next_seq++;
+    }
     if (!independent && p->seqs[i].once)
       continue; /* run once, before */
     const cluster *c = &p->c[independent ? i : p->seqs[i].first];
@@ -254,7 +258,7 @@ char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char 
       continue;
     if (rc != 0)
       return NULL;
-    url = independent ? plan_job_request(p, i, job) : plan_seq_start(p, i, job, cl);
+    url = independent ? plan_job_request(p, i, job) : plan_seq_start(p, i, lane, job, cl);
     if (!url)
       continue;
     char *t = strdup(p->target);

@@ -29,9 +29,16 @@
  * to the next (nuclei's jar would carry them; such probes seldom set one
  * that another reads).
  *
+ * A template of one block with payloads whose combinations share nothing
+ * (no internal extractor, no stop-at-first-match, no @once, not
+ * self-contained) runs its combinations side by side, as nuclei's payload
+ * concurrency does (its threads:, else -pc): on several jobs (lanes) of
+ * the target, each its own sequence over every lanes-th combination, the
+ * requests of one combination in order on one handle.
+ *
  * While a sequence runs for a target, plan_seq keeps what nuclei keeps
  * (plan-values.c), and the requests it makes are at most
- * PLAN_SEQ_REQUESTS. */
+ * PLAN_SEQ_REQUESTS (its lanes together). */
 #include "plan.h"
 
 #include <stdlib.h>
@@ -82,6 +89,28 @@ int plan_needs_sequence(const plan *p, size_t t)
   return 0;
 }
 
+/* How many jobs run template t's payload combinations side by side (see
+ * above): its threads:, else the scan's payload concurrency, at most its
+ * combinations; 1: one after another. */
+static size_t lanes_of(const plan *p, size_t t)
+{
+  const tpl *tp = &p->ts->t[t];
+  const tpl_request *r = &tp->reqs[0];
+  if (tp->nreqs != 1 || !r->payloads.n || r->stop_first || r->once || tp->self_contained ||
+      uses_dynamic(p->ts, t))
+    return 1;
+  for (size_t k = 0; k < r->nextractors; k++)
+    if (r->extractors[k].internal)
+      return 1;
+  for (size_t k = 0; k < r->nraws; k++)
+    if (r->raws[k].once)
+      return 1;
+  long want = r->threads > 0 ? r->threads : p->payload_concurrency;
+  if (want <= 1)
+    return 1;
+  return (unsigned long)want < r->payloads.combos ? (size_t)want : r->payloads.combos;
+}
+
 int plan_sequences(plan *p)
 {
   const templates *ts = p->ts;
@@ -103,6 +132,7 @@ int plan_sequences(plan *p)
     s->tpl = t;
     s->first = p->nclusters;
     s->once = ts->t[t].self_contained;
+    s->lanes = lanes_of(p, t);
     for (size_t q = 0; q < ts->t[t].nreqs; q++)
       for (size_t k = 0; k < tpl_steps(&ts->t[t].reqs[q]); k++) {
         const tpl_request *r = &ts->t[t].reqs[q];
@@ -163,7 +193,8 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
 {
   plan_seq *seq = &job->seq;
   const plan_sequence *s = &p->seqs[seq->index];
-  while (at < s->first + s->n && seq->requests < PLAN_SEQ_REQUESTS) {
+  unsigned long bound = (PLAN_SEQ_REQUESTS + seq->lanes - 1) / seq->lanes; /* a lane's share */
+  while (at < s->first + s->n && seq->requests < bound) {
     if (p->c[at].members[0].req != plan_seq_block(seq, p)) { /* a new block */
       plan_seq_forget(seq, 0);
       seq->matched = 0;
@@ -182,17 +213,19 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
     }
     at = next_block(p, s, at);
   }
-  if (at < s->first + s->n && !p->cut++) /* the bound: counted, the first named */
+  if (at < s->first + s->n && !seq->lane && !p->cut++) /* the bound: counted once, the first named */
     snprintf(p->cut_why, sizeof p->cut_why, "%s", p->ts->t[s->tpl].id);
   job->in_seq = 0;
   return NULL;
 }
 
-char *plan_seq_start(plan *p, size_t i, plan_job *job, size_t *cl)
+char *plan_seq_start(plan *p, size_t i, size_t lane, plan_job *job, size_t *cl)
 {
   plan_seq *seq = &job->seq;
   plan_seq_forget(seq, 1);
   seq->index = i;
+  seq->lanes = p->seqs[i].lanes;
+  seq->lane = seq->combo = lane;
   seq->at = p->seqs[i].first;
   seq->iter = 0;
   seq->requests = 0;
@@ -232,9 +265,9 @@ char *plan_next_step(plan *p, size_t *cl, plan_job *job)
   if (at != seq->at)
     at = past_once(p, seq, at, end);
   if (at != seq->at && at == end && !(q->stop_first && seq->matched) &&
-      seq->combo + 1 < q->payloads.combos) {
+      seq->combo + seq->lanes < q->payloads.combos) {
     at = block_first(p, &p->seqs[seq->index], seq->at); /* its next combination */
-    seq->combo++;
+    seq->combo += seq->lanes;
     plan_seq_forget(seq, 0); /* X_N count from its first request again */
     at = past_once(p, seq, at, end);
   }

@@ -72,6 +72,10 @@ typedef struct cluster {
 typedef struct plan_sequence {
   size_t tpl, first, n;
   int once; /* a self-contained template's: once in the scan, no target */
+  /* Its payload combinations run on this many jobs at once, job k taking
+   * combinations k, k + lanes, ...; 1: one after another (lanes_of in
+   * plan-sequence.c says when). */
+  size_t lanes;
 } plan_sequence;
 #define NO_OWNER SIZE_MAX
 
@@ -98,6 +102,10 @@ typedef struct plan {
    * whether connections are kept after a transfer. */
   long timeout_ms;
   int forbid_reuse;
+  /* A payload block's combinations at once, at most, where the template's
+   * threads: says none (-pc, nuclei's payload concurrency; 1: one after
+   * another). Set before plan_build. */
+  long payload_concurrency;
   unsigned long unsent; /* requests not sent: an expression failed */
   char unsent_why[240]; /* the first: "template-id: what failed" */
   unsigned long cut;    /* sequences that reached PLAN_SEQ_REQUESTS for a target */
@@ -105,7 +113,7 @@ typedef struct plan {
   /* The job generator: the current target and its next cluster, then
    * its next sequence. */
   char *target;
-  size_t next_cluster, next_seq;
+  size_t next_cluster, next_seq, next_lane;
   size_t next_once; /* the next sequence that runs once, before the targets */
   unsigned long seq; /* targets taken */
 } plan;
@@ -223,6 +231,8 @@ typedef struct plan_seq {
   size_t index;     /* the sequence: p->seqs[index] */
   size_t at;        /* its request running: p->c[at] */
   size_t combo;     /* payloads: the block's combination running */
+  size_t lane, lanes; /* payloads: the job runs combinations lane,
+                       * lane + lanes, ... (plan_sequence's lanes) */
   size_t iter;      /* iterate-all: the value of the request's run */
   size_t iter_n;    /* iterate-all: the runs of the request (the most
                      * values of one name the block had extracted) */
@@ -320,10 +330,10 @@ expr_code plan_job_header(plan_job *job, const char *h);
  * base64_decode of what is not base64) is not sent: counted in unsent. */
 char *plan_next_job(plan *p, targets *src, size_t *cl, unsigned long *seq, char **target,
                     plan_job *job);
-/* Starts sequence i for job's target (job's values made for it): the URL
- * of its first request that can be made, its cluster in *cl; NULL when
- * none can. */
-char *plan_seq_start(plan *p, size_t i, plan_job *job, size_t *cl);
+/* Starts lane (from 0) of sequence i for job's target (job's values made
+ * for it): the URL of its first request that can be made, its cluster in
+ * *cl; NULL when none can. */
+char *plan_seq_start(plan *p, size_t i, size_t lane, plan_job *job, size_t *cl);
 /* Cluster c's URL (new string) with job's values, its headers and body
  * into job; NULL when an expression fails (counted in unsent, unless it
  * names a value a sequence has not extracted: nuclei's quiet end of the

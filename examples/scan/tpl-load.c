@@ -536,8 +536,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       return skip(r, "attack", s ? s : "not a string");
     else if (!strcmp(k, "attack"))
       ok = 1;
-    else if (!strcmp(k, "threads")) /* nuclei's payload requests at once: scan's -c rules */
-      ok = s && strtol(s, &end, 10) >= 0 && !*end && end != s;
+    else if (!strcmp(k, "threads")) /* its payload combinations at once */
+      ok = s && (q->threads = strtol(s, &end, 10)) >= 0 && !*end && end != s;
     if (!ok)
       return skip(r, "request key", k);
   }

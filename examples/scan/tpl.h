@@ -168,6 +168,7 @@ typedef struct tpl_request {
   long max_redirs; /* when followed (default 10, also for 0, as nuclei) */
   int cond_and;    /* matchers-condition: and */
   int stop_first;  /* stop-at-first-match */
+  long threads;    /* threads: its payload combinations at once (0: scan's -pc) */
   long max_size;   /* max-size: the body bytes read (0: no cap of its own) */
   /* raw: of several requests: each one a request of one path (tpl_raw),
    * in order; the fields above then hold none (npaths 0). */

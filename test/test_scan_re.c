@@ -290,6 +290,40 @@ START_TEST(re2_match)
 }
 END_TEST
 
+/* An extractor's group of each match: a group that took no part is
+ * unset; a group past the 16 that the scan's match data keeps is found
+ * all the same; the next match from a given byte on. */
+START_TEST(groups)
+{
+  char msg[256], pattern[256] = "";
+  regex re;
+  ck_assert(regex_compile(&re, "v=(\\d+)(x)?", msg, sizeof msg) == 0);
+  rc_view text = {"a v=12 v=3x", 11};
+  size_t b[4];
+  ck_assert_int_eq(regex_group(&re, text, 0, 1, b), 1);
+  ck_assert_uint_eq(b[0], 2);
+  ck_assert_uint_eq(b[1], 6);
+  ck_assert_uint_eq(b[2], 4);
+  ck_assert_uint_eq(b[3], 6);
+  ck_assert_int_eq(regex_group(&re, text, 0, 2, b), 1);
+  ck_assert(b[2] == PCRE2_UNSET && b[3] == PCRE2_UNSET);
+  ck_assert_int_eq(regex_group(&re, text, 6, 2, b), 1); /* v=3x */
+  ck_assert_uint_eq(b[2], 10);
+  ck_assert_int_eq(regex_group(&re, text, 11, 1, b), 0);
+  regex_free(&re);
+  for (int i = 0; i < 20; i++) /* (a)(b)...(t) */
+    snprintf(pattern + strlen(pattern), sizeof pattern - strlen(pattern), "(%c)", 'a' + i);
+  ck_assert(regex_compile(&re, pattern, msg, sizeof msg) == 0);
+  rc_view letters = {"--abcdefghijklmnopqrst", 22};
+  ck_assert_int_eq(regex_group(&re, letters, 0, 20, b), 1);
+  ck_assert_uint_eq(b[2], 21);
+  ck_assert_uint_eq(b[3], 22);
+  ck_assert_int_eq(regex_group(&re, letters, 0, 3, b), 1);
+  ck_assert_uint_eq(b[2], 4);
+  regex_free(&re);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("scan_re");
@@ -299,6 +333,7 @@ int main(void)
   tcase_add_test(tc, guard_page);
   tcase_add_test(tc, re2_text);
   tcase_add_test(tc, re2_match);
+  tcase_add_test(tc, groups);
   suite_add_tcase(s, tc);
   return run_suite(s);
 }

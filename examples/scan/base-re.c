@@ -331,6 +331,28 @@ int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size
   return rc;
 }
 
+int regex_group(const regex *re, rc_view text, size_t start, long g, size_t bounds[4])
+{
+  /* The scan's match data keeps 16 groups; a later group needs its own. */
+  pcre2_match_data *md = (uint32_t)g < pcre2_get_ovector_count(match_data)
+                             ? match_data
+                             : pcre2_match_data_create_from_pattern(re->code, NULL);
+  if (!md)
+    return -1;
+  int rc = pcre2_match(code_of(re), (PCRE2_SPTR)text.ptr, text.len, start, 0, md, match_ctx);
+  if (rc >= 0) {
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    int kept = rc ? rc : (int)pcre2_get_ovector_count(md); /* 0: all it keeps are set */
+    bounds[0] = ov[0];
+    bounds[1] = ov[1];
+    bounds[2] = g < kept ? ov[2 * g] : PCRE2_UNSET;
+    bounds[3] = g < kept ? ov[2 * g + 1] : PCRE2_UNSET;
+  }
+  if (md != match_data)
+    pcre2_match_data_free(md);
+  return rc >= 0 ? 1 : 0;
+}
+
 int regex_hit(const regex *re, rc_view text)
 {
   size_t so, eo;

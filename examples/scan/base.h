@@ -106,6 +106,11 @@ size_t regex_first_end(const regex *re, rc_view text);
  * then those of group 1 (PCRE2_UNSET when it has none, or it is unset);
  * on a partial match, its start and the text's end. */
 int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4]);
+/* The first match of re in text from byte start on, for an extractor: 1
+ * with its start and end in bounds[0..1] and those of group g in
+ * bounds[2..3] (PCRE2_UNSET when it took no part), 0 when there is none
+ * (or PCRE2 gave up), -1 when out of memory. */
+int regex_group(const regex *re, rc_view text, size_t start, long g, size_t bounds[4]);
 
 /* ---- Work in a child process (base-child.c) ----------------------------- */
 

@@ -216,20 +216,15 @@ void tpl_values_add(tpl_values *x, const char *p, size_t len)
 /* Every match of re in text, group g of each. */
 static void regex_values(const regex *re, long g, rc_view text, tpl_values *x)
 {
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re->code, NULL);
-  size_t at = 0;
-  while (md && at <= text.len && x->n < EXTRACT_MAX) {
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)text.ptr, text.len, at, 0, md, NULL);
-    if (rc < 0)
-      break;
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-    if (rc > g && ov[2 * g] != PCRE2_UNSET)
-      tpl_values_add(x, text.ptr + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
-    at = ov[1] > ov[0] ? ov[1] : ov[1] + 1;
+  size_t at = 0, b[4];
+  int rc = 0;
+  while (at <= text.len && x->n < EXTRACT_MAX && (rc = regex_group(re, text, at, g, b)) > 0) {
+    if (b[2] != PCRE2_UNSET)
+      tpl_values_add(x, text.ptr + b[2], b[3] - b[2]);
+    at = b[1] > b[0] ? b[1] : b[1] + 1;
   }
-  if (!md)
+  if (rc < 0)
     x->nomem = 1;
-  pcre2_match_data_free(md);
 }
 
 static void extract(dsl_view *dv, const tpl_extractor *e, tpl_values *x)

@@ -102,6 +102,15 @@ void engine_usage(FILE *out)
  * that is reported. */
 #define STREAM_FLAGS HS_FLAG_SINGLEMATCH
 
+/* Frees a compile error, if any. Each call into libhs first checks the
+ * CPU with CPUID, which a hypervisor may trap (some 10 µs each on a VM),
+ * so the thousands of calls for no error at all are not made. */
+static void error_free(hs_compile_error_t *err)
+{
+  if (err)
+    hs_free_compile_error(err);
+}
+
 /* ---- Compiling, through the disk cache (eval-cache.c) ------------------ */
 
 /* What the cache keeps: a compile's database serialized, or which
@@ -195,7 +204,7 @@ static hs_database_t *vs_compile(struct vs_engine *e, const char *const *exprs,
     db = NULL;
     if (err && err->expression >= 0 && (unsigned)err->expression < k)
       *rejected = err->expression;
-    hs_free_compile_error(err);
+    error_free(err);
     if (keyed && *rejected >= 0)
       cache_put(key, KEPT_REJECT, rejected, sizeof *rejected);
     return NULL;
@@ -253,7 +262,7 @@ static int line_start_differs(const char *text, int line_start)
   int differs = line_start && hs_expression_info(text, STREAM_FLAGS, &info, &err) == HS_SUCCESS &&
                 info->min_width == 0;
   free(info);
-  hs_free_compile_error(err);
+  error_free(err);
   return differs;
 }
 
@@ -339,7 +348,7 @@ static void engine_widths(struct vs_engine *e, size_t n, const unsigned char *ta
         hs_expression_info(e->exprs[id], STREAM_FLAGS, &info, &err) == HS_SUCCESS)
       e->width[id] = info->max_width;
     free(info);
-    hs_free_compile_error(err);
+    error_free(err);
     if (widths)
       widths[i++] = e->width[id];
   }
@@ -771,7 +780,7 @@ int vs_extract_build(engine *g)
         hs_expression_info(o->extracts[i].text, 0, &info, &err) == HS_SUCCESS)
       g->ex_width[i] = info->max_width;
     free(info);
-    hs_free_compile_error(err);
+    error_free(err);
   }
   free(take);
   return status;

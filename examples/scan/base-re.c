@@ -187,23 +187,25 @@ static int match_setup(void)
  * a third of the time to load nuclei's official set, and most of the
  * memory its regexes held. */
 struct regex_later {
-  int jit;          /* pcre2_jit_compile was called on code */
+  uint32_t jit;     /* the JIT modes compiled for code (PCRE2_JIT_*) */
   int wrapped;      /* ends was tried */
   pcre2_code *ends; /* the regex, then a callout; NULL: not made, or it does not wrap */
 };
-
-#define JIT_MODES (PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) /* partial: for extractors */
 
 /* What regex_re2 leaves to PCRE2's options: under (?m), ^ also after a
  * newline that ends the text, as in RE2. */
 #define RE2_OPTIONS PCRE2_ALT_CIRCUMFLEX
 
-/* re's code, JIT-compiled where the JIT can (else it is interpreted). */
-static pcre2_code *code_of(const regex *re)
+/* re's code, JIT-compiled for mode (PCRE2_JIT_COMPLETE, or
+ * PCRE2_JIT_PARTIAL_HARD for a streamed extractor's partial matches) where
+ * the JIT can (else it is interpreted). Each mode is compiled on its first
+ * use: most regexes never match partially, and the code of a mode takes
+ * memory. */
+static pcre2_code *code_of(const regex *re, uint32_t mode)
 {
-  if (!re->later->jit) {
-    re->later->jit = 1;
-    pcre2_jit_compile(re->code, JIT_MODES);
+  if (!(re->later->jit & mode)) {
+    re->later->jit |= mode;
+    pcre2_jit_compile(re->code, mode);
   }
   return re->code;
 }
@@ -307,7 +309,8 @@ void regex_done(void)
  * depth limit, which a pathological regex over a large body can reach). */
 static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, size_t *eo)
 {
-  int rc = pcre2_match(code_of(re), (PCRE2_SPTR)text.ptr, text.len, start, 0, match_data, match_ctx);
+  int rc = pcre2_match(code_of(re, PCRE2_JIT_COMPLETE), (PCRE2_SPTR)text.ptr, text.len, start, 0,
+                       match_data, match_ctx);
   if (rc < 0)
     return 0;
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
@@ -319,7 +322,8 @@ static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, siz
 int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4])
 {
   int rc =
-      pcre2_match(code_of(re), (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
+      pcre2_match(code_of(re, flags & PCRE2_PARTIAL_HARD ? PCRE2_JIT_PARTIAL_HARD : PCRE2_JIT_COMPLETE),
+                  (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
   if (rc < 0 && rc != PCRE2_ERROR_PARTIAL)
     return rc;
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
@@ -339,7 +343,8 @@ int regex_group(const regex *re, rc_view text, size_t start, long g, size_t boun
                              : pcre2_match_data_create_from_pattern(re->code, NULL);
   if (!md)
     return -1;
-  int rc = pcre2_match(code_of(re), (PCRE2_SPTR)text.ptr, text.len, start, 0, md, match_ctx);
+  int rc = pcre2_match(code_of(re, PCRE2_JIT_COMPLETE), (PCRE2_SPTR)text.ptr, text.len, start, 0,
+                       md, match_ctx);
   if (rc >= 0) {
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
     int kept = rc ? rc : (int)pcre2_get_ovector_count(md); /* 0: all it keeps are set */

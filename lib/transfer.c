@@ -318,19 +318,21 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
   if (rc == RC_OK && paused)
     return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
   int redirect = rc_status(resp) / 100 == 3;
-  if ((rc == RC_OK || (rc == RC_STOPPED && !redirect)) &&
+  if ((rc == RC_OK || (rc == RC_STOPPED && !redirect && take == n)) &&
       rc__body_len(resp) == resp->declared) {
-    /* The whole declared body: a stop with its last bytes ends nothing
-     * early, so curl ends the transfer as usual and keeps the connection
-     * (aborting would close it); the result is RC_STOPPED all the same.
-     * A redirect's (3xx) is stopped as before: whether its chain goes
-     * on may hang on that stop. */
+    /* The whole declared body: a stop with its last bytes (all of the
+     * slice taken) ends nothing early, so curl ends the transfer as usual
+     * and keeps the connection (aborting would close it); the result is
+     * RC_STOPPED all the same. A redirect's (3xx) is stopped as before:
+     * whether its chain goes on may hang on that stop. */
     rc_code end = body_end(resp);
     if (end != RC_OK)
       return fail(resp, end);
-    if (rc == RC_STOPPED && resp->error == RC_OK)
-      resp->error = RC_STOPPED;
-    return n;
+    if (rc == RC_STOPPED) {
+      if (resp->error == RC_OK)
+        resp->error = RC_STOPPED;
+      return n;
+    }
   }
   if (rc != RC_OK)
     return fail(resp, rc);

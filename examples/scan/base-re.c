@@ -319,43 +319,30 @@ static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, siz
   return 1;
 }
 
-int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4])
-{
-  int rc =
-      pcre2_match(code_of(re, flags & PCRE2_PARTIAL_HARD ? PCRE2_JIT_PARTIAL_HARD : PCRE2_JIT_COMPLETE),
-                  (PCRE2_SPTR)text.ptr, text.len, start, flags, match_data, match_ctx);
-  if (rc < 0 && rc != PCRE2_ERROR_PARTIAL)
-    return rc;
-  PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_data);
-  bounds[0] = ov[0];
-  bounds[1] = ov[1];
-  int group = rc != PCRE2_ERROR_PARTIAL && re->groups > 0;
-  bounds[2] = group ? ov[2] : PCRE2_UNSET;
-  bounds[3] = group ? ov[3] : PCRE2_UNSET;
-  return rc;
-}
-
-int regex_group(const regex *re, rc_view text, size_t start, long g, size_t bounds[4])
+int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, long g,
+               size_t bounds[4])
 {
   /* The scan's match data keeps 16 groups; a later group needs its own. */
   pcre2_match_data *md = (uint32_t)g < pcre2_get_ovector_count(match_data)
                              ? match_data
                              : pcre2_match_data_create_from_pattern(re->code, NULL);
   if (!md)
-    return -1;
-  int rc = pcre2_match(code_of(re, PCRE2_JIT_COMPLETE), (PCRE2_SPTR)text.ptr, text.len, start, 0,
-                       md, match_ctx);
-  if (rc >= 0) {
+    return PCRE2_ERROR_NOMEMORY;
+  uint32_t mode = flags & PCRE2_PARTIAL_HARD ? PCRE2_JIT_PARTIAL_HARD : PCRE2_JIT_COMPLETE;
+  int rc = pcre2_match(code_of(re, mode), (PCRE2_SPTR)text.ptr, text.len, start, flags, md,
+                       match_ctx);
+  if (rc >= 0 || rc == PCRE2_ERROR_PARTIAL) {
+    /* The pairs of groups that took no part, up to re's last, are unset. */
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-    int kept = rc ? rc : (int)pcre2_get_ovector_count(md); /* 0: all it keeps are set */
+    int group = rc != PCRE2_ERROR_PARTIAL && g >= 0 && (uint32_t)g <= re->groups;
     bounds[0] = ov[0];
     bounds[1] = ov[1];
-    bounds[2] = g < kept ? ov[2 * g] : PCRE2_UNSET;
-    bounds[3] = g < kept ? ov[2 * g + 1] : PCRE2_UNSET;
+    bounds[2] = group ? ov[2 * g] : PCRE2_UNSET;
+    bounds[3] = group ? ov[2 * g + 1] : PCRE2_UNSET;
   }
   if (md != match_data)
     pcre2_match_data_free(md);
-  return rc >= 0 ? 1 : 0;
+  return rc;
 }
 
 int regex_hit(const regex *re, rc_view text)

@@ -101,16 +101,14 @@ int regex_hit(const regex *re, rc_view text);
  * up to it; NO_OFFSET when re does not match. */
 size_t regex_first_end(const regex *re, rc_view text);
 /* The first match of re in text from byte start on, with pcre2_match's
- * flags (PCRE2_PARTIAL_HARD, PCRE2_NOTBOL): returns what pcre2_match does
- * (PCRE2_ERROR_PARTIAL too); on a match, bounds holds its start and end,
- * then those of group 1 (PCRE2_UNSET when it has none, or it is unset);
- * on a partial match, its start and the text's end. */
-int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, size_t bounds[4]);
-/* The first match of re in text from byte start on, for an extractor: 1
- * with its start and end in bounds[0..1] and those of group g in
- * bounds[2..3] (PCRE2_UNSET when it took no part), 0 when there is none
- * (or PCRE2 gave up), -1 when out of memory. */
-int regex_group(const regex *re, rc_view text, size_t start, long g, size_t bounds[4]);
+ * flags (PCRE2_PARTIAL_HARD, PCRE2_NOTBOL), for an extractor of group g:
+ * returns what pcre2_match does (PCRE2_ERROR_PARTIAL too;
+ * PCRE2_ERROR_NOMEMORY also when no match data could be made); on a
+ * match, bounds holds its start and end, then those of group g
+ * (PCRE2_UNSET when re has no such group, or it took no part); on a
+ * partial match, its start and the text's end. */
+int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, long g,
+               size_t bounds[4]);
 
 /* ---- Work in a child process (base-child.c) ----------------------------- */
 

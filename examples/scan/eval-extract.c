@@ -106,7 +106,7 @@ static int run_one(struct extract_state *st, const regex *re, found *f, int fina
   f->pending = 0;
   while (f->n < EXTRACT_MAX && f->next - st->base <= st->len) {
     size_t b[4];
-    int rc = regex_next(re, text, f->next - st->base, flags, b);
+    int rc = regex_next(re, text, f->next - st->base, flags, 1, b);
     if (rc == PCRE2_ERROR_PARTIAL) {
       if (st->base + b[0] > f->next)
         f->next = st->base + b[0]; /* again from there, with more bytes */

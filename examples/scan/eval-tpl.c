@@ -218,12 +218,12 @@ static void regex_values(const regex *re, long g, rc_view text, tpl_values *x)
 {
   size_t at = 0, b[4];
   int rc = 0;
-  while (at <= text.len && x->n < EXTRACT_MAX && (rc = regex_group(re, text, at, g, b)) > 0) {
+  while (at <= text.len && x->n < EXTRACT_MAX && (rc = regex_next(re, text, at, 0, g, b)) >= 0) {
     if (b[2] != PCRE2_UNSET)
       tpl_values_add(x, text.ptr + b[2], b[3] - b[2]);
     at = b[1] > b[0] ? b[1] : b[1] + 1;
   }
-  if (rc < 0)
+  if (rc == PCRE2_ERROR_NOMEMORY)
     x->nomem = 1;
 }
 

@@ -317,9 +317,8 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
   rc_code rc = rc__body_append(resp, ptr, take, &paused);
   if (rc == RC_OK && paused)
     return CURL_WRITEFUNC_PAUSE; /* nothing taken: curl delivers it again */
-  int redirect = rc_status(resp) / 100 == 3;
-  if ((rc == RC_OK || (rc == RC_STOPPED && !redirect && take == n)) &&
-      rc__body_len(resp) == resp->declared) {
+  int stop_at_end = rc == RC_STOPPED && take == n && rc_status(resp) / 100 != 3;
+  if ((rc == RC_OK || stop_at_end) && rc__body_len(resp) == resp->declared) {
     /* The whole declared body: a stop with its last bytes (all of the
      * slice taken) ends nothing early, so curl ends the transfer as usual
      * and keeps the connection (aborting would close it); the result is
@@ -328,7 +327,7 @@ static size_t write_body(rc_response *resp, char *ptr, size_t n)
     rc_code end = body_end(resp);
     if (end != RC_OK)
       return fail(resp, end);
-    if (rc == RC_STOPPED) {
+    if (stop_at_end) {
       if (resp->error == RC_OK)
         resp->error = RC_STOPPED;
       return n;

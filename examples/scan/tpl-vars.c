@@ -208,7 +208,9 @@ typedef struct checker {
    * to skip (one that is none stays as written, as nuclei leaves it). */
   int in_word;
   const tpl_request *q;
-  int skip; /* reading a text of a request with skip-variables-check */
+  /* Reading a text of a request with skip-variables-check: tpl_vars_check
+   * sets it for requests' texts alone, never a variable's or a payload's. */
+  int skip;
 } checker;
 
 /* Sets the reason (the first one found stays); returns 0. */
@@ -295,7 +297,7 @@ static int unresolved(checker *k, const char *name, size_t len)
   char **first = k->var < k->t->nvars ? &k->t->vars[k->var].unresolved : &k->t->unresolved;
   if (k->value)
     return fail(k, "variable: %.*s", (int)len, name);
-  if (k->skip && k->var >= k->t->nvars)
+  if (k->skip)
     return 0;
   if (!*first && !(*first = strndup(name, len)))
     return k->nomem = 1, 0;
@@ -394,7 +396,7 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
   free(src);
   unsigned calls = expr_calls(e);
   if ((!calls && !expr_var_count(e)) || /* literals: text to nuclei */
-      (k->skip && k->var >= k->t->nvars && reads_unknown(k, e))) { /* sent as written */
+      (k->skip && reads_unknown(k, e))) { /* sent as written */
     expr_free(e);
     return 0;
   }
@@ -418,7 +420,7 @@ static int check_classify(void *ud, const char *inner, size_t len, size_t *index
  * the reason. */
 static int stays(checker *k, const char *o)
 {
-  if (k->skip && k->var >= k->t->nvars && !k->value)
+  if (k->skip)
     return 1; /* skip-variables-check: sent as written */
   const char *c = strstr(o + 2, "}}");
   size_t len = c ? (size_t)(c - o - 2) : 0;

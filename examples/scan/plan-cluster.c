@@ -190,13 +190,16 @@ int plan_build(plan *p, const templates *ts)
   uint64_t seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec * 2654435761u;
   tpl_randstr(p->randstr, &seed);
   cluster_index index = {NULL, 0, 0};
-  for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; plan_sends(ts, t) && !plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)
+  for (size_t t = 0; t < ts->n; t++) {
+    if (!plan_sends(ts, t) || plan_needs_sequence(p, t))
+      continue; /* nothing to send, or a sequence (plan_sequences) */
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
       for (size_t k = 0; k < tpl_steps(&ts->t[t].reqs[q]); k++)
         if (join(p, ts, t, q, k, &cap, &index) != 0) {
           free(index.slot);
           return -1;
         }
+  }
   free(index.slot);
   p->nindependent = p->nclusters;
   return plan_sequences(p) == 0 ? plan_fix(p) : -1;

@@ -115,9 +115,13 @@ int plan_sequences(plan *p)
 {
   const templates *ts = p->ts;
   size_t more = 0, n = 0;
-  for (size_t t = 0; t < ts->n; t++)
-    for (size_t q = 0; plan_needs_sequence(p, t) && q < ts->t[t].nreqs; q++)
-      more += tpl_steps(&ts->t[t].reqs[q]), n += q == 0;
+  for (size_t t = 0; t < ts->n; t++) {
+    if (!plan_needs_sequence(p, t))
+      continue;
+    n++;
+    for (size_t q = 0; q < ts->t[t].nreqs; q++)
+      more += tpl_steps(&ts->t[t].reqs[q]);
+  }
   if (!n)
     return 0;
   cluster *c = realloc(p->c, (p->nclusters + more) * sizeof *c);

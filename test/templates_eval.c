@@ -412,6 +412,15 @@ static void expect_named(char *out, const char *path, const char *const (*named)
       expect(out, path, named[i][0], NULL);
 }
 
+/* expect_named over the body of path. */
+static void expect_named_in_body(char *out, const char *path, const char *const (*named)[2],
+                                 size_t n)
+{
+  got g;
+  fetch(path, NULL, NULL, 0, &g);
+  expect_named(out, path, named, n, g.body, g.body_len);
+}
+
 /* regex-end-newline.yaml: the anchors over a body ending in a newline. */
 static void regex_end_newline(char *out)
 {
@@ -427,9 +436,7 @@ static void regex_end_newline(char *out)
       {"line-start", "(?m)^version"},
       {"empty-last-line", "(?m)^$"},
   };
-  got g;
-  fetch(path, NULL, NULL, 0, &g);
-  expect_named(out, path, named, sizeof named / sizeof named[0], g.body, g.body_len);
+  expect_named_in_body(out, path, named, sizeof named / sizeof named[0]);
 }
 
 /* regex-end-chunks.yaml: the anchors over a body sent in chunks. */
@@ -455,9 +462,7 @@ static void regex_space(char *out)
       {"class", "b[\\t\\n\\f\\r ,]c"},
       {"vertical", "c\\x0bd"},
   };
-  got g;
-  fetch(path, NULL, NULL, 0, &g);
-  expect_named(out, path, named, sizeof named / sizeof named[0], g.body, g.body_len);
+  expect_named_in_body(out, path, named, sizeof named / sizeof named[0]);
 }
 
 /* regex-header-end.yaml: the anchors over the header block and a

@@ -282,17 +282,11 @@ START_TEST(stop_at_end)
   rc_response *r = observed(NULL, 0, RC_CAP_STOP, &s, RC_KEEP_BODY);
   s.stop_at = 1;
   s.verdict = RC_STOPPED;
-  CURL *e = curl_easy_init();
-  ck_assert_ptr_nonnull(e);
-  ck_assert_int_eq(rc_attach(r, e), RC_OK);
-  char url[256];
-  curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, "/hops?n=1", url, sizeof url));
-  CURLcode cc = curl_easy_perform(e);
+  CURLcode cc = fetch(r, "/hops?n=1");
   ck_assert_int_eq(cc, CURLE_WRITE_ERROR);
   ck_assert_int_eq(rc_result(r, cc), RC_STOPPED);
   ck_assert_int_eq(rc_status(r), 302);
   ck_assert_uint_eq(s.bytes, 9); /* "redirect\n" */
-  curl_easy_cleanup(e);
   rc_response_free(r);
 }
 END_TEST

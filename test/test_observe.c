@@ -244,14 +244,15 @@ START_TEST(stop_at_end)
     for (size_t k = 0; k < 2; k++) {
       seen s;
       rc_response *r = observed(NULL, 0, RC_CAP_STOP, &s, KEEPS[k]);
-      s.stop_at = 3000;
-      s.verdict = RC_STOPPED;
       CURL *e = curl_easy_init();
       ck_assert_ptr_nonnull(e);
       ck_assert_int_eq(rc_attach(r, e), RC_OK);
       char url[256];
       curl_easy_setopt(e, CURLOPT_URL, ts_url(srv, cases[c].path, url, sizeof url));
       for (int round = 0; round < 2; round++) {
+        seen_init(&s);
+        s.stop_at = 3000;
+        s.verdict = RC_STOPPED;
         CURLcode cc = curl_easy_perform(e);
         long connects = -1;
         curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
@@ -268,9 +269,6 @@ START_TEST(stop_at_end)
           ck_assert_msg(connects == (cases[c].whole ? 0 : 1), "%s: %ld connects",
                         cases[c].path, connects);
         rc_response_reset(r);
-        seen_init(&s);
-        s.stop_at = 3000;
-        s.verdict = RC_STOPPED;
       }
       curl_easy_cleanup(e);
       rc_response_free(r);

@@ -42,14 +42,16 @@
  * compile holds all the expressions of a database at once, and more than
  * linearly in their number: the 16,500 of nuclei's official templates in
  * one took 67 MiB above what the scan holds, and 4.6 s; in four parts,
- * 34 MiB and 2.5 s (the scan's peak RSS, cold: 156 MiB, now 124). A body then goes through each part's stream,
- * which costs about the same bytes scanned (each part finds only its own
- * literals), and a little more per body. */
+ * 34 MiB and 2.5 s (the scan's peak RSS, cold: 156 MiB, now 124). A part
+ * holds a range of matcher ids, and a template's matchers have ids next
+ * to each other, so a body goes through the streams of the parts that
+ * hold its cluster's matchers alone: most clusters' are in one part. */
 #define PART_EXPRS 4096
 
 /* The engine's own part of the engine. */
 struct vs_engine {
   hs_database_t **db; /* all streamed matchers, in nparts parts (see PART_EXPRS) */
+  size_t *part_end;    /* part p's matcher ids are below part_end[p] (and not below p - 1's) */
   size_t nparts;       /* 0: nothing streams */
   hs_scratch_t *scratch;
   char **exprs;     /* per matcher id: its Vectorscan expression, or NULL */
@@ -370,7 +372,8 @@ static int any_of(const unsigned char *take, size_t n)
  * the rest compiled again; an error of the part as a whole leaves its
  * matchers to PCRE2. Either way take[id] is cleared for those it leaves.
  * Returns 0, or -1 when out of memory. */
-static int engine_part(struct vs_engine *e, size_t n, unsigned char *in_part, unsigned char *take)
+static int engine_part(struct vs_engine *e, size_t n, unsigned char *in_part, unsigned char *take,
+                       size_t end)
 {
   hs_database_t *db = NULL;
   while (any_of(in_part, n)) {
@@ -385,6 +388,7 @@ static int engine_part(struct vs_engine *e, size_t n, unsigned char *in_part, un
     take[id] &= !in_part[id];
   if (!db)
     return 0;
+  e->part_end[e->nparts] = end;
   e->db[e->nparts++] = db;
   return hs_alloc_scratch(db, &e->scratch) == HS_SUCCESS ? 0 : -1;
 }
@@ -409,7 +413,9 @@ int vs_build(engine *g)
     k += take[id];
   }
   size_t nparts = (k + PART_EXPRS - 1) / PART_EXPRS;
-  if (status == 0 && nparts && !(e->db = calloc(nparts, sizeof *e->db)))
+  if (status == 0 && nparts &&
+      (!(e->db = calloc(nparts, sizeof *e->db)) ||
+       !(e->part_end = calloc(nparts, sizeof *e->part_end))))
     status = -1;
   /* Part p: the taken ids from the (p * k / nparts)th on, as many as
    * make the parts even. */
@@ -419,7 +425,7 @@ int vs_build(engine *g)
     for (; id < n && seen < end; id++)
       if (take[id])
         in_part[id] = 1, seen++;
-    status = engine_part(e, n, in_part, take);
+    status = engine_part(e, n, in_part, take, id);
   }
   if (status == 0 && e->nparts) {
     memcpy(g->streamed, take, n);
@@ -480,6 +486,7 @@ void vs_free(engine *g)
   for (size_t p = 0; p < e->nparts; p++)
     hs_free_database(e->db[p]);
   free(e->db);
+  free(e->part_end);
   hs_free_database(e->ex_db);
   for (size_t id = 0; e->exprs && id < o->nwords + o->nregexes; id++)
     free(e->exprs[id]);
@@ -558,35 +565,51 @@ static void streams_close(reading *r, match_event_handler on)
   st->nopen = 0;
 }
 
-/* Opens the reading's stream at body offset base on the database of the
- * streamed matchers without a hit, and feeds it the replay bytes that
- * come before base + replay_len. At the body's start (narrowing 0), all
- * of them serve when no narrowed database can be had; a narrowing
- * without one leaves the stream as it is. Returns 0, or -1 when out of
- * memory. */
+/* Opens a stream of the reading on db: 0, or -1. */
+static int open_on(struct vs_stream *st, hs_database_t *db)
+{
+  if (hs_open_stream(db, 0, &st->stream[st->nopen]) != HS_SUCCESS)
+    return -1;
+  st->nopen++;
+  return 0;
+}
+
+/* Opens the reading's streams at body offset base on the database of the
+ * streamed matchers without a hit, and feeds them the replay bytes that
+ * come before base + replay_len. At the body's start (narrowing 0), when
+ * no narrowed database can be had, those of the parts that hold one of
+ * them serve (left is ascending, as the parts' ranges); a narrowing
+ * without one leaves the streams as they are. Returns 0, or -1 when out
+ * of memory. */
 static int stream_open(reading *r, int narrowing, size_t base, const char *replay,
                        size_t replay_len)
 {
   struct vs_engine *e = r->g->vs;
   struct vs_stream *st = r->vs;
-  const matchers *o = r->g->m;
-  hs_database_t *db = NULL;
-  if (st->undecided < r->g->nstreamed) {
-    size_t *left = malloc((r->nids + 1) * sizeof *left);
-    if (!left)
-      return -1;
-    db = engine_narrowed(e, o, left, undecided_list(r, left));
-    free(left);
+  size_t *left = malloc((r->nids + 1) * sizeof *left);
+  if (!left)
+    return -1;
+  size_t nleft = undecided_list(r, left);
+  hs_database_t *db =
+      st->undecided < r->g->nstreamed ? engine_narrowed(e, r->g->m, left, nleft) : NULL;
+  int rc = 0;
+  if (db || !narrowing) {
+    streams_close(r, NULL);
+    if (db)
+      rc = open_on(st, db);
+    for (size_t p = 0, k = 0; !db && rc == 0 && p < e->nparts; p++) {
+      int holds = 0;
+      for (; k < nleft && left[k] < e->part_end[p]; k++)
+        holds = 1;
+      if (holds)
+        rc = open_on(st, e->db[p]);
+    }
+    st->stream_base = base;
+    if (rc == 0)
+      rc = streams_scan(r, replay, replay_len);
   }
-  if (!db && narrowing)
-    return 0;
-  streams_close(r, NULL);
-  size_t n = db ? 1 : e->nparts;
-  for (; st->nopen < n; st->nopen++)
-    if (hs_open_stream(db ? db : e->db[st->nopen], 0, &st->stream[st->nopen]) != HS_SUCCESS)
-      return -1;
-  st->stream_base = base;
-  return streams_scan(r, replay, replay_len);
+  free(left);
+  return rc;
 }
 
 /* The bytes a narrowing replays: the widest match left; or

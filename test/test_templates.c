@@ -682,10 +682,15 @@ END_TEST
  * last absent word. One cluster holds them all, so the parts stream it
  * (a cluster's own database holds only some of them); an unbounded regex
  * that never hits keeps the stream from narrowing (which would compile a
- * database of those left). */
+ * database of those left). Twenty clusters of other pages each want a
+ * word of their page that no other template has, never the regex and
+ * never one of the last absent words (read last: a word's id is given
+ * when first read, so their matchers are in the last part alone); the
+ * first 16 get a database of their own (the narrowed ones), the rest go
+ * through that part's stream alone, and all match. */
 START_TEST(words_in_parts)
 {
-  enum { ABSENT = 4500 };
+  enum { ABSENT = 4500, LAST_ONLY = 20, NARROW_DBS = 16 /* eval-vs.c's */ };
   static const char *const page = "/html?title=Alpha-one%20Beta-two%20Gamma-three";
   char dir[256], path[512];
   scratch_dir(dir, sizeof dir, "test_templates");
@@ -710,6 +715,19 @@ START_TEST(words_in_parts)
              "      - type: regex\n        negative: true\n        regex: [\"absent-[a-z]+!\"]\n",
           page);
   fclose(f);
+  for (int c = 0; c < LAST_ONLY; c++) {
+    char name[32];
+    snprintf(name, sizeof name, "z-last-%02d.yaml", c);
+    f = created(path, dir, name);
+    fprintf(f, "id: parts-last-%02d\ninfo: {name: p, severity: info}\nhttp:\n"
+               "  - path: [\"{{BaseURL}}/html?title=Zeta-last%%20alone-%02d\"]\n"
+               "    matchers-condition: and\n    matchers:\n"
+               "      - type: word\n        words: [\"Zeta-last\"]\n"
+               "      - type: word\n        negative: true\n        words: [\"absent-%05d\"]\n"
+               "      - type: regex\n        negative: true\n        regex: [\"absent-[a-z]+!\"]\n",
+            c, c, 2 * ABSENT - 2 - c);
+    fclose(f);
+  }
   f = created(path, dir, "absent.yaml");
   fprintf(f, "id: parts-absent\ninfo: {name: p, severity: info}\nhttp:\n"
              "  - path: [\"{{BaseURL}}%s\"]\n    matchers:\n"
@@ -727,18 +745,27 @@ START_TEST(words_in_parts)
   ck_assert_msg(strstr(o.out, "\"template-id\":\"parts-and\""), "%s", o.out);
   ck_assert_msg(!strstr(o.out, "\"template-id\":\"parts-not-last\""), "%s", o.out);
   ck_assert_msg(!strstr(o.out, "\"template-id\":\"parts-absent\""), "%s", o.out);
-  /* Three parts, from the cache or compiled, and no other database. */
+  for (int c = 0; c < LAST_ONLY; c++) {
+    char id[64];
+    snprintf(id, sizeof id, "\"template-id\":\"parts-last-%02d\"", c);
+    ck_assert_msg(strstr(o.out, id), "%s: %s", id, o.out);
+  }
+  /* Three parts and the narrowed databases, from the cache or compiled. */
   unsigned cached = 0, compiled = 0;
   const char *line = strstr(o.err, "databases: ");
   if (with_vectorscan()) {
     ck_assert_msg(line && sscanf(line, "databases: %u from the cache, %u compiled", &cached,
                                  &compiled) == 2, "%s", o.err);
-    ck_assert_uint_eq(cached + compiled, 3);
+    ck_assert_uint_eq(cached + compiled, 3 + NARROW_DBS);
   }
   prog_out_free(&o);
   const char *const names[] = {"parts.yaml", "others.yaml", "absent.yaml"};
   for (int i = 0; i < 3; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  for (int c = 0; c < LAST_ONLY; c++) {
+    snprintf(path, sizeof path, "%s/z-last-%02d.yaml", dir, c);
     unlink(path);
   }
   rmdir(dir);

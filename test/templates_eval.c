@@ -510,6 +510,36 @@ static void method_headers(char *out)
     expect(out, path, NULL, NULL);
 }
 
+/* /echo answers with the request it got, header lines as sent: what
+ * default-headers and own-agent look for in scan's requests. */
+static int echoes_headers(const char *path)
+{
+  got g;
+  fetch(path, NULL, "X-Echo: seen", 0, &g);
+  return has(g.body, g.body_len, "\r\nX-Echo: seen\r\n");
+}
+
+static void default_headers(char *out)
+{
+  if (echoes_headers("/echo?defaults=1"))
+    expect(out, "/echo?defaults=1", NULL, NULL);
+}
+
+static void own_agent(char *out)
+{
+  if (echoes_headers("/echo?agent=own"))
+    expect(out, "/echo?agent=own", NULL, NULL);
+}
+
+/* The server's gzip body, 5,000 bytes decoded, is not 5,000 on the wire. */
+static void gzip_body(char *out)
+{
+  got g;
+  fetch("/gzip?n=5000&coding=gzip", NULL, "Accept-Encoding: identity", 0, &g);
+  if (g.body_len != 5000)
+    expect(out, "/gzip?n=5000&coding=gzip", NULL, NULL);
+}
+
 /* Each response of a chain is matched on its own, the last first. */
 static void redirects(char *out)
 {
@@ -571,7 +601,7 @@ static void no_redirects(char *out)
 }
 
 /* Every path that matches: scan reports one of them (the first to finish,
- * as requests run at once), see one_of. */
+ * as requests run at once), see ONE_OF. */
 static void stop_first(char *out)
 {
   got g;
@@ -1464,13 +1494,16 @@ const evaluation RUN[] = {
     {"kval", kval, 0},
     {"named-or", named_or, 0},
     {"method-headers", method_headers, 0},
+    {"default-headers", default_headers, 0},
+    {"own-agent", own_agent, 0},
+    {"gzip-body", gzip_body, 0},
     {"redirects", redirects, 0},
     {"redirect-max", redirect_max, 0},
     {"redirect-host", redirect_host, 0},
     {"redirect-hops", redirect_hops, 0},
     {"redirect-first", redirect_first, 0},
     {"no-redirects", no_redirects, 0},
-    {"stop-first", stop_first, 1},
+    {"stop-first", stop_first, ONE_OF},
     {"word-all", word_all, 0},
     {"regex-backref", regex_backref, 0},
     {"regex-end", regex_end, 0},
@@ -1517,7 +1550,7 @@ const evaluation RUN[] = {
     {"seq-req-condition", seq_req_condition, 0},
     {"seq-stop-first", seq_stop_first, 0},
     {"seq-payloads", seq_payloads, 0},
-    {"seq-payload-login", seq_payload_login, 0},
+    {"seq-payload-login", seq_payload_login, ANY_ORDER},
     {"seq-once", seq_once, 0},
     {"seq-raw", seq_raw, 0},
     {"seq-raw-unsafe", seq_raw_unsafe, 0},

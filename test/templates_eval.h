@@ -33,10 +33,14 @@ int regex_in(const char *re, const char *text, size_t len);
 
 /* A template of run/ and the lines scan should print for it: "URL
  * name=NAME extracts=A|B\n" each. */
+/* An evaluation's lines: one, one of those expected (stop-at-first-match);
+ * or all expected, in any order (payloads that run at once). */
+#define ONE_OF    1
+#define ANY_ORDER 2
 typedef struct evaluation {
   const char *id;
   void (*expected)(char *out);
-  int one_of; /* stop-at-first-match: one line, one of those expected */
+  int lines; /* 0: as expected; ONE_OF or ANY_ORDER */
 } evaluation;
 extern const evaluation RUN[];
 extern const size_t NRUN;

@@ -111,10 +111,41 @@ static int catch_signals(void)
 
 /* ---- Transfers ---------------------------------------------------------- */
 
-/* The request options from the command line, the same for every target. */
-static int set_request(CURL *e, const options *o)
+/* -t: the User-Agent and Accept-Encoding header lines (the codings the
+ * response decodes), where -H gives neither, into s->defaults: requests
+ * send them as header lines, which a template's header of the same name
+ * replaces (plan_set_request), and not from CURLOPT_USERAGENT and
+ * CURLOPT_ACCEPT_ENCODING, from which curl formats both lines again for
+ * every request (before 8.6, a byte at a time, twice). 0 or -1. */
+static int default_headers(scan *s)
 {
-  int ok = curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent) == CURLE_OK &&
+  const options *o = s->opt;
+  char text[512];
+  const char *name[] = {"User-Agent", "Accept-Encoding"};
+  const char *value[] = {o->user_agent, rc_accept_encoding()};
+  for (size_t i = 0; i < 2; i++) {
+    int given = 0;
+    for (const struct curl_slist *h = o->headers; h && !given; h = h->next)
+      given = plan_header_is(h->data, name[i]);
+    if (given)
+      continue;
+    snprintf(text, sizeof text, "%s: %s", name[i], value[i]);
+    struct curl_slist *more = curl_slist_append(s->defaults, text);
+    if (!more)
+      return -1;
+    s->defaults = more;
+  }
+  return 0;
+}
+
+/* The request options from the command line, the same for every target.
+ * With -t the User-Agent goes with the request's header lines
+ * (default_headers), and with a proxy here too: curl sends it in the
+ * CONNECT of a tunnel, where those lines do not go. */
+static int set_request(CURL *e, const options *o, int templated)
+{
+  int agent = !templated || o->proxy;
+  int ok = (!agent || curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent) == CURLE_OK) &&
            curl_easy_setopt(e, CURLOPT_HTTPHEADER, o->headers) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_HTTP_VERSION, o->http_version) == CURLE_OK;
   if (ok && o->data)
@@ -183,6 +214,10 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
   if (rc_attach(sl->resp, sl->easy) != RC_OK)
     return -1;
   CURL *e = sl->easy;
+  /* -t: Accept-Encoding is a header line (default_headers); the response
+   * still decodes. */
+  if (s->tpl && curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, (char *)NULL) != CURLE_OK)
+    return -1;
   int ok = curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)sl) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_ERRORBUFFER, sl->errbuf) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, o->max_redirs > 0 ? 1L : 0L) == CURLE_OK &&
@@ -194,7 +229,7 @@ static int slot_init(scan *s, slot *sl, const rc_limits *lim)
            curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RECV_BUFFER) == CURLE_OK &&
            (!h2c_unreusable(o) || curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK) &&
            redirect_init(sl) == 0;
-  return ok && set_request(e, o) == 0 ? 0 : -1;
+  return ok && set_request(e, o, s->tpl != NULL) == 0 ? 0 : -1;
 }
 
 /* ---- The loop ----------------------------------------------------------- */
@@ -322,7 +357,8 @@ static void slot_start(scan *s, slot *sl)
   if (s->tpl)
     response_limits(s, &s->plan->c[c], &lim);
   if (cc == CURLE_OK && s->tpl &&
-      (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->opt->headers, sl->job) != 0 ||
+      (plan_set_request(sl->easy, s->plan, &s->plan->c[c], s->defaults, s->opt->headers,
+                        sl->job) != 0 ||
        rc_response_set_limits(sl->resp, &lim) != RC_OK ||
        rc_response_observe(sl->resp, observe, &sl->rd,
                            s->engine.clusters[c].keep_body ? RC_KEEP_BODY : RC_KEEP_NONE) != RC_OK ||
@@ -648,6 +684,10 @@ static int setup_slots(scan *s)
     return -1;
   }
   s->engine.keep_body = s->tpl ? 0 : keep;
+  if (s->tpl && default_headers(s) != 0) {
+    fputs("scan: out of memory\n", stderr);
+    return -1;
+  }
   for (size_t i = 0; i < s->nslots; i++) {
     if (slot_init(s, &s->slots[i], &lim) != 0) {
       fputs("scan: cannot set up a transfer (out of memory?)\n", stderr);
@@ -677,6 +717,7 @@ void scan_teardown(scan *s)
     reading_free(&sl->rd);
   }
   free(s->slots);
+  curl_slist_free_all(s->defaults);
   engine_free(&s->engine);
   out_free(&s->out);
   if (s->multi)

@@ -103,6 +103,7 @@ typedef struct scan {
   const matchers *m;    /* the scan's matchers: opt's, or the templates' */
   const templates *tpl; /* -t; NULL: the matchers of the command line */
   plan *plan;           /* -t: the requests */
+  struct curl_slist *defaults; /* -t: the User-Agent and Accept-Encoding lines (default_headers) */
   output out;
   engine engine;
   rc_pool *pool;

@@ -137,13 +137,26 @@ void plan_job_free(plan_job *job)
   job->in_seq = 0;
 }
 
-int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
-                     plan_job *job)
+/* Whether list has a header of h's name ("Name: value", "Name;"). */
+static int named(const struct curl_slist *list, const char *h)
+{
+  size_t n = strcspn(h, ":;");
+  for (; list; list = list->next)
+    if (!strncasecmp(list->data, h, n) && (list->data[n] == ':' || list->data[n] == ';'))
+      return 1;
+  return 0;
+}
+
+int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *defaults,
+                     const struct curl_slist *extra, plan_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
   curl_slist_free_all(job->headers);
   job->headers = NULL;
   int ok = 1;
+  for (const struct curl_slist *h = defaults; ok && h; h = h->next)
+    if (!named(job->own, h->data))
+      ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
   for (const struct curl_slist *h = extra; ok && h; h = h->next)
     ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
   for (const struct curl_slist *h = job->own; ok && h; h = h->next)

@@ -301,9 +301,10 @@ typedef struct plan_job {
  * they are not there (another template, or not its variables). */
 const plan_vals *plan_job_vals(const plan_job *job, size_t t);
 /* Sets the easy handle's request to cluster c's as job holds it, after
+ * the header lines of defaults that the request's own do not name, and
  * the -H headers extra. 0 or -1. */
-int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
-                     plan_job *job);
+int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *defaults,
+                     const struct curl_slist *extra, plan_job *job);
 void plan_job_free(plan_job *job);
 
 /* ---- Raw requests (plan-raw.c) ------------------------------------------ */

@@ -3,8 +3,9 @@
  *
  *   bench-scan -t DIR [--targets N] [--concurrency C] [--runs R] [--scan PATH]
  *
- * The test server (test/server.c) runs in this process and keeps every
- * request it is sent. Each run:
+ * The test server (test/server.c) runs in this process and writes every
+ * request it is sent to a file, scan's and curl's alike, so that it does
+ * the same work per request for both. Each run:
  *   scan: `scan -t DIR -l TARGETS -c C -o /dev/null`, N targets
  *     http://127.0.0.1:PORT/t<i> (pages the server answers 404, as most
  *     hosts answer most templates' paths; the templates' own routes, if
@@ -14,7 +15,8 @@
  *   curl: a child process that sends the requests the server got from
  *     scan (method, target, header lines, body) with one curl multi
  *     handle, C transfers at a time, a write callback that counts the
- *     bytes and keeps none: the least any program can do to make them.
+ *     bytes and keeps none: the least any program can do to make them
+ *     (CURLOPT_NOSIGNAL, as scan).
  * Reported per run, then the medians: both phases, requests/s and peak
  * RSS, and scan's requesting time over curl's. Exit status 0, or 1 when
  * a step fails (scan not found, a failed run, curl's count differing).
@@ -129,6 +131,29 @@ static void on_request(void *ud, const char *head, size_t head_len, const char *
   pthread_mutex_unlock(&got.lock);
 }
 
+/* The server writes the requests it gets to path from now on. */
+static void record_to(const char *path)
+{
+  pthread_mutex_lock(&got.lock);
+  got.f = fopen(path, "w");
+  got.n = 0;
+  got.failed = !got.f;
+  pthread_mutex_unlock(&got.lock);
+}
+
+/* It stops; *n: the requests written. 0, or -1 when the file is not whole. */
+static int record_end(size_t *n)
+{
+  pthread_mutex_lock(&got.lock);
+  *n = got.n;
+  int ok = !got.failed;
+  if (got.f && fclose(got.f) != 0)
+    ok = 0;
+  got.f = NULL;
+  pthread_mutex_unlock(&got.lock);
+  return ok ? 0 : -1;
+}
+
 static double now(void)
 {
   struct timespec t;
@@ -223,6 +248,7 @@ static void curl_loop(FILE *f, const char *base, long conc)
     curl_easy_setopt(e[i], CURLOPT_WRITEFUNCTION, count);
     curl_easy_setopt(e[i], CURLOPT_WRITEDATA, &bytes);
     curl_easy_setopt(e[i], CURLOPT_PRIVATE, (void *)(intptr_t)i);
+    curl_easy_setopt(e[i], CURLOPT_NOSIGNAL, 1L); /* as scan: no signal handling per call */
   }
   for (long i = 0; i < conc && read_request(f, &q[i]); i++, started++)
     if (set_request(e[i], &q[i], base, urls[i], sizeof urls[i]) != 0 ||
@@ -376,10 +402,14 @@ int main(int argc, char **argv)
   ts_server *srv = ts_start();
   char base[64], list[] = "/tmp/bench-scan-targets-XXXXXX", conc_s[32];
   char saved[] = "/tmp/bench-scan-requests-XXXXXX";
+  char replayed[] = "/tmp/bench-scan-replayed-XXXXXX";
   int fd = srv ? mkstemp(list) : -1, fd2 = fd >= 0 ? mkstemp(saved) : -1;
+  int fd3 = fd2 >= 0 ? mkstemp(replayed) : -1;
   if (fd2 >= 0)
     close(fd2);
-  if (fd < 0 || fd2 < 0) {
+  if (fd3 >= 0)
+    close(fd3);
+  if (fd < 0 || fd2 < 0 || fd3 < 0) {
     fprintf(stderr, "bench-scan: cannot start the server or write the targets\n");
     return 1;
   }
@@ -402,18 +432,12 @@ int main(int argc, char **argv)
          "scan req/s", "scan RSS", "curl request", "curl req/s", "curl RSS", "ratio");
   for (long r = 0; r < runs && status == 0; r++) {
     double wall, rss;
-    /* The server writes what scan sends; curl's requests are not kept. */
-    pthread_mutex_lock(&got.lock);
-    got.f = fopen(saved, "w");
-    got.n = 0;
-    got.failed = !got.f;
-    pthread_mutex_unlock(&got.lock);
+    /* The server writes what scan sends, for curl to send again; and what
+     * curl sends, so that it does the same work for both. */
+    record_to(saved);
     int ran = run(args, err, sizeof err, &wall, &rss) == 0;
-    pthread_mutex_lock(&got.lock);
-    size_t sent = got.n;
-    int saved_ok = !got.failed && fclose(got.f) == 0;
-    got.f = NULL;
-    pthread_mutex_unlock(&got.lock);
+    size_t sent = 0, again = 0;
+    int saved_ok = record_end(&sent) == 0;
     const char *line = err;
     while (line && sscanf(line, "scan: %lu requests in %lf s", &requests, &s_req[r]) != 2)
       line = (line = strstr(line + 1, "\nscan: ")) ? line + 1 : NULL;
@@ -424,7 +448,9 @@ int main(int argc, char **argv)
     }
     s_load[r] = wall - s_req[r];
     s_rss[r] = rss;
-    if (!saved_ok || run(replay, err, sizeof err, &c_req[r], &c_rss[r]) != 0) {
+    record_to(replayed);
+    int replayed_ok = saved_ok && run(replay, err, sizeof err, &c_req[r], &c_rss[r]) == 0;
+    if (record_end(&again) != 0 || !replayed_ok) {
       fprintf(stderr, "bench-scan: curl's loop failed:\n%s\n", err);
       status = 1;
       break;
@@ -436,6 +462,8 @@ int main(int argc, char **argv)
       printf("     (scan counted %lu requests, the server got %zu: one that curl refused to "
              "send, or a redirect that curl followed, is counted on one side only)\n",
              requests, sent);
+    if (again != sent)
+      printf("     (the server got %zu requests from scan, %zu from curl's loop)\n", sent, again);
     fflush(stdout);
   }
   if (status == 0) {
@@ -449,6 +477,7 @@ int main(int argc, char **argv)
   ts_stop(srv);
   unlink(list);
   unlink(saved);
+  unlink(replayed);
   curl_global_cleanup();
   return status;
 }

@@ -476,7 +476,7 @@ static void scratch_dir(char *dir, size_t cap, const char *prefix)
 /* dir/name (its path into path, 512 bytes), created for writing. */
 static FILE *created(char path[512], const char *dir, const char *name)
 {
-  snprintf(path, 512, "%s/%s", dir, name);
+  ck_assert_int_lt(snprintf(path, 512, "%s/%s", dir, name), 512);
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
   return f;

@@ -87,7 +87,8 @@ static int reads_body(void *ud, const char *name, size_t len)
 {
   size_t base;
   unsigned long n;
-  tpl_indexed(name, len, &base, &n);
+  if (!tpl_indexed(name, len, &base, &n))
+    return 0;
   return n == *(unsigned long *)ud &&
          ((base == 4 && !memcmp(name, "body", 4)) || (base == 8 && !memcmp(name, "response", 8)));
 }
@@ -109,7 +110,8 @@ static int past(void *ud, const char *name, size_t len)
   index_check *c = ud;
   size_t base;
   unsigned long n;
-  tpl_indexed(name, len, &base, &n);
+  if (!tpl_indexed(name, len, &base, &n))
+    return 0;
   for (size_t i = 0; i < c->q->nextractors; i++)
     if (c->q->extractors[i].name && strlen(c->q->extractors[i].name) == len &&
         !memcmp(c->q->extractors[i].name, name, len))

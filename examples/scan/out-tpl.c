@@ -167,7 +167,9 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
     rc_hop_info hop;
     if (rc_hop(r->resp, k, &hop) != RC_OK || (hop.status >= 100 && hop.status <= 199))
       continue;
-    char *url = out_hop_url(r->resp, a, k);
+    /* The first response is the request's own: its URL needs no copy. */
+    char *made = k > 0 ? out_hop_url(r->resp, a, k) : NULL;
+    const char *url = k > 0 ? made : a->url;
     hit_at h = {r, a->job, target, url, rc == RC_STOPPED, a->took, hops - 1 - k};
     if (!url)
       o->write_error = ENOMEM;
@@ -183,7 +185,7 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
         in->matched = 1;
       lines += n;
     }
-    free(url);
+    free(made);
   }
   free(done);
   o->matches += lines;

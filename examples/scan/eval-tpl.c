@@ -335,9 +335,10 @@ static int gives_values(const tpl *t)
 /* Where q's values matter only if q matches, and no evaluation changes the
  * sequence's state (a request with matchers, outside a sequence of a
  * template that gives values): the matchers that read no value of its
- * extractors, first. Returns whether they decide that q does not match
- * (one fails under and, or all are among them and none hits), its
- * extractors then left unrun; the others are PENDING in hit. */
+ * extractors, first, the status ones (the cheapest) before the others.
+ * Returns whether they decide that q does not match (one fails under and,
+ * or all are among them and none hits), its extractors then left unrun;
+ * the others are PENDING in hit. */
 static int decided_early(dsl_view *dv, const tpl_request *q, const eval_target *t,
                          unsigned char *hit)
 {
@@ -346,15 +347,17 @@ static int decided_early(dsl_view *dv, const tpl_request *q, const eval_target *
     return 0;
   int values = has_named(q);
   size_t done = 0, hits = 0;
-  for (size_t i = 0; i < q->nmatchers; i++) {
-    if (values && !reads_response(&q->matchers[i]))
-      continue;
-    hit[i] = (unsigned char)matcher_hits(dv, &q->matchers[i]);
-    hits += hit[i];
-    done++;
-    if (q->cond_and && !hit[i])
-      return 1;
-  }
+  for (int status = 1; status >= 0; status--)
+    for (size_t i = 0; i < q->nmatchers; i++) {
+      const tpl_matcher *m = &q->matchers[i];
+      if ((m->type == TM_STATUS) != status || (values && !reads_response(m)))
+        continue;
+      hit[i] = (unsigned char)matcher_hits(dv, m);
+      hits += hit[i];
+      done++;
+      if (q->cond_and && !hit[i])
+        return 1;
+    }
   return !q->cond_and && done == q->nmatchers && !hits;
 }
 

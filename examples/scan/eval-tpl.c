@@ -127,7 +127,7 @@ static const texts *matcher_texts(dsl_view *dv, const tpl_matcher *m, texts *t)
   return t;
 }
 
-/* Whether size n is m's number i over its part (not TP_NAMED nor TP_VAR):
+/* Whether m's number i is the size of its part (not TP_NAMED nor TP_VAR):
  * the header block, the body, or both. */
 static int size_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
 {
@@ -311,6 +311,7 @@ static int reads_response(const tpl_matcher *m)
   return 1;
 }
 
+/* Whether q has a named extractor: its values are variables of the DSL. */
 static int has_named(const tpl_request *q)
 {
   for (size_t i = 0; i < q->nextractors; i++)

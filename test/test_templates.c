@@ -3,7 +3,7 @@
  * template is skipped (its first line says which: "# skip: REASON"),
  * cap/ one for --max-body and one that stops early, jar/ a login sequence
  * and an independent probe of the page it opens, self/ a self-contained
- * template.
+ * template, order/ matchers beside extractors.
  *
  * The verdicts and extracts that scan prints are checked against an
  * evaluation of each template written in templates_eval.c, independently
@@ -1318,6 +1318,32 @@ static int all_extracts_of(const char *lines, const char *id, char *out, size_t 
   return extracts(lines, id, out, cap, 1);
 }
 
+/* order/: the verdicts of matchers that read a named extractor's value,
+ * and of matchers that decide alone beside extractors. As nuclei, the
+ * extractors run first and their named values are the DSL's variables
+ * for the matchers; a request that does not match writes no line. The
+ * verdicts are written here by hand: /headers answers 200 with the body
+ * "hello". */
+START_TEST(matchers_and_values)
+{
+  char path[512], have[256];
+  templates_path("order", path, sizeof path);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
+  ck_assert_msg(strstr(o.err, "5 loaded, 0 skipped; 1 clusters"), "%s", o.err);
+  ck_assert_int_eq(extracts_of(o.out, "order-named", have, sizeof have), 1);
+  ck_assert_str_eq(have, "ell");
+  ck_assert_int_eq(extracts_of(o.out, "order-or", have, sizeof have), 1);
+  ck_assert_str_eq(have, "ell");
+  ck_assert_int_eq(extracts_of(o.out, "order-plain", have, sizeof have), 1);
+  ck_assert_str_eq(have, "e");
+  ck_assert_uint_eq(lines_of(o.out, "order-status"), 0);
+  ck_assert_uint_eq(lines_of(o.out, "order-plain-miss"), 0);
+  prog_out_free(&o);
+}
+END_TEST
+
 /* Runs scan -t vars/ with -var arguments (NULL: none) against the server. */
 static prog_out run_vars(const char *a1, const char *a2, const char *a3, const char *a4)
 {
@@ -1475,6 +1501,7 @@ int main(void)
   tcase_add_test(tc, validate);
   tcase_add_test(tc, usage);
   tcase_add_test(tc, variables);
+  tcase_add_test(tc, matchers_and_values);
   tcase_add_test(tc, nuclei_options);
   tcase_add_test(tc, stats_and_export);
   suite_add_tcase(s, tc);

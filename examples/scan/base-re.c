@@ -187,9 +187,10 @@ static int match_setup(void)
  * a third of the time to load nuclei's official set, and most of the
  * memory its regexes held. */
 struct regex_later {
-  uint32_t jit;     /* the JIT modes compiled for code (PCRE2_JIT_*) */
-  int wrapped;      /* ends was tried */
-  pcre2_code *ends; /* the regex, then a callout; NULL: not made, or it does not wrap */
+  uint32_t minlength; /* bytes of any match, at least (PCRE2_INFO_MINLENGTH) */
+  uint32_t jit;       /* the JIT modes compiled for code (PCRE2_JIT_*) */
+  int wrapped;        /* ends was tried */
+  pcre2_code *ends;   /* the regex, then a callout; NULL: not made, or it does not wrap */
 };
 
 /* What regex_re2 leaves to PCRE2's options: under (?m), ^ also after a
@@ -280,6 +281,7 @@ int regex_compile(regex *re, const char *text, char *msg, size_t cap)
   }
   pcre2_pattern_info(re->code, PCRE2_INFO_CAPTURECOUNT, &re->groups);
   pcre2_pattern_info(re->code, PCRE2_INFO_MAXLOOKBEHIND, &re->lookbehind);
+  pcre2_pattern_info(re->code, PCRE2_INFO_MINLENGTH, &re->later->minlength);
   return 0;
 }
 
@@ -307,8 +309,17 @@ void regex_done(void)
 /* The first match of re in text from byte start on: 1 with its bounds in
  * *so and *eo, or 0 when there is none (or PCRE2 gave up: its match or
  * depth limit, which a pathological regex over a large body can reach). */
+/* Whether no match of re fits in text from byte start on: it is shorter
+ * than any match (as pcre2_match would find, but before its call). */
+static int too_short(const regex *re, rc_view text, size_t start)
+{
+  return start <= text.len && text.len - start < re->later->minlength;
+}
+
 static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, size_t *eo)
 {
+  if (too_short(re, text, start))
+    return 0;
   int rc = pcre2_match(code_of(re, PCRE2_JIT_COMPLETE), (PCRE2_SPTR)text.ptr, text.len, start, 0,
                        match_data, match_ctx);
   if (rc < 0)
@@ -322,6 +333,8 @@ static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, siz
 int regex_next(const regex *re, rc_view text, size_t start, uint32_t flags, long g,
                size_t bounds[4])
 {
+  if (!(flags & PCRE2_PARTIAL_HARD) && too_short(re, text, start))
+    return PCRE2_ERROR_NOMATCH; /* a partial match needs no length */
   /* The scan's match data keeps 16 groups; a later group needs its own. */
   pcre2_match_data *md = (uint32_t)g < pcre2_get_ovector_count(match_data)
                              ? match_data

@@ -14,6 +14,7 @@
 typedef struct texts {
   rc_view v[VIEWS_MAX];
   size_t n, len;
+  int made; /* matcher_texts: made for its matcher */
 } texts;
 
 static void part_texts(dsl_view *dv, tpl_part where, const char *header, texts *t)
@@ -114,43 +115,62 @@ static int regex_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
   return 0;
 }
 
+/* The texts value_hits looks at for matcher m (the header block alone of
+ * a final response's TP_ALL: its body is the reading's verdict), made on
+ * first use: once per matcher, not per value. */
+static const texts *matcher_texts(dsl_view *dv, const tpl_matcher *m, texts *t)
+{
+  if (!t->made) {
+    part_texts(dv, !dv->t->back && m->part == TP_ALL ? TP_HEADER : m->part, m->header, t);
+    t->made = 1;
+  }
+  return t;
+}
+
+/* Whether m's number i is the size of its part (not TP_NAMED nor TP_VAR):
+ * the header block, the body, or both. */
+static int size_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+{
+  rc_hop_info h;
+  size_t n = 0;
+  if (m->part != TP_BODY && rc_hop(dv->r->resp, eval_hop(dv->t), &h) == RC_OK)
+    n += h.raw.len;
+  if (m->part != TP_HEADER && !dv->t->back)
+    n += (size_t)rc_body_length(dv->r->resp);
+  return m->numbers[i] >= 0 && (size_t)m->numbers[i] == n;
+}
+
 /* Value i of matcher m hits: over the header block or a header's values
  * here, in the final body by the reading's verdict (the engine's, see
  * eval_matchers), in an earlier hop's (empty) body here; a word replaced
- * for each response, here. */
-static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i)
+ * for each response, here. t: m's texts, made on first use. */
+static int value_hits(dsl_view *dv, const tpl_matcher *m, size_t i, texts *t)
 {
   if (m->type == TM_WORD && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
     return word_hits(dv, m, i);
   if (m->type == TM_REGEX && m->renders && m->renders[i] == TPL_WORD_RESPONSE)
     return regex_hits(dv, m, i);
   const reading *rd = dv->r;
-  const rc_response *r = rd->resp;
   int back = dv->t->back;
   rc_hop_info h;
-  int found = rc_hop(r, eval_hop(dv->t), &h) == RC_OK;
-  size_t head = found ? h.raw.len : 0, body = back ? 0 : (size_t)rc_body_length(r);
   switch (m->type) {
-  case TM_STATUS: return found && m->numbers[i] == h.status;
+  case TM_STATUS:
+    return rc_hop(rd->resp, eval_hop(dv->t), &h) == RC_OK && m->numbers[i] == h.status;
   case TM_SIZE:
     if (m->part == TP_NAMED || m->part == TP_VAR)
-      break;
-    return m->numbers[i] >= 0 && (size_t)m->numbers[i] == (m->part == TP_HEADER ? head : 0) +
-                                                               (m->part != TP_HEADER ? body : 0);
+      return m->numbers[i] >= 0 && (size_t)m->numbers[i] == matcher_texts(dv, m, t)->len;
+    return size_hits(dv, m, i);
   case TM_DSL: return 0; /* matcher_hits evaluates them */
   default:
     if (!back && m->ids && verdict_has(&rd->v, rd->g->m, m->ids[i]))
       return 1;
   }
-  texts t;
-  part_texts(dv, !back && m->part == TP_ALL ? TP_HEADER : m->part, m->header, &t);
   if (!back && m->part == TP_BODY)
     return 0;
-  if (m->type == TM_SIZE)
-    return m->numbers[i] >= 0 && (size_t)m->numbers[i] == t.len;
-  for (size_t k = 0; k < t.n; k++)
-    if (m->type == TM_WORD ? contains(t.v[k], m->words[i], strlen(m->words[i]), m->nocase)
-                           : regex_hit(&m->regexes[i], t.v[k]))
+  matcher_texts(dv, m, t);
+  for (size_t k = 0; k < t->n; k++)
+    if (m->type == TM_WORD ? contains(t->v[k], m->words[i], strlen(m->words[i]), m->nocase)
+                           : regex_hit(&m->regexes[i], t->v[k]))
       return 1;
   return 0;
 }
@@ -182,12 +202,14 @@ static int matcher_hits(dsl_view *dv, const tpl_matcher *m)
 {
   int hit = m->cond_and;
   rc_view text;
+  texts t;
+  t.made = 0;
   if (m->type == TM_DSL)
     hit = dsl_match(dv, m);
   if (m->type == TM_XPATH)
     hit = one_text(dv, m->part, m->header, &text) && xpath_match(m, text);
   for (size_t i = 0; m->type != TM_DSL && m->type != TM_XPATH && i < m->n; i++) {
-    int h = value_hits(dv, m, i);
+    int h = value_hits(dv, m, i, &t);
     if (m->cond_and && !h) {
       hit = 0;
       break;
@@ -277,6 +299,69 @@ static void pass_values(dsl_view *dv, const tpl_values *each, const tpl_values *
 
 /* ---- Verdicts ----------------------------------------------------------- */
 
+/* Whether matcher m reads the response alone: no variable of the DSL,
+ * which may be a value of the request's extractors. */
+static int reads_response(const tpl_matcher *m)
+{
+  if (m->type == TM_DSL || m->type == TM_XPATH || m->part == TP_VAR)
+    return 0;
+  for (size_t i = 0; m->renders && i < m->n; i++)
+    if (m->renders[i] == TPL_WORD_RESPONSE)
+      return 0;
+  return 1;
+}
+
+/* Whether q has a named extractor: its values are variables of the DSL. */
+static int has_named(const tpl_request *q)
+{
+  for (size_t i = 0; i < q->nextractors; i++)
+    if (q->extractors[i].name)
+      return 1;
+  return 0;
+}
+
+/* Whether template t gives a sequence values: an internal extractor with a
+ * name (tpl_extracted), which q may pass on and any lookup may miss. */
+static int gives_values(const tpl *t)
+{
+  for (size_t r = 0; r < t->nreqs; r++)
+    for (size_t i = 0; i < t->reqs[r].nextractors; i++)
+      if (t->reqs[r].extractors[i].internal && t->reqs[r].extractors[i].name)
+        return 1;
+  return 0;
+}
+
+#define PENDING 2 /* hit[i]: matcher i not evaluated yet */
+
+/* Where q's values matter only if q matches, and no evaluation changes the
+ * sequence's state (a request with matchers, outside a sequence of a
+ * template that gives values): the matchers that read no value of its
+ * extractors, first, the status ones (the cheapest) before the others.
+ * Returns whether they decide that q does not match (one fails under and,
+ * or all are among them and none hits), its extractors then left unrun;
+ * the others are PENDING in hit. */
+static int decided_early(dsl_view *dv, const tpl_request *q, const eval_target *t,
+                         unsigned char *hit)
+{
+  memset(hit, PENDING, q->nmatchers);
+  if (!q->nmatchers || (t->seq && gives_values(&dv->r->g->tpl->t[t->tpl])))
+    return 0;
+  int values = has_named(q);
+  size_t done = 0, hits = 0;
+  for (int status = 1; status >= 0; status--)
+    for (size_t i = 0; i < q->nmatchers; i++) {
+      const tpl_matcher *m = &q->matchers[i];
+      if ((m->type == TM_STATUS) != status || (values && !reads_response(m)))
+        continue;
+      hit[i] = (unsigned char)matcher_hits(dv, m);
+      hits += hit[i];
+      done++;
+      if (q->cond_and && !hit[i])
+        return 1;
+    }
+  return !q->cond_and && done == q->nmatchers && !hits;
+}
+
 int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
                  unsigned char *hit, tpl_values *x)
 {
@@ -284,6 +369,13 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
   dsl_view dv;
   dsl_view_init(&dv, r, q, t);
   dsl_remember(&dv);
+  if (decided_early(&dv, q, t, hit)) {
+    for (size_t i = 0; i < q->nmatchers; i++)
+      hit[i] = hit[i] == 1;
+    x->nomem |= dv.nomem;
+    dsl_view_free(&dv);
+    return 0;
+  }
   /* Only a request with extractors needs their values (most have none:
    * no allocation per response for them). */
   tpl_values *each = q->nextractors ? calloc(q->nextractors, sizeof *each) : NULL;
@@ -300,7 +392,8 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
   if (each && t->seq)
     pass_values(&dv, each, x);
   for (size_t i = 0; i < q->nmatchers; i++) {
-    hit[i] = (unsigned char)matcher_hits(&dv, &q->matchers[i]);
+    if (hit[i] == PENDING)
+      hit[i] = (unsigned char)matcher_hits(&dv, &q->matchers[i]);
     hits += hit[i];
   }
   x->nomem |= dv.nomem;

@@ -95,13 +95,18 @@ static int template_value(void *ud, size_t t, const char *name, size_t len, expr
   return !u->failed && plan_vals_lookup(&u->v, name, len, out);
 }
 
+#define HITS_KEPT 64 /* matchers of a request whose hits need no allocation */
+
 /* Template request q over the response: its lines. Returns how many were
  * written. */
 static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request *q, plan_seq *in)
 {
-  tpl_values x = {{0}, 0, 0};
+  tpl_values x;
+  x.n = 0;
+  x.nomem = 0;
   size_t named = 0, lines = 0;
-  unsigned char *hit = calloc(q->nmatchers + 1, 1);
+  unsigned char kept[HITS_KEPT];
+  unsigned char *hit = q->nmatchers <= HITS_KEPT ? kept : malloc(q->nmatchers);
   if (!hit) {
     o->write_error = ENOMEM;
     return 0;
@@ -112,13 +117,13 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
                     {template_value, &u}, in, c->step, h->back};
   int matched = eval_request(h->r, q, &et, hit, &x);
   size_t internal = 0;
-  for (size_t i = 0; i < q->nmatchers; i++)
+  for (size_t i = 0; matched && i < q->nmatchers; i++)
     internal += q->matchers[i].internal;
   if (q->nmatchers && internal == q->nmatchers)
     matched = 0; /* nuclei prints no event of internal matchers alone */
   if (u.made)
     plan_vals_free(&u.v);
-  for (size_t i = 0; i < q->nmatchers; i++)
+  for (size_t i = 0; matched && i < q->nmatchers; i++)
     named += hit[i] && q->matchers[i].name;
   if (matched && !q->cond_and && named) { /* each named matcher that hit */
     for (size_t i = 0; i < q->nmatchers; i++)
@@ -131,7 +136,8 @@ static size_t judge(output *o, const hit_at *h, const tpl *t, const tpl_request 
   if (x.nomem)
     o->write_error = ENOMEM;
   tpl_values_free(&x);
-  free(hit);
+  if (hit != kept)
+    free(hit);
   return lines;
 }
 
@@ -161,7 +167,9 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
     rc_hop_info hop;
     if (rc_hop(r->resp, k, &hop) != RC_OK || (hop.status >= 100 && hop.status <= 199))
       continue;
-    char *url = out_hop_url(r->resp, a, k);
+    /* The first response is the request's own: its URL needs no copy. */
+    char *made = k > 0 ? out_hop_url(r->resp, a, k) : NULL;
+    const char *url = k > 0 ? made : a->url;
     hit_at h = {r, a->job, target, url, rc == RC_STOPPED, a->took, hops - 1 - k};
     if (!url)
       o->write_error = ENOMEM;
@@ -177,7 +185,7 @@ size_t out_templates(output *o, const reading *r, const attempt *a, const char *
         in->matched = 1;
       lines += n;
     }
-    free(url);
+    free(made);
   }
   free(done);
   o->matches += lines;

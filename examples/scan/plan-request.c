@@ -169,12 +169,15 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
 
 /* Job's values for cluster c and target: 0, -1 when out of memory, -2
  * when target is not a URL. */
-static int job_values(const plan *p, const cluster *c, const char *target, plan_job *job)
+static int job_values(plan *p, const cluster *c, const char *target, plan_job *job)
 {
   plan_job_free(job);
   job->vals_all = c->owner != NO_OWNER;
   if (target && !(job->target = strdup(target)))
     return -1;
+  int rc = target ? plan_here_take(p, target) : 0; /* made once per target */
+  if (rc != 0)
+    return rc;
   return plan_vals_eval(&job->vals, p, job->vals_all ? c->owner : c->members[0].tpl, target,
                         job->vals_all);
 }

@@ -113,6 +113,7 @@ typedef struct plan {
   /* The job generator: the current target and its next cluster, then
    * its next sequence. */
   char *target;
+  struct plan_here *here; /* its own values (plan_here) */
   size_t next_cluster, next_seq, next_lane;
   size_t next_once; /* the next sequence that runs once, before the targets */
   unsigned long seq; /* targets taken */
@@ -158,10 +159,11 @@ void plan_free(plan *p);
  * random function gets a new value then; one that does not was evaluated
  * once in the scan and is the same). */
 #define PLAN_TARGET_MAX 16
+typedef struct plan_here plan_here; /* a target's own values (plan-vars.c) */
 typedef struct plan_vals {
   const plan *p;
   size_t tpl;
-  plan_value target[PLAN_TARGET_MAX]; /* per tpl_target_names */
+  plan_here *here;                    /* per tpl_target_names, shared */
   plan_value *vars;                   /* per variable (p NULL: p->fixed's) */
   size_t known;                       /* the variables lookup knows */
   struct plan_seq *seq; /* a sequence's: its values extracted (TS_DYNAMIC); NULL: none */
@@ -179,6 +181,13 @@ void plan_vals_free(plan_vals *v);
 /* text of v's template with its {{...}} replaced (tpl_render), onto out;
  * on an error, err (when not NULL) says what. */
 expr_code plan_render(const plan_vals *v, const char *text, line *out, expr_error *err);
+/* Makes target's own values (tpl_target_names', the same in every
+ * template) p's current ones, which plan_vals_eval shares for that target
+ * instead of making them again; those of the target before are dropped
+ * (plan_free drops the last). 0, -1 when out of memory, -2 when target is
+ * not a URL curl can parse. */
+int plan_here_take(plan *p, const char *target);
+void plan_here_free(plan *p);
 /* Evaluates, once in the scan, the variables that do not depend on the
  * target (plan_build does it). 0, or -1 when out of memory. */
 int plan_fix(plan *p);

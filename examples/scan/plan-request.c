@@ -9,9 +9,12 @@
 #include <strings.h>
 
 /* text with job's values, new, into *out: EXPR_OK, or why not (an
- * expression failed, err says how; or out of memory). */
+ * expression failed, err says how; or out of memory). A text without
+ * "{{" is the same rendered: copied as it is. */
 static expr_code rendered(const plan_job *job, const char *text, char **out, expr_error *err)
 {
+  if (!strstr(text, "{{"))
+    return (*out = strdup(text)) != NULL ? EXPR_OK : EXPR_E_NOMEM;
   line l = {0};
   expr_code rc = plan_render(&job->vals, text, &l, err);
   put(&l, "", 1);
@@ -92,9 +95,12 @@ static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_e
     rc = EXPR_E_NOMEM;
   const char *target = job->target ? job->target : own;
   for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
-    char *h;
-    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK && !framing(c, h))
-      rc = plan_job_header(job, h);
+    char *h = NULL; /* the header rendered; not made for one without "{{" */
+    const char *sent = c->headers[k];
+    if (strstr(sent, "{{") && (rc = rendered(job, sent, &h, err)) == EXPR_OK)
+      sent = h;
+    if (rc == EXPR_OK && !framing(c, sent))
+      rc = plan_job_header(job, sent);
     free(h);
   }
   if (rc == EXPR_OK)

@@ -119,9 +119,24 @@ static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_e
   return rc;
 }
 
+/* job->headers: copies of the -H headers, the last linked to job->own,
+ * which is not copied (job->own itself when there is no -H). Its copies
+ * alone freed. */
+static void headers_free(plan_job *job)
+{
+  struct curl_slist *h = job->headers;
+  while (h && h != job->own && h->next != job->own)
+    h = h->next;
+  if (h && h != job->own)
+    h->next = NULL; /* the copies' end */
+  if (job->headers != job->own)
+    curl_slist_free_all(job->headers);
+  job->headers = NULL;
+}
+
 void plan_job_step_free(plan_job *job)
 {
-  curl_slist_free_all(job->headers);
+  headers_free(job);
   curl_slist_free_all(job->own);
   free(job->body);
   free(job->request_target);
@@ -147,15 +162,21 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
                      plan_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
-  curl_slist_free_all(job->headers);
-  job->headers = NULL;
+  headers_free(job);
+  struct curl_slist *last = NULL;
   int ok = 1;
-  for (const struct curl_slist *h = extra; ok && h; h = h->next)
-    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
-  for (const struct curl_slist *h = job->own; ok && h; h = h->next)
-    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+  for (const struct curl_slist *h = extra; ok && h; h = h->next) {
+    struct curl_slist *more = curl_slist_append(last, h->data);
+    ok = more != NULL;
+    job->headers = job->headers ? job->headers : more;
+    last = more ? (last ? last->next : more) : last;
+  }
   if (!ok)
     return -1;
+  if (last)
+    last->next = job->own; /* the template's, not copied */
+  else
+    job->headers = job->own;
   ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_NOBODY, 0L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL) == CURLE_OK &&

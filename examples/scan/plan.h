@@ -61,6 +61,11 @@ typedef struct cluster {
    * from 1; 0: a request of templates run independently. */
   unsigned long step;
   int no_cookies; /* its block's disable-cookie */
+  /* Its texts that read nothing but the target's values and -var (no
+   * value of its template, payload, extracted value or function that
+   * gives another value each time): they render the same for each of a
+   * sequence's requests of a target, and are kept (plan_kept_texts). */
+  unsigned kept;
   int unresolved; /* it reads a name nobody gives: never sent (plan_unresolved) */
 } cluster;
 #define NO_OWNER SIZE_MAX
@@ -283,6 +288,7 @@ void plan_seq_free(plan_seq *seq);
 
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 
+#define PLAN_JOB_KEPT 8
 /* What a job's request holds, for as long as its transfer and evaluation
  * run: the values of the template its request was made with, and the
  * request made of them (plan_next_job makes it). */
@@ -305,6 +311,12 @@ typedef struct plan_job {
    * in_seq. */
   plan_seq seq;
   int in_seq;
+  /* Texts of its clusters' kept (cluster.kept), rendered once with its
+   * values (text, then value, each PLAN_JOB_KEPT at most), and dropped with
+   * its values. */
+  const char *kept_text[PLAN_JOB_KEPT];
+  char *kept_value[PLAN_JOB_KEPT];
+  size_t nkept;
 } plan_job;
 /* The values job's request was made with for template t, or NULL when
  * they are not there (another template, or not its variables). */
@@ -314,6 +326,9 @@ const plan_vals *plan_job_vals(const plan_job *job, size_t t);
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *extra,
                      plan_job *job);
 void plan_job_free(plan_job *job);
+/* Which texts of cluster c, of template t, are kept (cluster.kept): bit
+ * 1 its path, 2 its body, 4 its annotations, 8 << k its header k. */
+unsigned plan_kept_texts(const templates *ts, size_t t, const cluster *c);
 
 /* ---- Raw requests (plan-raw.c) ------------------------------------------ */
 

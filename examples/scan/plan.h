@@ -118,7 +118,7 @@ typedef struct plan {
   /* The job generator: the current target and its next cluster, then
    * its next sequence. */
   char *target;
-  struct plan_here *here; /* its own values (plan_here) */
+  struct plan_here *here; /* its own values (plan_here_take) */
   size_t next_cluster, next_seq, next_lane;
   size_t next_once; /* the next sequence that runs once, before the targets */
   unsigned long seq; /* targets taken */
@@ -288,7 +288,7 @@ void plan_seq_free(plan_seq *seq);
 
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 
-#define PLAN_JOB_KEPT 8
+#define PLAN_JOB_KEPT 8 /* texts a job keeps rendered, at most */
 /* What a job's request holds, for as long as its transfer and evaluation
  * run: the values of the template its request was made with, and the
  * request made of them (plan_next_job makes it). */
@@ -327,7 +327,8 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
                      plan_job *job);
 void plan_job_free(plan_job *job);
 /* Which texts of cluster c, of template t, are kept (cluster.kept): bit
- * 1 its path, 2 its body, 4 its annotations, 8 << k its header k. */
+ * 1 its path, 2 its body, 4 its annotations, 8 << k its header k (none
+ * past the 29th). */
 unsigned plan_kept_texts(const templates *ts, size_t t, const cluster *c);
 
 /* ---- Raw requests (plan-raw.c) ------------------------------------------ */

@@ -212,5 +212,6 @@ void plan_free(plan *p)
   free(p->c);
   free(p->seqs);
   free(p->target);
+  plan_here_free(p);
   plan_unfix(p);
 }

@@ -56,10 +56,21 @@ static void port_of(const char *a, size_t n, char *port, size_t cap)
   while (c > a && isdigit((unsigned char)c[-1]))
     c--;
   int has = c > a && c < end && c[-1] == ':' && (a[0] != '[' || c[-2] == ']');
-  snprintf(port, cap, "%.*s", has ? (int)(end - c) : 0, c);
+  size_t len = has ? (size_t)(end - c) : 0;
+  len = len < cap ? len : cap - 1;
+  memcpy(port, c, len);
+  port[len] = '\0';
 }
 
 /* ---- Merging paths (nuclei's) ------------------------------------------- */
+
+/* Whether x[0..n) is the first n bytes of "/" (slash 1) then b. */
+static int same(const char *x, size_t n, int slash, const char *b)
+{
+  if (slash && n)
+    return x[0] == '/' && !memcmp(x + 1, b, n - 1);
+  return !memcmp(x, b, n);
+}
 
 /* Path b joined to path a: one slash between them; b alone when it starts
  * with a, a alone when it ends with b. */
@@ -72,22 +83,16 @@ static void merge_paths(line *out, const char *a, size_t an, const char *b, size
     put(out, an ? a : b, an ? an : bn);
     return;
   }
-  line e = {0};
-  if (a[an - 1] != '/' && b[0] != '/')
-    put(&e, "/", 1);
-  put(&e, b, bn);
-  if (e.nomem)
-    out->nomem = 1;
-  else if ((e.len == an && !memcmp(a, e.p, an)) ||
-           (an > e.len && !memcmp(a + an - e.len, e.p, e.len)))
+  int slash = a[an - 1] != '/' && b[0] != '/'; /* b as joined: "/" then b */
+  size_t en = bn + (size_t)slash;
+  if ((en == an && same(a, an, slash, b)) || (an > en && same(a + an - en, en, slash, b))) {
     put(out, a, an);
-  else if (an < e.len && !memcmp(e.p, a, an))
-    put(out, e.p, e.len);
-  else {
-    put(out, a, an);
-    put(out, e.p, e.len);
+    return;
   }
-  free(e.p);
+  if (!(an < en && same(a, an, slash, b)))
+    put(out, a, an);
+  put(out, "/", (size_t)slash);
+  put(out, b, bn);
 }
 
 /* The target's query, then q[0..qn): joined by '&'. */
@@ -127,30 +132,44 @@ static void own_path(line *out, const url_text *u)
   join_queries(out, u, "", 0);
 }
 
-/* The target of a request that is not unsafe: nuclei's merge, with bytes
- * that a URL cannot hold percent-encoded (as Go's URLs do). */
-static void safe_target(line *out, const url_text *u, const char *t)
+/* The bytes of out from at on that a URL cannot hold, percent-encoded
+ * (as Go's URLs do). */
+static void encode(line *out, size_t at)
 {
-  t += absolute(t);
-  line m = {0};
-  if (!strcmp(t, "/"))
-    t = "";
-  if (!*t) {
-    own_path(&m, u);
-  } else {
-    merged(&m, u, t, strlen(t));
-  }
-  for (size_t i = 0; i < m.len;) {
-    size_t run = 0; /* bytes that stay as they are, put at once */
-    while (i + run < m.len && (unsigned char)m.p[i + run] > ' ' &&
-           (unsigned char)m.p[i + run] < 0x7f)
-      run++;
-    put(out, m.p + i, run);
-    if ((i += run) < m.len)
-      printf_line(out, "%%%02X", (unsigned char)m.p[i++]);
+  static const char hex[] = "0123456789ABCDEF";
+  size_t i = at;
+  while (i < out->len && (unsigned char)out->p[i] > ' ' && (unsigned char)out->p[i] < 0x7f)
+    i++;
+  if (out->nomem || i == out->len)
+    return; /* nothing to encode: the usual case */
+  line m = {0}; /* the rest, from the first byte to encode */
+  put(&m, out->p + i, out->len - i);
+  out->len = i;
+  for (size_t k = 0; k < m.len; k++) {
+    unsigned char b = (unsigned char)m.p[k];
+    char pct[3] = {'%', hex[b >> 4], hex[b & 15]};
+    if (b > ' ' && b < 0x7f)
+      put(out, m.p + k, 1);
+    else
+      put(out, pct, 3);
   }
   out->nomem |= m.nomem;
   free(m.p);
+}
+
+/* The target of a request that is not unsafe: nuclei's merge, with bytes
+ * that a URL cannot hold percent-encoded. */
+static void safe_target(line *out, const url_text *u, const char *t)
+{
+  size_t at = out->len;
+  t += absolute(t);
+  if (!strcmp(t, "/"))
+    t = "";
+  if (!*t)
+    own_path(out, u);
+  else
+    merged(out, u, t, strlen(t));
+  encode(out, at);
 }
 
 /* The target of an unsafe request, as nuclei writes it over the first
@@ -271,13 +290,13 @@ static void target_host(const url_text *u, line *host)
   port_of(u->auth, u->auth_len, port, sizeof port);
   int implied = (u->scheme_len == 4 && !strncasecmp(u->scheme, "http", 4) && !strcmp(port, "80")) ||
                 (u->scheme_len == 5 && !strncasecmp(u->scheme, "https", 5) && !strcmp(port, "443"));
-  printf_line(host, "Host: %.*s", (int)(u->auth_len - (implied ? strlen(port) + 1 : 0)), u->auth);
-  put(host, "", 1);
+  puts_line(host, "Host: ");
+  put(host, u->auth, u->auth_len - (implied ? strlen(port) + 1 : 0));
 }
 
 /* @tls-sni's name (over https): the host of the URL curl is given, which
- * CONNECT_TO takes to auth's host and port. */
-static expr_code tls_sni(const char *name, const line *auth, const char *rel, plan_job *job,
+ * CONNECT_TO takes to the authority's (to's) host and port. */
+static expr_code tls_sni(const char *name, const url_text *to, const char *rel, plan_job *job,
                          expr_error *err)
 {
   if (!host_name(name)) {
@@ -286,86 +305,103 @@ static expr_code tls_sni(const char *name, const line *auth, const char *rel, pl
     return EXPR_E_VALUE;
   }
   char port[16];
-  port_of(auth->p, auth->len, port, sizeof port);
+  port_of(to->auth, to->auth_len, port, sizeof port);
   const char *pt = port[0] ? port : "443";
-  line cu = {0}, to = {0};
+  line cu = {0}, l = {0};
   printf_line(&cu, "https://%s:%s%s", name, pt, rel);
-  printf_line(&to, "%s:%s:%.*s:%s", name, pt, (int)(auth->len - (port[0] ? strlen(port) + 1 : 0)),
-              auth->p, pt);
+  printf_line(&l, "%s:%s:%.*s:%s", name, pt,
+              (int)(to->auth_len - (port[0] ? strlen(port) + 1 : 0)), to->auth, pt);
   put(&cu, "", 1);
-  put(&to, "", 1);
-  expr_code rc = cu.nomem || to.nomem || !(job->connect_to = curl_slist_append(NULL, to.p))
+  put(&l, "", 1);
+  expr_code rc = cu.nomem || l.nomem || !(job->connect_to = curl_slist_append(NULL, l.p))
                      ? EXPR_E_NOMEM
                      : EXPR_OK;
   if (rc == EXPR_OK)
     job->curl_url = cu.p, cu.p = NULL;
   free(cu.p);
-  free(to.p);
+  free(l.p);
   return rc;
 }
 
 /* What a request that is not unsafe sends: @timeout's; the target's Host
- * header where the host curl connects to is another (@Host, @tls-sni:
- * nuclei's Host stays the target's); @tls-sni's name (request.host: the
- * Host header's) through the URL. */
-static expr_code annotate(const char *notes, const url_text *u, const line *scheme,
-                          const line *auth, const char *rel, plan_job *job, expr_error *err)
+ * header where the host curl connects to (to's) is another (@Host,
+ * @tls-sni: nuclei's Host stays the target's); @tls-sni's name
+ * (request.host: the Host header's) through the URL. */
+static expr_code annotate(const char *notes, const url_text *u, const url_text *to,
+                          const char *rel, plan_job *job, expr_error *err)
 {
   int nomem = 0;
   char *timeout = note(notes, "timeout", &nomem), *sni = note(notes, "tls-sni", &nomem);
   long ms = timeout ? duration_ms(timeout, strlen(timeout)) : -1;
   job->timeout_ms = ms < 0 ? 0 : ms ? ms : 1; /* 0s: at once, as a deadline passed */
   free(timeout);
-  line host = {0};
-  target_host(u, &host);
-  expr_code rc = nomem || host.nomem ? EXPR_E_NOMEM : EXPR_OK;
-  int moved = auth->len != u->auth_len || memcmp(auth->p, u->auth, u->auth_len);
+  expr_code rc = nomem ? EXPR_E_NOMEM : EXPR_OK;
+  int moved = to->auth_len != u->auth_len || memcmp(to->auth, u->auth, u->auth_len);
   const char *written = host_header(job), *name = sni;
   if (name)
     name += !strncmp(name, "https://", 8) ? 8 : !strncmp(name, "http://", 7) ? 7 : 0;
+  line host = {0}; /* the target's Host header, made when it is needed */
+  if (!written && (moved || (name && !strcmp(name, "request.host")))) {
+    target_host(u, &host);
+    put(&host, "", 1);
+    rc = host.nomem ? EXPR_E_NOMEM : rc;
+  }
   char *own = NULL;
   if (rc == EXPR_OK && name && !strcmp(name, "request.host")) { /* the Host header's name */
     const char *h = written ? written : host.p + 6;
     name = own = strndup(h, h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":"));
     rc = own ? rc : EXPR_E_NOMEM;
   }
-  if (rc == EXPR_OK && name && scheme->len == 5 && !strncasecmp(scheme->p, "https", 5)) {
-    rc = tls_sni(name, auth, rel, job, err);
+  if (rc == EXPR_OK && name && to->scheme_len == 5 && !strncasecmp(to->scheme, "https", 5)) {
+    rc = tls_sni(name, to, rel, job, err);
     moved = 1;
   }
-  if (rc == EXPR_OK && moved && !written)
-    rc = plan_job_header(job, host.p);
+  if (rc == EXPR_OK && moved && !written) {
+    if (!host.p) { /* moved by @tls-sni alone */
+      target_host(u, &host);
+      put(&host, "", 1);
+    }
+    rc = host.nomem ? EXPR_E_NOMEM : plan_job_header(job, host.p);
+  }
   free(own);
   free(sni);
   free(host.p);
   return rc;
 }
 
-/* @Host: the scheme and authority the request goes to, into scheme and
- * auth (the target's when none). */
-static int at_host(const char *notes, const url_text *u, line *scheme, line *auth)
+/* @Host: the scheme and authority the request goes to, into to (the
+ * target's when none; else @Host's, held in own). 0, or -1 when out of
+ * memory. */
+static int at_host(const char *notes, const url_text *u, url_text *to, line *own)
 {
   int nomem = 0;
   char *v = note(notes, "Host", &nomem), *h = v;
-  if (!v) {
-    put(scheme, u->scheme, u->scheme_len);
-    put(auth, u->auth, u->auth_len);
+  *to = *u;
+  if (!v)
     return nomem ? -1 : 0;
-  }
+  line scheme = {0};
   if (!strncasecmp(h, "http://", 7) || !strncasecmp(h, "https://", 8)) {
-    put(scheme, h, strcspn(h, ":"));
+    put(&scheme, h, strcspn(h, ":"));
     h += strcspn(h, ":") + 3;
   } else {
-    put(scheme, u->scheme, u->scheme_len);
+    put(&scheme, u->scheme, u->scheme_len);
   }
-  char port[16], own[16];
+  char port[16], mine[16];
   port_of(h, strlen(h), port, sizeof port);
-  port_of(u->auth, u->auth_len, own, sizeof own);
-  puts_line(auth, h);
-  if (!port[0] && own[0])
-    printf_line(auth, ":%s", own);
+  port_of(u->auth, u->auth_len, mine, sizeof mine);
+  size_t at = scheme.len;
+  put(&scheme, h, strlen(h)); /* one line: the scheme, then the authority */
+  if (!port[0] && mine[0])
+    printf_line(&scheme, ":%s", mine);
   free(v);
-  return scheme->nomem || auth->nomem ? -1 : 0;
+  *own = scheme;
+  if (own->nomem)
+    return -1;
+  to->scheme = own->p;
+  to->scheme_len = at;
+  to->auth = own->p + at;
+  to->auth_len = own->len - at;
+  return 0;
 }
 
 /* unsafe: true: curl's own headers taken out, but for those the template
@@ -380,48 +416,55 @@ static expr_code unsafe_headers(plan_job *job)
   return rc;
 }
 
+/* to's scheme and authority, then path, onto l. */
+static void url_of(line *l, const url_text *to, const char *path)
+{
+  put(l, to->scheme, to->scheme_len);
+  put(l, "://", 3);
+  put(l, to->auth, to->auth_len);
+  puts_line(l, path);
+}
+
 expr_code plan_raw_request(const cluster *c, const char *target, const char *path,
                            const char *notes, plan_job *job, char **url, expr_error *err)
 {
-  url_text u;
+  url_text u, to;
   split(target, &u);
-  line scheme = {0}, auth = {0}, rel = {0}, shown = {0}, l = {0};
+  line host = {0}, rel = {0}, shown = {0}, l = {0};
   int unsafe = c->raw->unsafe;
-  expr_code rc = at_host(notes, &u, &scheme, &auth) == 0 ? EXPR_OK : EXPR_E_NOMEM;
+  expr_code rc = at_host(notes, &u, &to, &host) == 0 ? EXPR_OK : EXPR_E_NOMEM;
   if (unsafe)
     unsafe_target(&rel, &u, path, &shown);
   else
     safe_target(&rel, &u, path);
   put(&rel, "", 1);
-  put(&shown, "", 1);
+  if (unsafe)
+    put(&shown, "", 1);
   if (rel.nomem || shown.nomem)
     rc = EXPR_E_NOMEM;
   if (rc == EXPR_OK && !unsafe)
-    rc = annotate(notes, &u, &scheme, &auth, rel.p, job, err);
+    rc = annotate(notes, &u, &to, rel.p, job, err);
   else if (rc == EXPR_OK)
     rc = unsafe_headers(job);
-  printf_line(&l, "%.*s://%.*s%s", (int)scheme.len, scheme.p, (int)auth.len, auth.p,
-              unsafe ? shown.p : rel.p);
-  put(&l, "", 1);
+  if (rc == EXPR_OK) {
+    url_of(&l, &to, unsafe ? shown.p : rel.p);
+    rc = l.nomem ? EXPR_E_NOMEM : rc;
+  }
   if (rc == EXPR_OK && (unsafe || (!c->redirects && dot_segments(rel.p)))) {
     /* curl's URL: the root; what it sends: the request target as written */
-    if (!(job->request_target = strdup(rel.p)))
-      rc = EXPR_E_NOMEM;
-    if (rc == EXPR_OK && !job->curl_url) {
+    job->request_target = rel.p;
+    rel.p = NULL;
+    if (!job->curl_url) {
       line r = {0};
-      printf_line(&r, "%.*s://%.*s/", (int)scheme.len, scheme.p, (int)auth.len, auth.p);
-      put(&r, "", 1);
+      url_of(&r, &to, "/");
       job->curl_url = r.p;
       rc = r.nomem ? EXPR_E_NOMEM : rc;
     }
   }
-  if (rc == EXPR_OK && l.nomem)
-    rc = EXPR_E_NOMEM;
   *url = rc == EXPR_OK ? l.p : NULL;
   if (rc != EXPR_OK)
     free(l.p);
-  free(scheme.p);
-  free(auth.p);
+  free(host.p);
   free(rel.p);
   free(shown.p);
   return rc;

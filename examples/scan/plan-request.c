@@ -23,6 +23,54 @@ static expr_code rendered(const plan_job *job, const char *text, char **out, exp
   return rc;
 }
 
+/* text, of cluster c's texts kept (bit of c->kept), with job's values:
+ * *out, valid while job's values are, and in *own what the caller frees
+ * (NULL: nothing). A text without "{{" is itself; a kept one is rendered
+ * once per job (while it has room). EXPR_OK, or as rendered. */
+static expr_code text_of(plan_job *job, const cluster *c, unsigned bit, const char *text,
+                         const char **out, char **own, expr_error *err)
+{
+  *out = text;
+  *own = NULL;
+  if (!strstr(text, "{{"))
+    return EXPR_OK;
+  int keep = (c->kept & bit) != 0;
+  for (size_t i = 0; keep && i < job->nkept; i++)
+    if (job->kept_text[i] == text)
+      return *out = job->kept_value[i], EXPR_OK;
+  expr_code rc = rendered(job, text, own, err);
+  *out = *own;
+  if (rc == EXPR_OK && keep && job->nkept < PLAN_JOB_KEPT) {
+    job->kept_text[job->nkept] = text;
+    job->kept_value[job->nkept++] = *own;
+    *own = NULL; /* the job's now */
+  }
+  return rc;
+}
+
+unsigned plan_kept_texts(const templates *ts, size_t t, const cluster *c)
+{
+  const tpl *tp = &ts->t[t];
+  const unsigned other =
+      TPL_USES_TEMPLATE | TPL_USES_VOLATILE | TPL_USES_DYNAMIC | TPL_USES_UNRESOLVED;
+  const char *texts[3] = {c->path, c->body, c->raw ? c->raw->annotations : NULL};
+  unsigned kept = 0;
+  for (size_t i = 0; i < 3 + c->nheaders && i < 32; i++) {
+    const char *text = i < 3 ? texts[i] : c->headers[i - 3];
+    if (text && !(tpl_text_uses(tp, ts->given, ts->ngiven, text) & other))
+      kept |= 1u << i;
+  }
+  return kept;
+}
+
+/* What job kept (text_of), dropped. */
+static void kept_free(plan_job *job)
+{
+  for (size_t i = 0; i < job->nkept; i++)
+    free(job->kept_value[i]);
+  job->nkept = 0;
+}
+
 const plan_vals *plan_job_vals(const plan_job *job, size_t t)
 {
   return job->vals.p && job->vals_all && job->vals.tpl == t ? &job->vals : NULL;
@@ -60,10 +108,14 @@ static int framing(const cluster *c, const char *h)
 static expr_code job_body(const cluster *c, plan_job *job, expr_error *err)
 {
   expr_code rc = EXPR_OK;
-  if (c->body)
-    rc = rendered(job, c->body, &job->body, err);
-  else if (!(c->raw && c->raw->unsafe) && !c->nobody && strcmp(c->method, "GET"))
+  const char *body;
+  if (c->body) {
+    rc = text_of(job, c, 2, c->body, &body, &job->body, err);
+    if (rc == EXPR_OK && !job->body) /* as written, or kept: a copy of its own */
+      rc = (job->body = strdup(body)) != NULL ? EXPR_OK : EXPR_E_NOMEM;
+  } else if (!(c->raw && c->raw->unsafe) && !c->nobody && strcmp(c->method, "GET")) {
     rc = (job->body = strdup("")) != NULL ? EXPR_OK : EXPR_E_NOMEM;
+  }
   if (rc == EXPR_OK && job->body)
     rc = plan_job_header(job, "Content-Type:");
   if (rc == EXPR_OK && job->body)
@@ -86,26 +138,31 @@ static char *origin_of(const char *url)
  * with. */
 static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_error *err)
 {
-  char *path = NULL, *notes = NULL, *own = NULL;
-  expr_code rc = rendered(job, c->path, c->raw ? &path : url, err);
-  if (rc == EXPR_OK && c->raw && !job->target && !(own = origin_of(path)))
+  const char *path, *notes = NULL, *h;
+  char *path_own, *notes_own = NULL, *h_own, *origin = NULL;
+  expr_code rc = text_of(job, c, 1, c->path, &path, &path_own, err);
+  if (rc == EXPR_OK && !c->raw && !(*url = path_own ? path_own : strdup(path)))
     rc = EXPR_E_NOMEM;
-  const char *target = job->target ? job->target : own;
+  if (!c->raw)
+    path_own = NULL; /* *url's */
+  if (rc == EXPR_OK && c->raw && !job->target && !(origin = origin_of(path)))
+    rc = EXPR_E_NOMEM;
+  const char *target = job->target ? job->target : origin;
   for (size_t k = 0; rc == EXPR_OK && k < c->nheaders; k++) {
-    char *h;
-    if ((rc = rendered(job, c->headers[k], &h, err)) == EXPR_OK && !framing(c, h))
+    unsigned bit = k + 3 < 32 ? 8u << k : 0;
+    if ((rc = text_of(job, c, bit, c->headers[k], &h, &h_own, err)) == EXPR_OK && !framing(c, h))
       rc = plan_job_header(job, h);
-    free(h);
+    free(h_own);
   }
   if (rc == EXPR_OK)
     rc = job_body(c, job, err);
   if (rc == EXPR_OK && c->raw && c->raw->annotations)
-    rc = rendered(job, c->raw->annotations, &notes, err);
+    rc = text_of(job, c, 4, c->raw->annotations, &notes, &notes_own, err);
   if (rc == EXPR_OK && c->raw)
     rc = plan_raw_request(c, target, path, notes, job, url, err);
-  free(path);
-  free(notes);
-  free(own);
+  free(path_own);
+  free(notes_own);
+  free(origin);
   if (rc != EXPR_OK) {
     free(*url);
     *url = NULL;
@@ -113,9 +170,24 @@ static expr_code job_request(const cluster *c, plan_job *job, char **url, expr_e
   return rc;
 }
 
+/* job->headers: copies of the -H headers, the last linked to job->own,
+ * which is not copied (job->own itself when there is no -H). Its copies
+ * alone freed. */
+static void headers_free(plan_job *job)
+{
+  struct curl_slist *h = job->headers;
+  while (h && h != job->own && h->next != job->own)
+    h = h->next;
+  if (h && h != job->own)
+    h->next = NULL; /* the copies' end */
+  if (job->headers != job->own)
+    curl_slist_free_all(job->headers);
+  job->headers = NULL;
+}
+
 void plan_job_step_free(plan_job *job)
 {
-  curl_slist_free_all(job->headers);
+  headers_free(job);
   curl_slist_free_all(job->own);
   free(job->body);
   free(job->request_target);
@@ -132,9 +204,23 @@ void plan_job_free(plan_job *job)
   free(job->target);
   job->target = NULL;
   plan_vals_free(&job->vals);
+  kept_free(job);
   job->vals_all = 0;
   plan_seq_free(&job->seq);
   job->in_seq = 0;
+}
+
+/* A copy of header h after *last, the last of job->headers' copies (NULL:
+ * none yet), which it becomes. 0 when out of memory. */
+static int copy_to(plan_job *job, struct curl_slist **last, const char *h)
+{
+  struct curl_slist *more = curl_slist_append(*last, h);
+  if (!more)
+    return 0;
+  if (!job->headers)
+    job->headers = more;
+  *last = *last ? (*last)->next : more;
+  return 1;
 }
 
 /* Whether list has a header of h's name ("Name: value", "Name;"). */
@@ -151,18 +237,20 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
                      const struct curl_slist *extra, plan_job *job)
 {
   long redirs = c->redirects ? c->max_redirs : 0;
-  curl_slist_free_all(job->headers);
-  job->headers = NULL;
+  headers_free(job);
+  struct curl_slist *last = NULL;
   int ok = 1;
   for (const struct curl_slist *h = defaults; ok && h; h = h->next)
     if (!named(job->own, h->data))
-      ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+      ok = copy_to(job, &last, h->data);
   for (const struct curl_slist *h = extra; ok && h; h = h->next)
-    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
-  for (const struct curl_slist *h = job->own; ok && h; h = h->next)
-    ok = (job->headers = curl_slist_append(job->headers, h->data)) != NULL;
+    ok = copy_to(job, &last, h->data);
   if (!ok)
     return -1;
+  if (last)
+    last->next = job->own; /* the template's, not copied */
+  else
+    job->headers = job->own;
   ok = curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_NOBODY, 0L) == CURLE_OK &&
            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL) == CURLE_OK &&
@@ -182,12 +270,15 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
 
 /* Job's values for cluster c and target: 0, -1 when out of memory, -2
  * when target is not a URL. */
-static int job_values(const plan *p, const cluster *c, const char *target, plan_job *job)
+static int job_values(plan *p, const cluster *c, const char *target, plan_job *job)
 {
   plan_job_free(job);
   job->vals_all = c->owner != NO_OWNER;
   if (target && !(job->target = strdup(target)))
     return -1;
+  int rc = target ? plan_here_take(p, target) : 0; /* made once per target */
+  if (rc != 0)
+    return rc;
   return plan_vals_eval(&job->vals, p, job->vals_all ? c->owner : c->members[0].tpl, target,
                         job->vals_all);
 }

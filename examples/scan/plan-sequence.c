@@ -154,6 +154,7 @@ int plan_sequences(plan *p)
         one->step = k + 1;
         one->no_cookies = r->no_cookies;
         one->unresolved = plan_unresolved(ts, t, q, k);
+        one->kept = plan_kept_texts(ts, t, one);
         s->n++;
       }
   }

@@ -66,13 +66,100 @@ static void target_value(line *l, const plan *p, size_t i, const char *target, c
     puts_line(l, u->scheme);
 }
 
-/* ---- Values ------------------------------------------------------------- */
+/* ---- A target's own values --------------------------------------------- */
+
+/* The values of tpl_target_names for one target URL (randstr's the
+ * scan's): the same for every template, made once per target and shared,
+ * counted in refs, by p->here (the target the jobs are made for) and the
+ * plan_vals of its jobs. The last to drop them frees them. */
+struct plan_here {
+  size_t refs;
+  char *target; /* NULL: none (randstr alone) */
+  plan_value v[PLAN_TARGET_MAX];
+};
 
 static void set(plan_value *v, line *l)
 {
   v->p = l->p;
   v->len = l->len;
 }
+
+static void here_drop(plan_here *h)
+{
+  if (!h || --h->refs)
+    return;
+  for (size_t i = 0; i < PLAN_TARGET_MAX; i++)
+    free(h->v[i].p);
+  free(h->target);
+  free(h);
+}
+
+/* target's own values, new into *out (refs 1): 0, -1 when out of memory,
+ * -2 when target is not a URL curl can parse. */
+static int here_make(const plan *p, const char *target, plan_here **out)
+{
+  url_parts u;
+  plan_here *h = calloc(1, sizeof *h);
+  *out = NULL;
+  if (!h)
+    return -1;
+  h->refs = 1;
+  if (target && split_url(target, &u) != 0) {
+    free_parts(&u);
+    free(h);
+    return -2;
+  }
+  int ok = !target || (h->target = strdup(target)) != NULL;
+  for (size_t i = 0; ok && i < tpl_ntarget_names && i < PLAN_TARGET_MAX; i++) {
+    if (!target && strcmp(tpl_target_names[i], "randstr"))
+      continue;
+    line l = {0};
+    target_value(&l, p, i, target ? target : "", &u);
+    put(&l, "", 1);
+    ok = !l.nomem;
+    if (ok) {
+      l.len--;
+      set(&h->v[i], &l);
+    } else {
+      free(l.p);
+    }
+  }
+  if (target)
+    free_parts(&u);
+  if (!ok) {
+    here_drop(h);
+    return -1;
+  }
+  *out = h;
+  return 0;
+}
+
+/* Whether h holds target's values. */
+static int here_is(const plan_here *h, const char *target)
+{
+  return h && (h->target && target ? !strcmp(h->target, target) : h->target == target);
+}
+
+int plan_here_take(plan *p, const char *target)
+{
+  plan_here *h;
+  if (here_is(p->here, target))
+    return 0;
+  int rc = here_make(p, target, &h);
+  if (rc == 0) {
+    here_drop(p->here);
+    p->here = h;
+  }
+  return rc;
+}
+
+void plan_here_free(plan *p)
+{
+  here_drop(p->here);
+  p->here = NULL;
+}
+
+/* ---- Values ------------------------------------------------------------- */
 
 int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
 {
@@ -84,9 +171,9 @@ int plan_vals_lookup(void *ud, const char *name, size_t len, expr_value *out)
   case TS_CONST: *out = expr_str(t->consts[i].value, strlen(t->consts[i].value)); return 1;
   case TS_GIVEN: *out = expr_str(v->p->ts->given[i] + len + 1, strlen(v->p->ts->given[i] + len + 1)); return 1;
   case TS_TARGET:
-    if (!v->target[i].p)
+    if (!v->here || !v->here->v[i].p)
       return 0;
-    *out = expr_str(v->target[i].p, v->target[i].len);
+    *out = expr_str(v->here->v[i].p, v->here->v[i].len);
     return 1;
   case TS_VAR:
     if (i >= v->known)
@@ -156,30 +243,15 @@ int plan_vals_eval(plan_vals *v, const plan *p, size_t t, const char *target, in
   memset(v, 0, sizeof *v);
   v->p = p;
   v->tpl = t;
-  url_parts u;
-  if (target && split_url(target, &u) != 0) {
-    free_parts(&u);
-    return -2;
+  if (here_is(p->here, target)) { /* the target's, shared */
+    v->here = p->here;
+    v->here->refs++;
+  } else {
+    int rc = here_make(p, target, &v->here);
+    if (rc != 0)
+      return rc;
   }
-  int ok = 1;
-  for (size_t i = 0; ok && i < tpl_ntarget_names && i < PLAN_TARGET_MAX; i++) {
-    if (!target && strcmp(tpl_target_names[i], "randstr"))
-      continue;
-    line l = {0};
-    target_value(&l, p, i, target ? target : "", &u);
-    put(&l, "", 1);
-    ok = !l.nomem;
-    if (ok) {
-      l.len--;
-      set(&v->target[i], &l);
-    } else {
-      free(l.p);
-    }
-  }
-  if (target)
-    free_parts(&u);
-  if (all && ok && tp->nvars && !(v->vars = calloc(tp->nvars, sizeof *v->vars)))
-    ok = 0;
+  int ok = !(all && tp->nvars && !(v->vars = calloc(tp->nvars, sizeof *v->vars)));
   for (size_t i = 0; all && ok && i < tp->nvars; i++, v->known = i)
     if (own(p, tp, i) && (tp->vars[i].per_target || !p->fixed[t]))
       ok = evaluate(v, i, &v->vars[i]) == 0;
@@ -188,8 +260,7 @@ int plan_vals_eval(plan_vals *v, const plan *p, size_t t, const char *target, in
 
 void plan_vals_free(plan_vals *v)
 {
-  for (size_t i = 0; i < PLAN_TARGET_MAX; i++)
-    free(v->target[i].p);
+  here_drop(v->here);
   const tpl *t = v->p ? &v->p->ts->t[v->tpl] : NULL;
   for (size_t i = 0; v->vars && i < t->nvars; i++)
     free(v->vars[i].p);

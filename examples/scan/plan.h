@@ -61,6 +61,11 @@ typedef struct cluster {
    * from 1; 0: a request of templates run independently. */
   unsigned long step;
   int no_cookies; /* its block's disable-cookie */
+  /* Its texts that read nothing but the target's values and -var (no
+   * value of its template, payload, extracted value or function that
+   * gives another value each time): they render the same for each of a
+   * sequence's requests of a target, and are kept (plan_kept_texts). */
+  unsigned kept;
   int unresolved; /* it reads a name nobody gives: never sent (plan_unresolved) */
 } cluster;
 #define NO_OWNER SIZE_MAX
@@ -113,6 +118,7 @@ typedef struct plan {
   /* The job generator: the current target and its next cluster, then
    * its next sequence. */
   char *target;
+  struct plan_here *here; /* its own values (plan_here_take) */
   size_t next_cluster, next_seq, next_lane;
   size_t next_once; /* the next sequence that runs once, before the targets */
   unsigned long seq; /* targets taken */
@@ -158,10 +164,11 @@ void plan_free(plan *p);
  * random function gets a new value then; one that does not was evaluated
  * once in the scan and is the same). */
 #define PLAN_TARGET_MAX 16
+typedef struct plan_here plan_here; /* a target's own values (plan-vars.c) */
 typedef struct plan_vals {
   const plan *p;
   size_t tpl;
-  plan_value target[PLAN_TARGET_MAX]; /* per tpl_target_names */
+  plan_here *here;                    /* per tpl_target_names, shared */
   plan_value *vars;                   /* per variable (p NULL: p->fixed's) */
   size_t known;                       /* the variables lookup knows */
   struct plan_seq *seq; /* a sequence's: its values extracted (TS_DYNAMIC); NULL: none */
@@ -179,6 +186,13 @@ void plan_vals_free(plan_vals *v);
 /* text of v's template with its {{...}} replaced (tpl_render), onto out;
  * on an error, err (when not NULL) says what. */
 expr_code plan_render(const plan_vals *v, const char *text, line *out, expr_error *err);
+/* Makes target's own values (tpl_target_names', the same in every
+ * template) p's current ones, which plan_vals_eval shares for that target
+ * instead of making them again; those of the target before are dropped
+ * (plan_free drops the last). 0, -1 when out of memory, -2 when target is
+ * not a URL curl can parse. */
+int plan_here_take(plan *p, const char *target);
+void plan_here_free(plan *p);
 /* Evaluates, once in the scan, the variables that do not depend on the
  * target (plan_build does it). 0, or -1 when out of memory. */
 int plan_fix(plan *p);
@@ -274,6 +288,7 @@ void plan_seq_free(plan_seq *seq);
 
 /* ---- Requests and jobs (plan-request.c) --------------------------------- */
 
+#define PLAN_JOB_KEPT 8 /* texts a job keeps rendered, at most */
 /* What a job's request holds, for as long as its transfer and evaluation
  * run: the values of the template its request was made with, and the
  * request made of them (plan_next_job makes it). */
@@ -296,6 +311,12 @@ typedef struct plan_job {
    * in_seq. */
   plan_seq seq;
   int in_seq;
+  /* Texts of its clusters' kept (cluster.kept), rendered once with its
+   * values (text, then value, each PLAN_JOB_KEPT at most), and dropped with
+   * its values. */
+  const char *kept_text[PLAN_JOB_KEPT];
+  char *kept_value[PLAN_JOB_KEPT];
+  size_t nkept;
 } plan_job;
 /* The values job's request was made with for template t, or NULL when
  * they are not there (another template, or not its variables). */
@@ -306,6 +327,10 @@ const plan_vals *plan_job_vals(const plan_job *job, size_t t);
 int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl_slist *defaults,
                      const struct curl_slist *extra, plan_job *job);
 void plan_job_free(plan_job *job);
+/* Which texts of cluster c, of template t, are kept (cluster.kept): bit
+ * 1 its path, 2 its body, 4 its annotations, 8 << k its header k (none
+ * past the 29th). */
+unsigned plan_kept_texts(const templates *ts, size_t t, const cluster *c);
 
 /* ---- Raw requests (plan-raw.c) ------------------------------------------ */
 

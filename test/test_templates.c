@@ -699,6 +699,48 @@ START_TEST(many_clusters)
 }
 END_TEST
 
+/* Two targets, one name each for the server (127.0.0.1, localhost): each
+ * target's requests carry its own values, in the URL, a header and the
+ * body, for every payload combination of a raw sequence (values made once
+ * per target and texts kept per job must not cross targets). */
+START_TEST(targets_own_values)
+{
+  char dir[256], path[512], local[160];
+  scratch_dir(dir, sizeof dir, "test_templates");
+  FILE *f = created(path, dir, "own-values.yaml");
+  fprintf(f, "id: own-values\ninfo: {name: v, severity: info}\nhttp:\n  - raw:\n"
+             "      - |\n        POST /echo?h={{Hostname}}&u={{user}} HTTP/1.1\n"
+             "        Host: {{Hostname}}\n        X-Host: {{Hostname}}\n\n        b={{Hostname}}\n"
+             "      - |\n        GET /echo?again={{Hostname}}&u={{user}} HTTP/1.1\n"
+             "        Host: {{Hostname}}\n        X-Host: {{Hostname}}\n\n"
+             "    payloads:\n      user: [ann, bob]\n"
+             "    matchers:\n      - type: regex\n"
+             "        regex: ['(?s)[?&]h=([^&]+)&[^\\r]*\\r\\n.*X-Host: \\1\\r\\n.*b=\\1$']\n");
+  fclose(f);
+  snprintf(local, sizeof local, "http://localhost:%s", strrchr(base, ':') + 1);
+  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-u", local, NULL};
+  prog_out o = run_program(argv);
+  ck_assert_msg(o.status == 0, "%s", o.err);
+  /* Each combination's first request matches, at its own target. */
+  const char *hosts[] = {"127.0.0.1", "localhost"}, *users[] = {"ann", "bob"};
+  size_t lines = 0;
+  for (const char *p = o.out; (p = strchr(p, '\n')) != NULL; p++)
+    lines++;
+  ck_assert_msg(lines == 4, "%s", o.out);
+  for (int t = 0; t < 2; t++)
+    for (int u = 0; u < 2; u++) {
+      char want[256];
+      const char *port = strrchr(base, ':') + 1; /* Hostname: host and port */
+      snprintf(want, sizeof want, "\"matched-at\":\"http://%s:%s/echo?h=%s:%s&u=%s\"", hosts[t],
+               port, hosts[t], port, users[u]);
+      ck_assert_msg(strstr(o.out, want), "%s not in %s", want, o.out);
+    }
+  prog_out_free(&o);
+  unlink(path);
+  rmdir(dir);
+}
+END_TEST
+
 /* -H's User-Agent with -t: sent once, in place of scan's own. */
 START_TEST(agent_option)
 {
@@ -1494,6 +1536,7 @@ int main(void)
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_in_parts);
   tcase_add_test(tc, agent_option);
+  tcase_add_test(tc, targets_own_values);
   tcase_add_test(tc, words_across_slices);
   tcase_add_test(tc, cut_and_failed);
   tcase_add_test(tc, json_hostile);

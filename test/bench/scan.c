@@ -18,7 +18,8 @@
  *     bytes and keeps none: the least any program can do to make them
  *     (CURLOPT_NOSIGNAL, as scan).
  * Reported per run, then the medians: both phases, requests/s and peak
- * RSS, and scan's requesting time over curl's. Exit status 0, or 1 when
+ * RSS, and scan's requesting time over curl's; per run also each side's
+ * CPU time, in its own code and in the kernel. Exit status 0, or 1 when
  * a step fails (scan not found, a failed run, curl's count differing).
  *
  * The run is on loopback on this machine, so the ratio is what scan's own
@@ -288,9 +289,15 @@ static void curl_loop(FILE *f, const char *base, long conc)
 
 /* ---- A run --------------------------------------------------------------- */
 
-/* Runs argv with stderr into err (cap bytes); its wall time (seconds) and
- * peak RSS (MiB). 0, or -1 when it did not exit 0. */
-static int run(char *const argv[], char *err, size_t cap, double *wall, double *rss)
+/* CPU seconds a child spent: in its own code, and in the kernel. */
+typedef struct cpu {
+  double user, sys;
+  long faults; /* minor page faults: fresh memory */
+} cpu;
+
+/* Runs argv with stderr into err (cap bytes); its wall time (seconds),
+ * peak RSS (MiB) and CPU time. 0, or -1 when it did not exit 0. */
+static int run(char *const argv[], char *err, size_t cap, double *wall, double *rss, cpu *used)
 {
   int pipefd[2];
   if (pipe(pipefd) != 0)
@@ -319,6 +326,9 @@ static int run(char *const argv[], char *err, size_t cap, double *wall, double *
     return -1;
   *wall = now() - t0;
   *rss = (double)ru.ru_maxrss / 1024.0;
+  used->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+  used->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  used->faults = ru.ru_minflt;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -435,7 +445,8 @@ int main(int argc, char **argv)
     /* The server writes what scan sends, for curl to send again; and what
      * curl sends, so that it does the same work for both. */
     record_to(saved);
-    int ran = run(args, err, sizeof err, &wall, &rss) == 0;
+    cpu s_cpu, c_cpu;
+    int ran = run(args, err, sizeof err, &wall, &rss, &s_cpu) == 0;
     size_t sent = 0, again = 0;
     int saved_ok = record_end(&sent) == 0;
     const char *line = err;
@@ -449,7 +460,7 @@ int main(int argc, char **argv)
     s_load[r] = wall - s_req[r];
     s_rss[r] = rss;
     record_to(replayed);
-    int replayed_ok = saved_ok && run(replay, err, sizeof err, &c_req[r], &c_rss[r]) == 0;
+    int replayed_ok = saved_ok && run(replay, err, sizeof err, &c_req[r], &c_rss[r], &c_cpu) == 0;
     if (record_end(&again) != 0 || !replayed_ok) {
       fprintf(stderr, "bench-scan: curl's loop failed:\n%s\n", err);
       status = 1;
@@ -464,6 +475,9 @@ int main(int argc, char **argv)
              requests, sent);
     if (again != sent)
       printf("     (the server got %zu requests from scan, %zu from curl's loop)\n", sent, again);
+    printf("     CPU seconds, user + system: scan %.2f + %.2f (loading too), curl %.2f + %.2f;"
+           " page faults: scan %ld, curl %ld\n",
+           s_cpu.user, s_cpu.sys, c_cpu.user, c_cpu.sys, s_cpu.faults, c_cpu.faults);
     fflush(stdout);
   }
   if (status == 0) {

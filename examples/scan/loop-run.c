@@ -124,11 +124,8 @@ static int default_headers(scan *s)
   const char *name[] = {"User-Agent", "Accept-Encoding"};
   const char *value[] = {o->user_agent, rc_accept_encoding()};
   for (size_t i = 0; i < 2; i++) {
-    int given = 0;
-    for (const struct curl_slist *h = o->headers; h && !given; h = h->next)
-      given = plan_header_is(h->data, name[i]);
-    if (given)
-      continue;
+    if (plan_headers_name(o->headers, name[i]))
+      continue; /* -H gives it */
     snprintf(text, sizeof text, "%s: %s", name[i], value[i]);
     struct curl_slist *more = curl_slist_append(s->defaults, text);
     if (!more)

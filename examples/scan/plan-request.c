@@ -223,8 +223,7 @@ static int copy_to(plan_job *job, struct curl_slist **last, const char *h)
   return 1;
 }
 
-/* Whether list has a header of h's name ("Name: value", "Name;"). */
-static int named(const struct curl_slist *list, const char *h)
+int plan_headers_name(const struct curl_slist *list, const char *h)
 {
   size_t n = strcspn(h, ":;");
   for (; list; list = list->next)
@@ -241,7 +240,7 @@ int plan_set_request(CURL *e, const plan *p, const cluster *c, const struct curl
   struct curl_slist *last = NULL;
   int ok = 1;
   for (const struct curl_slist *h = defaults; ok && h; h = h->next)
-    if (!named(job->own, h->data))
+    if (!plan_headers_name(job->own, h->data))
       ok = copy_to(job, &last, h->data);
   for (const struct curl_slist *h = extra; ok && h; h = h->next)
     ok = copy_to(job, &last, h->data);

@@ -346,6 +346,9 @@ expr_code plan_raw_request(const cluster *c, const char *target, const char *pat
 int plan_raw_set(CURL *e, const plan *p, const cluster *c, const plan_job *job);
 /* Whether header h (of a template, "Name: value") is name, case aside. */
 int plan_header_is(const char *h, const char *name);
+/* Whether list has a header of h's name (h: "Name", "Name: value" or
+ * "Name;"), case aside. */
+int plan_headers_name(const struct curl_slist *list, const char *h);
 /* Adds header h to job's own (after the template's). EXPR_OK or
  * EXPR_E_NOMEM. */
 expr_code plan_job_header(plan_job *job, const char *h);

@@ -482,6 +482,28 @@ static FILE *created(char path[512], const char *dir, const char *name)
   return f;
 }
 
+/* scan -t over one template, yaml, written to a scratch directory of its
+ * own (removed after), with args after it (at most 8, NULL-ended). */
+static prog_out run_yaml(const char *yaml, const char *const args[])
+{
+  char dir[256], path[512];
+  scratch_dir(dir, sizeof dir, "test_templates");
+  FILE *f = created(path, dir, "t.yaml");
+  fputs(yaml, f);
+  ck_assert_int_eq(fclose(f), 0);
+  char *argv[12] = {getenv("SCAN_BIN"), "-t", path};
+  size_t n = 3;
+  for (size_t i = 0; args[i]; i++) {
+    ck_assert_uint_lt(n, 11);
+    argv[n++] = (char *)args[i];
+  }
+  argv[n] = NULL;
+  prog_out o = run_program(argv);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(rmdir(dir), 0);
+  return o;
+}
+
 START_TEST(dsl_table)
 {
   enum { N = sizeof TABLE / sizeof *TABLE };
@@ -705,21 +727,19 @@ END_TEST
  * per target and texts kept per job must not cross targets). */
 START_TEST(targets_own_values)
 {
-  char dir[256], path[512], local[160];
-  scratch_dir(dir, sizeof dir, "test_templates");
-  FILE *f = created(path, dir, "own-values.yaml");
-  fprintf(f, "id: own-values\ninfo: {name: v, severity: info}\nhttp:\n  - raw:\n"
-             "      - |\n        POST /echo?h={{Hostname}}&u={{user}} HTTP/1.1\n"
-             "        Host: {{Hostname}}\n        X-Host: {{Hostname}}\n\n        b={{Hostname}}\n"
-             "      - |\n        GET /echo?again={{Hostname}}&u={{user}} HTTP/1.1\n"
-             "        Host: {{Hostname}}\n        X-Host: {{Hostname}}\n\n"
-             "    payloads:\n      user: [ann, bob]\n"
-             "    matchers:\n      - type: regex\n"
-             "        regex: ['(?s)[?&]h=([^&]+)&[^\\r]*\\r\\n.*X-Host: \\1\\r\\n.*b=\\1$']\n");
-  fclose(f);
+  char local[160];
   snprintf(local, sizeof local, "http://localhost:%s", strrchr(base, ':') + 1);
-  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-u", local, NULL};
-  prog_out o = run_program(argv);
+  const char *args[] = {"-u", base, "-u", local, NULL};
+  prog_out o = run_yaml(
+      "id: own-values\ninfo: {name: v, severity: info}\nhttp:\n  - raw:\n"
+      "      - |\n        POST /echo?h={{Hostname}}&u={{user}} HTTP/1.1\n"
+      "        Host: {{Hostname}}\n        X-Host: {{Hostname}}\n\n        b={{Hostname}}\n"
+      "      - |\n        GET /echo?again={{Hostname}}&u={{user}} HTTP/1.1\n"
+      "        Host: {{Hostname}}\n        X-Host: {{Hostname}}\n\n"
+      "    payloads:\n      user: [ann, bob]\n"
+      "    matchers:\n      - type: regex\n"
+      "        regex: ['(?s)[?&]h=([^&]+)&[^\\r]*\\r\\n.*X-Host: \\1\\r\\n.*b=\\1$']\n",
+      args);
   ck_assert_msg(o.status == 0, "%s", o.err);
   /* Each combination's first request matches, at its own target. */
   const char *hosts[] = {"127.0.0.1", "localhost"}, *users[] = {"ann", "bob"};
@@ -736,30 +756,23 @@ START_TEST(targets_own_values)
       ck_assert_msg(strstr(o.out, want), "%s not in %s", want, o.out);
     }
   prog_out_free(&o);
-  unlink(path);
-  rmdir(dir);
 }
 END_TEST
 
 /* -H's User-Agent with -t: sent once, in place of scan's own. */
 START_TEST(agent_option)
 {
-  char dir[256], path[512];
-  scratch_dir(dir, sizeof dir, "test_templates");
-  FILE *f = created(path, dir, "agent.yaml");
-  fprintf(f, "id: agent-given\ninfo: {name: a, severity: info}\nhttp:\n"
-             "  - path: [\"{{BaseURL}}/echo?agent=given\"]\n    matchers-condition: and\n"
-             "    matchers:\n      - type: word\n        words: [\"\\r\\nUser-Agent: cli/2\\r\\n\"]\n"
-             "      - type: regex\n        negative: true\n"
-             "        regex: ['(?s)User-Agent:.*User-Agent:', 'respchain-scan']\n");
-  fclose(f);
-  char *argv[] = {getenv("SCAN_BIN"), "-t", dir, "-u", base, "-H", "User-Agent: cli/2", NULL};
-  prog_out o = run_program(argv);
+  const char *args[] = {"-u", base, "-H", "User-Agent: cli/2", NULL};
+  prog_out o = run_yaml(
+      "id: agent-given\ninfo: {name: a, severity: info}\nhttp:\n"
+      "  - path: [\"{{BaseURL}}/echo?agent=given\"]\n    matchers-condition: and\n"
+      "    matchers:\n      - type: word\n        words: [\"\\r\\nUser-Agent: cli/2\\r\\n\"]\n"
+      "      - type: regex\n        negative: true\n"
+      "        regex: ['(?s)User-Agent:.*User-Agent:', 'respchain-scan']\n",
+      args);
   ck_assert_msg(o.status == 0, "%s", o.err);
   ck_assert_msg(strstr(o.out, "\"template-id\":\"agent-given\""), "%s", o.out);
   prog_out_free(&o);
-  unlink(path);
-  rmdir(dir);
 }
 END_TEST
 
@@ -1104,10 +1117,9 @@ END_TEST
  * request goes to localhost over the connection that waits for it. */
 START_TEST(redirect_host_reused)
 {
-  char dir[512], path[512];
-  scratch_dir(dir, sizeof dir, "test_templates");
-  FILE *f = created(path, dir, "reused.yaml");
-  fputs("id: reused\n"
+  const char *args[] = {"-u", base, "-s", NULL};
+  unsigned long before = ts_requests(srv);
+  prog_out o = run_yaml("id: reused\n"
         "info: {name: Same host over a kept connection, severity: info}\n"
         "http:\n"
         "  - raw:\n"
@@ -1121,17 +1133,11 @@ START_TEST(redirect_host_reused)
         "      - type: word\n"
         "        part: x_hop\n"
         "        words: [\"away\"]\n",
-        f);
-  ck_assert_int_eq(fclose(f), 0);
-  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-s", NULL};
-  unsigned long before = ts_requests(srv);
-  prog_out o = run_program(argv);
+        args);
   ck_assert_msg(o.status == 0, "%d: %s", o.status, o.err);
   ck_assert_uint_eq(ts_requests(srv) - before, 3); /* /echo, /hops?n=1, /hops?n=0&away=localhost */
   ck_assert_uint_eq(lines_of(o.out, "reused"), 1);
   prog_out_free(&o);
-  ck_assert_int_eq(unlink(path), 0);
-  ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -1142,32 +1148,27 @@ static size_t payload_run(const char *path_query, const char *values, const char
                           const char *word, const char *flag, const char *value,
                           unsigned long *requests)
 {
-  char dir[512], path[512];
-  scratch_dir(dir, sizeof dir, "test_templates");
-  FILE *f = created(path, dir, "lanes.yaml");
-  fprintf(f,
-          "id: lanes\n"
-          "info: {name: Payload combinations, severity: info}\n"
-          "http:\n"
-          "  - path: [\"{{BaseURL}}%s&v={{v}}\"]\n"
-          "    payloads:\n"
-          "      v: %s\n"
-          "%s"
-          "    matchers:\n"
-          "      - type: word\n"
-          "        words: [\"%s\"]\n",
-          path_query, values, more, word);
-  ck_assert_int_eq(fclose(f), 0);
-  char *argv[] = {getenv("SCAN_BIN"), "-t", path, "-u", base, "-s", (char *)flag, (char *)value,
-                  NULL};
+  char yaml[1024];
+  int len = snprintf(yaml, sizeof yaml,
+                     "id: lanes\n"
+                     "info: {name: Payload combinations, severity: info}\n"
+                     "http:\n"
+                     "  - path: [\"{{BaseURL}}%s&v={{v}}\"]\n"
+                     "    payloads:\n"
+                     "      v: %s\n"
+                     "%s"
+                     "    matchers:\n"
+                     "      - type: word\n"
+                     "        words: [\"%s\"]\n",
+                     path_query, values, more, word);
+  ck_assert_int_lt(len, (int)sizeof yaml);
+  const char *args[] = {"-u", base, "-s", flag, value, NULL};
   unsigned long before = ts_requests(srv);
-  prog_out o = run_program(argv);
+  prog_out o = run_yaml(yaml, args);
   ck_assert_msg(o.status == 0, "%d: %s", o.status, o.err);
   *requests = ts_requests(srv) - before;
   size_t lines = lines_of(o.out, "lanes");
   prog_out_free(&o);
-  ck_assert_int_eq(unlink(path), 0);
-  ck_assert_int_eq(rmdir(dir), 0);
   return lines;
 }
 

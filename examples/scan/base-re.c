@@ -306,9 +306,6 @@ void regex_done(void)
   jit_stack = NULL;
 }
 
-/* The first match of re in text from byte start on: 1 with its bounds in
- * *so and *eo, or 0 when there is none (or PCRE2 gave up: its match or
- * depth limit, which a pathological regex over a large body can reach). */
 /* Whether no match of re fits in text from byte start on: it is shorter
  * than any match (as pcre2_match would find, but before its call). */
 static int too_short(const regex *re, rc_view text, size_t start)
@@ -316,6 +313,9 @@ static int too_short(const regex *re, rc_view text, size_t start)
   return start <= text.len && text.len - start < re->later->minlength;
 }
 
+/* The first match of re in text from byte start on: 1 with its bounds in
+ * *so and *eo, or 0 when there is none (or PCRE2 gave up: its match or
+ * depth limit, which a pathological regex over a large body can reach). */
 static int regex_at(const regex *re, rc_view text, size_t start, size_t *so, size_t *eo)
 {
   if (too_short(re, text, start))

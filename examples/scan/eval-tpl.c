@@ -398,10 +398,18 @@ int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
   }
   x->nomem |= dv.nomem;
   dsl_view_free(&dv);
-  for (size_t i = 0; each && i < q->nextractors; i++)
+  size_t found = 0; /* values, internal ones too */
+  for (size_t i = 0; each && i < q->nextractors; i++) {
+    found += each[i].n;
     tpl_values_free(&each[i]);
+  }
   free(each);
-  return !q->nmatchers ? x->n > 0 : q->cond_and ? hits == q->nmatchers : hits > 0;
+  int matched = q->cond_and ? hits == q->nmatchers : hits > 0;
+  /* A flow's verdict of the block (nuclei's): a response matched, or one of
+   * a block without matchers gave a value, or came to one without either. */
+  if (t->seq)
+    t->seq->ok |= q->nmatchers ? matched : q->nextractors ? found > 0 : 1;
+  return !q->nmatchers ? x->n > 0 : matched;
 }
 
 int tpl_settled(const reading *r)

@@ -333,8 +333,9 @@ static inline int eval_hop(const eval_target *t) { return -1 - t->back; }
 /* Template request q over the reading's response of target t: hit[i] per
  * matcher of q, its extractors' values added to x. Returns whether q
  * matched. In a sequence, the variables X_N of this response that q's
- * matchers read are kept first, and its internal extractors' values go
- * to the later requests. */
+ * matchers read are kept first, its internal extractors' values go to
+ * the later requests, and the sequence's block is true (seq->ok, for a
+ * flow) when this response makes it so. */
 int eval_request(const reading *r, const tpl_request *q, const eval_target *t,
                  unsigned char *hit, tpl_values *x);
 

@@ -5,6 +5,9 @@
  *
  * The rule, decided once from the model: a template runs as a sequence
  * when
+ *  - it has a flow: (tpl-flow.c): its blocks run in the order of the
+ *    flow's steps, each as the verdict of the block before chooses (a
+ *    block is true when one of its responses matched, as nuclei's), or
  *  - a block has several raw requests (nuclei's way of writing a login,
  *    then what it opens), or
  *  - a request names a value an internal extractor gives ({{name}}), or
@@ -66,7 +69,7 @@ int plan_needs_sequence(const plan *p, size_t t)
     all += tpl_steps(&tp->reqs[q]);
   if (!plan_sends(p->ts, t))
     return 0; /* plan_build joins no cluster of it either */
-  if (uses_dynamic(p->ts, t) || tp->self_contained || tp->unresolved)
+  if (tp->flow || uses_dynamic(p->ts, t) || tp->self_contained || tp->unresolved)
     return 1;
   for (size_t q = 0; q < tp->nreqs; q++)
     if (tp->reqs[q].payloads.n)
@@ -97,7 +100,7 @@ static size_t lanes_of(const plan *p, size_t t)
   const tpl *tp = &p->ts->t[t];
   const tpl_request *r = &tp->reqs[0];
   if (tp->nreqs != 1 || !r->payloads.n || r->stop_first || r->once || tp->self_contained ||
-      uses_dynamic(p->ts, t))
+      tp->flow || uses_dynamic(p->ts, t))
     return 1;
   for (size_t k = 0; k < r->nextractors; k++)
     if (r->extractors[k].internal)
@@ -191,6 +194,46 @@ static size_t block_first(const plan *p, const plan_sequence *s, size_t at)
   return at;
 }
 
+/* A block of the sequence begins: what the one before kept of its own is
+ * dropped. */
+static void block_begins(plan_seq *seq)
+{
+  plan_seq_forget(seq, 0);
+  seq->matched = seq->ok = 0;
+  seq->iter = 0;
+  seq->combo = 0;
+}
+
+/* With a flow: the first request of the block of the flow's step (a step
+ * of no block is false), that block begun; past the sequence's requests
+ * when the flow is over. */
+static size_t flow_block(const plan *p, plan_seq *seq)
+{
+  const plan_sequence *s = &p->seqs[seq->index];
+  const tpl_flow *f = p->ts->t[s->tpl].flow;
+  while (seq->step < f->n && f->steps[seq->step].block == TPL_FLOW_NONE)
+    seq->step = f->steps[seq->step].no;
+  size_t at = s->first, end = s->first + s->n;
+  while (seq->step < f->n && at < end && p->c[at].members[0].req != f->steps[seq->step].block)
+    at++;
+  if (seq->step == f->n)
+    return end;
+  block_begins(seq);
+  return at;
+}
+
+/* Where the sequence goes when its running block is over: to the next
+ * block (at end), or with a flow to the block of the step its block's
+ * verdict chooses. */
+static size_t after_block(const plan *p, plan_seq *seq, size_t end)
+{
+  const tpl_flow *f = p->ts->t[p->seqs[seq->index].tpl].flow;
+  if (!f)
+    return end;
+  seq->step = seq->ok ? f->steps[seq->step].yes : f->steps[seq->step].no;
+  return flow_block(p, seq);
+}
+
 /* The sequence's request at, or the first after it that can be made (a
  * request that names a value not extracted, or whose expression fails,
  * ends its block, as nuclei). Its URL, or NULL at the end. */
@@ -200,12 +243,8 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
   const plan_sequence *s = &p->seqs[seq->index];
   unsigned long bound = (PLAN_SEQ_REQUESTS + seq->lanes - 1) / seq->lanes; /* a lane's share */
   while (at < s->first + s->n && seq->requests < bound) {
-    if (p->c[at].members[0].req != plan_seq_block(seq, p)) { /* a new block */
-      plan_seq_forget(seq, 0);
-      seq->matched = 0;
-      seq->iter = 0;
-      seq->combo = 0;
-    }
+    if (p->c[at].members[0].req != plan_seq_block(seq, p))
+      block_begins(seq);
     seq->at = at;
     seq->missing = 0;
     if (!seq->iter) /* iterate-all: over the values known as the request first runs */
@@ -216,7 +255,7 @@ static char *step_from(plan *p, plan_job *job, size_t at, size_t *cl)
       *cl = at;
       return url;
     }
-    at = next_block(p, s, at);
+    at = after_block(p, seq, next_block(p, s, at));
   }
   if (at < s->first + s->n && !seq->lane && !p->cut++) /* the bound: counted once, the first named */
     snprintf(p->cut_why, sizeof p->cut_why, "%s", p->ts->t[s->tpl].id);
@@ -234,10 +273,16 @@ char *plan_seq_start(plan *p, size_t i, size_t lane, plan_job *job, size_t *cl)
   seq->at = p->seqs[i].first;
   seq->iter = 0;
   seq->requests = 0;
-  seq->matched = seq->missing = seq->jar = 0;
+  seq->matched = seq->missing = seq->jar = seq->ok = 0;
   job->in_seq = 1;
   job->vals.seq = seq;
-  return step_from(p, job, seq->at, cl);
+  const tpl_flow *f = p->ts->t[p->seqs[i].tpl].flow;
+  size_t at = seq->at;
+  if (f) { /* its first block is the flow's */
+    seq->step = f->first;
+    at = flow_block(p, seq);
+  }
+  return step_from(p, job, at, cl);
 }
 
 /* The first request from at (before end, its block's) that the running
@@ -276,6 +321,8 @@ char *plan_next_step(plan *p, size_t *cl, plan_job *job)
     plan_seq_forget(seq, 0); /* X_N count from its first request again */
     at = past_once(p, seq, at, end);
   }
+  if (at == end)
+    at = after_block(p, seq, end);
   plan_job_step_free(job);
   return step_from(p, job, at, cl);
 }

@@ -252,6 +252,10 @@ typedef struct plan_seq {
                      * values of one name the block had extracted) */
   unsigned long requests; /* made so far */
   int matched;      /* a request of the block matched (stop-at-first-match) */
+  /* A template with a flow: its step running (tpl_flow), and whether its
+   * block was true so far (as tpl_flow says; the evaluation sets it). */
+  size_t step;
+  int ok;
   int missing;      /* a value named was not extracted: the block ends */
   int jar;          /* the cookie jar holds the sequence's cookies */
   plan_seq_values *values;

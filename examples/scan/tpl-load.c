@@ -680,7 +680,7 @@ static int load_head(reader *r, tpl *t)
 static int load_template(reader *r, tpl *t)
 {
   yaml_node_t *root = yaml_document_get_root_node(&r->doc), *v;
-  const char *k;
+  const char *k, *flow = NULL;
   EACH_KEY(r, root, k, v)
   {
     int ok = 0;
@@ -697,7 +697,7 @@ static int load_template(reader *r, tpl *t)
     else if (other_protocol(k))
       return skip(r, "protocol", k);
     else if (!strcmp(k, "flow"))
-      return skip(r, "flow", NULL);
+      ok = (flow = scalar(v)) != NULL;
     if (!ok)
       return skip(r, "template key", k);
   }
@@ -707,6 +707,11 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "template without http requests", NULL);
   char why[120];
   if (t->self_contained && tpl_self_check(t, why, sizeof why) != 0)
+    return skip(r, why, NULL);
+  int made = flow ? tpl_flow_compile(t, flow, why, sizeof why) : 0;
+  if (made == -2)
+    return r->nomem = 1, -1;
+  if (made != 0)
     return skip(r, why, NULL);
   int rc = tpl_vars_check(t, r->ts->given, r->ts->ngiven, r->reason, sizeof r->reason);
   if (rc == -2)
@@ -803,6 +808,7 @@ static void free_template(tpl *t)
   free(t->id);
   free(t->name);
   free(t->severity);
+  tpl_flow_free(t);
   tpl_vars_free(t);
 }
 

@@ -216,6 +216,22 @@ typedef struct tpl_expr {
   unsigned calls; /* expr_calls */
 } tpl_expr;
 
+/* A template's flow: compiled (tpl-flow.c): its http(N) calls as steps,
+ * in the text's order, each running block `block` (TPL_FLOW_NONE: the
+ * template has no such block, and the call is false), then step yes when
+ * the block was true (nuclei's: a response matched its matchers, or an
+ * extractor of a block without matchers found a value, or a block without
+ * either got a response), else step no; n: the flow is over. Steps only go
+ * forward. */
+#define TPL_FLOW_NONE SIZE_MAX
+typedef struct tpl_flow_step {
+  size_t block, yes, no;
+} tpl_flow_step;
+typedef struct tpl_flow {
+  tpl_flow_step *steps;
+  size_t n, first;
+} tpl_flow;
+
 typedef struct tpl {
   char *file, *id, *name, *severity;
   char **tags;
@@ -231,6 +247,7 @@ typedef struct tpl {
   size_t nconsts;
   tpl_expr *exprs; /* every expression of its texts, each once */
   size_t nexprs;
+  tpl_flow *flow; /* flow: (NULL: none): which blocks run, in its order */
   int self_contained; /* self-contained: true: its requests' URLs are its
                        * own (absolute), made once in a scan */
   /* The first name nobody gives (no -var, variable, constant, payload or
@@ -310,6 +327,14 @@ int tpl_reads_body(const tpl_request *q, unsigned long n);
  * X_N checked against its requests. NULL, or why the template is skipped
  * (into why, cap bytes). */
 const char *tpl_seq_check(tpl_request *q, char *why, size_t cap);
+
+/* ---- flow: (tpl-flow.c) ------------------------------------------------- */
+
+/* Compiles text, t's flow: (once its blocks are read), into t->flow. 0,
+ * or -1 with why (cap bytes) when scan cannot run it, or -2 when out of
+ * memory. */
+int tpl_flow_compile(tpl *t, const char *text, char *why, size_t cap);
+void tpl_flow_free(tpl *t);
 
 /* A self-contained template: whether each of its requests has a URL of
  * its own (absolute http or https, or from a {{name}} that is no target

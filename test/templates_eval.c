@@ -1403,6 +1403,23 @@ static void flow_if(char *out)
   curl_easy_cleanup(e);
 }
 
+/* Block 2 first, its value in block 1's request. */
+static void flow_back(char *out)
+{
+  got g;
+  char code[64], path[128];
+  CURL *e = session();
+  fetch_on(e, "/text?body=code-88", NULL, NULL, NULL, 0, &g);
+  regex_all("code-[0-9]+", g.body, g.body_len, 0, code, sizeof code);
+  if (code[0]) {
+    snprintf(path, sizeof path, "/echo?back=%s", code);
+    fetch_on(e, path, NULL, NULL, NULL, 0, &g);
+    if (has(g.body, g.body_len, "GET /echo?back=code-88 HTTP/1.1"))
+      expect(out, path, NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
 /* Blocks without matchers are true when their extractor finds a value. */
 static void flow_values(char *out)
 {
@@ -1637,6 +1654,7 @@ const evaluation RUN[] = {
     {"flow-or", flow_or, 0},
     {"flow-if", flow_if, 0},
     {"flow-values", flow_values, 0},
+    {"flow-back", flow_back, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

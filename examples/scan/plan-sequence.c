@@ -279,7 +279,7 @@ char *plan_seq_start(plan *p, size_t i, size_t lane, plan_job *job, size_t *cl)
   const tpl_flow *f = p->ts->t[p->seqs[i].tpl].flow;
   size_t at = seq->at;
   if (f) { /* its first block is the flow's */
-    seq->step = f->first;
+    seq->step = 0;
     at = flow_block(p, seq);
   }
   return step_from(p, job, at, cl);

@@ -306,7 +306,6 @@ int tpl_flow_compile(tpl *t, const char *text, char *why, size_t cap)
     list_steps(p, list, p->nsteps);
     f->steps = steps;
     f->n = p->nsteps;
-    f->first = first(p, list);
     t->flow = f;
   } else
     free(f), free(steps);

@@ -228,8 +228,8 @@ typedef struct tpl_flow_step {
   size_t block, yes, no;
 } tpl_flow_step;
 typedef struct tpl_flow {
-  tpl_flow_step *steps;
-  size_t n, first;
+  tpl_flow_step *steps; /* the first runs first */
+  size_t n;
 } tpl_flow;
 
 typedef struct tpl {

@@ -113,6 +113,8 @@ rc_code rc__hops_line(rc__hops *h, const rc_limits *lim, const char *line, size_
     cur->len = n;
     cur->toff = at + n;
   } else if (!cur->ended) {
+    if (!cur->coff && n && (line[0] == 'C' || line[0] == 'c'))
+      cur->coff = at;
     cur->len += n;
     cur->toff = at + n;
     cur->ended = is_blank_line(line, n);
@@ -244,6 +246,9 @@ static void read_framing(rc__hops *h, size_t max_codings)
   h->framed = h->n;
   const char *s, *e;
   block_of(h, hop, 0, &s, &e);
+  /* Lines before the first that begins with a C frame nothing (a folded
+   * line begins with a blank, never with a C). */
+  s = hop->coff ? rc__buf_data(&h->raw) + hop->coff : e;
   rc_view name, value, length = {NULL, 0};
   while (next_field(&s, e, &name, &value)) {
     if (named(name, "Content-Length", 14)) {

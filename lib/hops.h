@@ -12,6 +12,10 @@ typedef struct rc__hop {
   size_t reason_off, reason_len;
   int status, version;
   int ended; /* blank line seen: the header block is complete */
+  /* Within raw: the block's first field line that begins with a C, where
+   * reading its framing (Content-Length, Content-Encoding) starts; 0: none
+   * (the status line is never one). */
+  size_t coff;
 } rc__hop;
 
 /* What the write path needs of the last hop's header block to frame its

@@ -293,6 +293,7 @@ static void curl_loop(FILE *f, const char *base, long conc)
 typedef struct cpu {
   double user, sys;
   long faults; /* minor page faults: fresh memory */
+  long waits, preempted; /* context switches: it waited (in poll), it was preempted */
 } cpu;
 
 /* Runs argv with stderr into err (cap bytes); its wall time (seconds),
@@ -329,6 +330,8 @@ static int run(char *const argv[], char *err, size_t cap, double *wall, double *
   used->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
   used->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
   used->faults = ru.ru_minflt;
+  used->waits = ru.ru_nvcsw;
+  used->preempted = ru.ru_nivcsw;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -478,6 +481,8 @@ int main(int argc, char **argv)
     printf("     CPU seconds, user + system: scan %.2f + %.2f (loading too), curl %.2f + %.2f;"
            " page faults: scan %ld, curl %ld\n",
            s_cpu.user, s_cpu.sys, c_cpu.user, c_cpu.sys, s_cpu.faults, c_cpu.faults);
+    printf("     context switches, waited + preempted: scan %ld + %ld, curl %ld + %ld\n",
+           s_cpu.waits, s_cpu.preempted, c_cpu.waits, c_cpu.preempted);
     fflush(stdout);
   }
   if (status == 0) {

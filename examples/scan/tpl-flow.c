@@ -1,14 +1,15 @@
 /* scan's templates: a template's flow: (nuclei's JavaScript that decides
  * which of its blocks run, and in what order), the part of the language
- * such flows are written in: http(N) (block N of http:, from 1), &&, ||,
+ * such flows are written in: http(N) (block N of http:, from 1) or
+ * http("id") (the block of that id:, else of that number), &&, ||,
  * !, parentheses, statements one after another (a ';' or a line break
  * between) and if (...) ... else .... Compiled into steps, one per
  * http(N) in the text, each saying which step comes next when its block
  * was true and when it was false, as JavaScript's short-circuit does: in
- * http(1) && http(2), block 2 runs only when block 1 was true. A value
- * that is not used (a statement's) only decides nothing. Anything else of
- * JavaScript (set(), template.x, loops, functions) makes the template
- * skipped with its column. */
+ * http(1) && http(2), block 2 runs only when block 1 was true. A
+ * statement's value decides nothing: the next statement runs whatever it
+ * was. Anything else of JavaScript (set(), template.x, loops, functions)
+ * makes the template skipped, with its line and column. */
 #include "tpl.h"
 
 #include <ctype.h>
@@ -19,7 +20,7 @@
 #define FLOW_NODES_MAX (4 * FLOW_STEPS_MAX)
 #define FLOW_DEPTH_MAX 32 /* parentheses and bodies within each other */
 #define NONE           SIZE_MAX
-#define NOT_RUN        "scan runs only http(N), &&, ||, !, if and else"
+#define NOT_RUN        "scan runs only http(...), &&, ||, !, if and else"
 
 typedef enum kind { CALL, AND, OR, NOT, IF } kind;
 
@@ -34,7 +35,7 @@ typedef struct node {
 typedef struct parser {
   const char *text, *at;
   int newline; /* a line break before the token at */
-  size_t nreqs;
+  const tpl *t;
   node nodes[FLOW_NODES_MAX];
   size_t nnodes;
   tpl_flow_step *steps;
@@ -113,27 +114,59 @@ static size_t new_node(parser *p, kind k, size_t a, size_t b)
 
 static size_t expression(parser *p);
 
-/* http(N): a step of block N - 1 (NONE when the template has no block N:
- * nuclei's call then is false). */
+/* The block of http("name") (in quotes q) into *block: the block whose
+ * id: it is, else the block of that number, else TPL_FLOW_NONE (nuclei's
+ * call then is false); past the quotes. 0, or -1 without a closing
+ * quote. */
+static int named_block(parser *p, char q, size_t *block)
+{
+  const char *name = p->at + 1;
+  size_t len = strcspn(name, q == '"' ? "\"\n" : "'\n");
+  if (name[len] != q)
+    return -1;
+  p->at = name + len + 1;
+  blanks(p);
+  const tpl *t = p->t;
+  for (size_t i = 0; i < t->nreqs; i++)
+    if (t->reqs[i].id && strlen(t->reqs[i].id) == len && !memcmp(t->reqs[i].id, name, len)) {
+      *block = i;
+      return 0;
+    }
+  unsigned long n = 0;
+  for (size_t i = 0; i < len && n < 100000; i++)
+    n = isdigit((unsigned char)name[i]) ? n * 10 + (unsigned long)(name[i] - '0') : 100000;
+  *block = len && n >= 1 && n <= t->nreqs ? n - 1 : TPL_FLOW_NONE;
+  return 0;
+}
+
+/* http(N) or http("id"): a step of block N - 1, or of the block of that
+ * id (TPL_FLOW_NONE when the template has no such block: nuclei's call
+ * then is false). */
 static size_t call(parser *p)
 {
   if (!take(p, "http") || !take(p, "("))
     return refuse(p, NOT_RUN), NONE;
-  if (!isdigit((unsigned char)*p->at))
-    return refuse(p, "not a block's number"), NONE;
-  unsigned long n = 0;
-  while (isdigit((unsigned char)*p->at) && n < 100000)
-    n = n * 10 + (unsigned long)(*p->at++ - '0');
-  blanks(p);
+  size_t block = TPL_FLOW_NONE;
+  if (*p->at == '"' || *p->at == '\'') {
+    if (named_block(p, *p->at, &block) != 0)
+      return refuse(p, "no closing quote"), NONE;
+  } else if (isdigit((unsigned char)*p->at)) {
+    unsigned long n = 0;
+    while (isdigit((unsigned char)*p->at) && n < 100000)
+      n = n * 10 + (unsigned long)(*p->at++ - '0');
+    blanks(p);
+    block = n >= 1 && n <= p->t->nreqs ? n - 1 : TPL_FLOW_NONE;
+  } else
+    return refuse(p, "not a block's number or id"), NONE;
   if (!take(p, ")"))
-    return refuse(p, "not a block's number"), NONE;
+    return refuse(p, "not a block's number or id"), NONE;
   if (p->nsteps == FLOW_STEPS_MAX)
     return refuse(p, "more than 64 blocks run"), NONE;
   size_t i = new_node(p, CALL, NONE, NONE);
   if (i == NONE)
     return NONE;
   p->nodes[i].step = p->nsteps;
-  p->steps[p->nsteps++].block = n >= 1 && n <= p->nreqs ? n - 1 : TPL_FLOW_NONE;
+  p->steps[p->nsteps++].block = block;
   return i;
 }
 
@@ -295,8 +328,7 @@ int tpl_flow_compile(tpl *t, const char *text, char *why, size_t cap)
     free(p), free(f), free(steps);
     return -2;
   }
-  *p = (parser){.text = text, .at = text, .nreqs = t->nreqs, .steps = steps, .why = why,
-                .cap = cap};
+  *p = (parser){.text = text, .at = text, .t = t, .steps = steps, .why = why, .cap = cap};
   blanks(p);
   size_t list;
   int rc = statements(p, 0, &list);

@@ -494,6 +494,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       return skip(r, "raw", "beside method, path, headers or body");
     if (!k)
       ok = 0;
+    else if (!strcmp(k, "id"))
+      ok = s && (q->id = dup(r, s));
     else if (!strcmp(k, "method"))
       ok = s && (q->method = dup(r, s)) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(s);
     else if (!strcmp(k, "path"))
@@ -771,6 +773,7 @@ static void free_request(tpl_request *q)
   for (size_t i = 0; i < q->nraws; i++)
     free_request(&q->raws[i]);
   free(q->raws);
+  free(q->id);
   free(q->method);
   free(q->body);
   free(q->annotations);

@@ -151,6 +151,7 @@ typedef struct tpl_payloads {
 
 /* One entry of http: (or requests:). */
 typedef struct tpl_request {
+  char *id; /* id: (NULL: none), the name a flow's http("id") calls it by */
   char *method;
   char **paths; /* with their {{variables}} */
   size_t npaths;

@@ -1403,6 +1403,17 @@ static void flow_if(char *out)
   curl_easy_cleanup(e);
 }
 
+/* A block without operators is true once a response came. */
+static void flow_bare(char *out)
+{
+  got g;
+  CURL *e = session();
+  fetch_on(e, "/status?code=404", "POST", NULL, "step=1", 0, &g);
+  if (g.status > 0)
+    block_word(out, e, "/text?body=flow-after-bare", "flow-after-bare", 0);
+  curl_easy_cleanup(e);
+}
+
 /* Block 2 first, its value in block 1's request. */
 static void flow_back(char *out)
 {
@@ -1655,6 +1666,7 @@ const evaluation RUN[] = {
     {"flow-if", flow_if, 0},
     {"flow-values", flow_values, 0},
     {"flow-back", flow_back, 0},
+    {"flow-bare", flow_bare, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

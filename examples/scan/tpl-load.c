@@ -555,8 +555,6 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
     q->max_size = 0;
   if (!q->nraws && !q->method && !(q->method = dup(r, "GET")))
     return -1;
-  if (!q->nmatchers && !q->nextractors)
-    return skip(r, "request without matchers", NULL);
   char why[200];
   if (tpl_seq_check(q, why, sizeof why))
     return skip(r, why, NULL);
@@ -707,6 +705,13 @@ static int load_template(reader *r, tpl *t)
     return skip(r, "template without an id", NULL);
   if (!t->nreqs)
     return skip(r, "template without http requests", NULL);
+  /* A request without either runs for what it does (a login, an upload)
+   * and reports nothing; a template of such requests alone, nothing. */
+  size_t operators = 0;
+  for (size_t i = 0; i < t->nreqs; i++)
+    operators += t->reqs[i].nmatchers + t->reqs[i].nextractors;
+  if (!operators)
+    return skip(r, "template without matchers or extractors", NULL);
   char why[120];
   if (t->self_contained && tpl_self_check(t, why, sizeof why) != 0)
     return skip(r, why, NULL);

@@ -1144,6 +1144,39 @@ START_TEST(redirect_host_reused)
 }
 END_TEST
 
+/* disable-path-automerge: a raw request's target is not merged with the
+ * target's path, its query still is: /echo echoes its request line;
+ * without it, the request goes to /deep/echo, which the server does not
+ * serve (nuclei's raw parser merges the two paths). */
+START_TEST(raw_automerge)
+{
+  char target[256];
+  snprintf(target, sizeof target, "%s/deep?t=1", base);
+  const char *args[] = {"-u", target, "-s", NULL};
+  for (int off = 0; off <= 1; off++) {
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "id: merge\n"
+             "info: {name: Path merge, severity: info}\n"
+             "http:\n"
+             "  - raw:\n"
+             "      - |\n"
+             "        GET /echo?x=1 HTTP/1.1\n"
+             "        Host: {{Hostname}}\n"
+             "%s"
+             "    matchers:\n"
+             "      - type: word\n"
+             "        words: [\"GET /echo?t=1&x=1 HTTP/1.1\"]\n",
+             off ? "    disable-path-automerge: true\n" : "");
+    prog_out o = run_yaml(yaml, args);
+    ck_assert_msg(o.status == 0, "%d: %s", o.status, o.err);
+    ck_assert_msg(lines_of(o.out, "merge") == (size_t)off, "automerge %s: %s", off ? "off" : "on",
+                  o.out);
+    prog_out_free(&o);
+  }
+}
+END_TEST
+
 /* Runs scan with a template of one path over payload v (values, a YAML
  * list), its block's extra keys (more), matching word: the lines it
  * printed; the requests the server got into *requests. */
@@ -1537,6 +1570,7 @@ int main(void)
   tcase_add_test(tc, redirect_flags);
   tcase_add_test(tc, payload_lanes);
   tcase_add_test(tc, redirect_host_reused);
+  tcase_add_test(tc, raw_automerge);
   tcase_add_test(tc, many_clusters);
   tcase_add_test(tc, words_in_parts);
   tcase_add_test(tc, agent_option);

@@ -23,7 +23,8 @@ static int same_request(const cluster *c, const tpl_request *r, const tpl_reques
       strcmp(c->path, path) || !same(c->body, q->body) || c->redirects != r->redirects ||
       (r->redirects && c->max_redirs != r->max_redirs) || c->max_size != r->max_size ||
       c->nheaders != q->nheaders || !c->raw != !q->raw ||
-      (q->raw && (c->raw->unsafe != q->unsafe || !same(c->raw->annotations, q->annotations))))
+      (q->raw && (c->raw->unsafe != q->unsafe || c->raw->no_automerge != q->no_automerge ||
+                  !same(c->raw->annotations, q->annotations))))
     return 0;
   for (size_t i = 0; i < q->nheaders; i++)
     if (strcmp(c->headers[i], q->headers[i]))

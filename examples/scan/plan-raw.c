@@ -430,6 +430,8 @@ expr_code plan_raw_request(const cluster *c, const char *target, const char *pat
 {
   url_text u, to;
   split(target, &u);
+  if (c->raw->no_automerge) /* the target's path is left out, its query kept */
+    u.path_len = 0;
   line host = {0}, rel = {0}, shown = {0}, l = {0};
   int unsafe = c->raw->unsafe;
   expr_code rc = at_host(notes, &u, &to, &host) == 0 ? EXPR_OK : EXPR_E_NOMEM;

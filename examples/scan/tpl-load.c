@@ -445,6 +445,7 @@ static int load_raw(reader *r, yaml_node_t *v, tpl_request *q)
     const char *text = scalar(node(r, v->data.sequence.items.start[i]));
     tpl_request *one = n > 1 ? &q->raws[q->nraws++] : q;
     one->unsafe = q->unsafe;
+    one->no_automerge = q->no_automerge;
     one->skip_vars_check = q->skip_vars_check;
     one->redirects = q->redirects;
     one->max_redirs = q->max_redirs;
@@ -506,6 +507,8 @@ static int load_request(reader *r, yaml_node_t *n, tpl_request *q)
       ok = (raw = v) != NULL;
     else if (!strcmp(k, "unsafe"))
       ok = (q->unsafe = truthy(s)) || s;
+    else if (!strcmp(k, "disable-path-automerge"))
+      ok = (q->no_automerge = truthy(s)) || s;
     else if (!strcmp(k, "headers"))
       ok = load_headers(r, v, q) == 0;
     else if (!strcmp(k, "body"))

@@ -163,6 +163,9 @@ typedef struct tpl_request {
    * unsafe: true (read before tpl_raw), the request sent as written: its
    * header lines as they are, its body with its final line break. */
   int raw, unsafe;
+  /* disable-path-automerge: true (its raws' too): a raw request's target
+   * is not merged with the target's path (its query still is). */
+  int no_automerge;
   char *annotations; /* its @Host, @tls-sni and @timeout lines (NULL: none) */
   int once;          /* @once: sent once whatever the payloads */
   int redirects;   /* which are followed: TPL_REDIRECTS_*, 0: none */

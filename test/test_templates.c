@@ -790,12 +790,15 @@ END_TEST
  * database of those left). Twenty clusters of other pages each want a
  * word of their page that no other template has, never the regex and
  * never one of the last absent words (read last: a word's id is given
- * when first read, so their matchers are in the last part alone); the
- * first 16 get a database of their own (the narrowed ones), the rest go
- * through that part's stream alone, and all match. */
+ * when first read, so their matchers are in the last part alone); ten of
+ * them are blocks of 32 payload combinations (EVAL_HOT_COMBOS: their
+ * responses come many times) and get a database of their own (a narrowed
+ * one), the others, whose responses come once, go through that part's
+ * stream alone (though 16 narrowed databases could be had), and all
+ * match. */
 START_TEST(words_in_parts)
 {
-  enum { ABSENT = 4500, LAST_ONLY = 20, NARROW_DBS = 16 /* eval-vs.c's */ };
+  enum { ABSENT = 4500, LAST_ONLY = 20, HOTS = 10, HOT = 32 /* EVAL_HOT_COMBOS */ };
   static const char *const page = "/html?title=Alpha-one%20Beta-two%20Gamma-three";
   char dir[256], path[512];
   scratch_dir(dir, sizeof dir, "test_templates");
@@ -820,17 +823,21 @@ START_TEST(words_in_parts)
              "      - type: regex\n        negative: true\n        regex: [\"absent-[a-z]+!\"]\n",
           page);
   fclose(f);
+  char combos[HOT * 4] = "";
+  for (int n = 0; n < HOT; n++)
+    snprintf(combos + strlen(combos), sizeof combos - strlen(combos), "%s%d", n ? ", " : "", n);
   for (int c = 0; c < LAST_ONLY; c++) {
     char name[32];
     snprintf(name, sizeof name, "z-last-%02d.yaml", c);
     f = created(path, dir, name);
     fprintf(f, "id: parts-last-%02d\ninfo: {name: p, severity: info}\nhttp:\n"
-               "  - path: [\"{{BaseURL}}/html?title=Zeta-last%%20alone-%02d\"]\n"
+               "  - path: [\"{{BaseURL}}/html?title=Zeta-last%%20alone-%02d%s\"]\n%s%s%s"
                "    matchers-condition: and\n    matchers:\n"
                "      - type: word\n        words: [\"Zeta-last\"]\n"
                "      - type: word\n        negative: true\n        words: [\"absent-%05d\"]\n"
                "      - type: regex\n        negative: true\n        regex: [\"absent-[a-z]+!\"]\n",
-            c, c, 2 * ABSENT - 2 - c);
+            c, c, c < HOTS ? "-{{n}}" : "", c < HOTS ? "    payloads:\n      n: [" : "",
+            c < HOTS ? combos : "", c < HOTS ? "]\n" : "", 2 * ABSENT - 2 - c);
     fclose(f);
   }
   f = created(path, dir, "absent.yaml");
@@ -861,7 +868,7 @@ START_TEST(words_in_parts)
   if (with_vectorscan()) {
     ck_assert_msg(line && sscanf(line, "databases: %u from the cache, %u compiled", &cached,
                                  &compiled) == 2, "%s", o.err);
-    ck_assert_uint_eq(cached + compiled, 3 + NARROW_DBS);
+    ck_assert_uint_eq(cached + compiled, 3 + HOTS);
   }
   prog_out_free(&o);
   const char *const names[] = {"parts.yaml", "others.yaml", "absent.yaml"};

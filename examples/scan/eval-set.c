@@ -315,6 +315,8 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
       stops &= !q->nextractors;
     }
     e->can_stop = stops && !e->keep_body;
+    e->hot = c->step &&
+             ts->t[c->members[0].tpl].reqs[c->members[0].req].payloads.combos >= EVAL_HOT_COMBOS;
     any |= e->keep_body;
   }
   return any;

@@ -296,9 +296,37 @@ int eval_clusters(engine *g, const matchers *m, const templates *ts, const plan 
   return ok ? 0 : -1;
 }
 
+/* The payload combinations of cluster c's block when it is a sequence's
+ * request, else 1 (it runs once per target). */
+static size_t combos_of(const templates *ts, const cluster *c)
+{
+  return c->step ? ts->t[c->members[0].tpl].reqs[c->members[0].req].payloads.combos : 1;
+}
+
+/* The fewest combinations a hot cluster's block has (eval_cluster): the
+ * EVAL_HOT_CLUSTERS-th most of the sequences' clusters, EVAL_HOT_COMBOS
+ * at least. */
+static size_t hot_combos(const templates *ts, const plan *p)
+{
+  size_t top[EVAL_HOT_CLUSTERS] = {0}; /* descending */
+  for (size_t i = 0; i < p->nclusters; i++) {
+    size_t n = combos_of(ts, &p->c[i]), k = EVAL_HOT_CLUSTERS;
+    while (k > 0 && top[k - 1] < n) {
+      if (k < EVAL_HOT_CLUSTERS)
+        top[k] = top[k - 1];
+      k--;
+    }
+    if (k < EVAL_HOT_CLUSTERS)
+      top[k] = n;
+  }
+  size_t least = top[EVAL_HOT_CLUSTERS - 1];
+  return least > EVAL_HOT_COMBOS ? least : EVAL_HOT_COMBOS;
+}
+
 int eval_plan(engine *g, const templates *ts, const plan *p)
 {
   int any = 0;
+  size_t hot = hot_combos(ts, p);
   for (size_t i = 0; i < p->nclusters; i++) {
     const cluster *c = &p->c[i];
     eval_cluster *e = &g->clusters[i];
@@ -315,8 +343,7 @@ int eval_plan(engine *g, const templates *ts, const plan *p)
       stops &= !q->nextractors;
     }
     e->can_stop = stops && !e->keep_body;
-    e->hot = c->step &&
-             ts->t[c->members[0].tpl].reqs[c->members[0].req].payloads.combos >= EVAL_HOT_COMBOS;
+    e->hot = combos_of(ts, c) >= hot;
     any |= e->keep_body;
   }
   return any;

@@ -37,7 +37,7 @@
  * a database sized to the cluster saves the most: the official templates'
  * payload blocks make nine requests in ten, and a stream through a part of
  * 4,096 expressions costs some 25,000 instructions for a 404's body. */
-#define NARROW_DBS   16
+#define NARROW_DBS   EVAL_HOT_CLUSTERS
 #define NARROW_WIDTH 4096 /* the widest match narrowing replays for */
 
 /* Parts. The streamed matchers of all templates are compiled in parts of

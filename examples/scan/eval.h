@@ -95,12 +95,14 @@ typedef struct eval_cluster {
   /* Its body values are a few words, found by memmem rather than on the
    * engine's stream (eval-literal.c). */
   int literal;
-  /* Its responses come many times for a target (a sequence's request of
-   * a block of at least EVAL_HOT_COMBOS payload combinations): the few
-   * narrowed databases of the engine are its (eval-vs.c). */
+  /* Its responses come many times for a target: a sequence's request of
+   * a block of at least EVAL_HOT_COMBOS payload combinations, and of the
+   * EVAL_HOT_CLUSTERS such with the most (ties all in). The few narrowed
+   * databases of the engine are theirs (eval-vs.c). */
   int hot;
 } eval_cluster;
-#define EVAL_HOT_COMBOS 32
+#define EVAL_HOT_COMBOS   32
+#define EVAL_HOT_CLUSTERS 16 /* eval-vs.c's narrowed databases */
 
 /* How the matchers of the body run: on the stream (the engine of
  * eval-vs.c, when this build has one), or over the body kept whole once

@@ -1403,6 +1403,25 @@ static void flow_if(char *out)
   curl_easy_cleanup(e);
 }
 
+/* Several values of block 1, as their list in block 2's header. */
+static void flow_list(char *out)
+{
+  got g;
+  char tokens[128], header[160];
+  CURL *e = session();
+  fetch_on(e, "/text?body=tok-5150%20tok-6160", NULL, NULL, NULL, 0, &g);
+  regex_all("tok-[0-9]+", g.body, g.body_len, 0, tokens, sizeof tokens); /* "a|b" */
+  for (char *bar = tokens; (bar = strchr(bar, '|')) != NULL;)
+    *bar = ' ';
+  if (tokens[0]) {
+    snprintf(header, sizeof header, "X-Token: [%s]", tokens);
+    fetch_on(e, "/echo", NULL, header, NULL, 0, &g);
+    if (has(g.body, g.body_len, "X-Token: [tok-5150 tok-6160]"))
+      expect(out, "/echo", NULL, NULL);
+  }
+  curl_easy_cleanup(e);
+}
+
 /* A block without operators is true once a response came. */
 static void flow_bare(char *out)
 {
@@ -1667,6 +1686,7 @@ const evaluation RUN[] = {
     {"flow-values", flow_values, 0},
     {"flow-back", flow_back, 0},
     {"flow-bare", flow_bare, 0},
+    {"flow-list", flow_list, 0},
     {"word-const", word_const, 0},
     {"word-rand", word_rand, 0},
     {"word-host", word_host, 0},

@@ -157,7 +157,7 @@ START_TEST(verdicts)
   prog_out o = run_templates("run", "-u", base, NULL);
   unsigned long made = ts_requests(srv) - before;
   ck_assert_msg(o.status == 0, "scan: %d: %s", o.status, o.err);
-  /* 82 templates: 62 independent ones, 63 paths, 44 distinct requests
+  /* 83 templates: 62 independent ones, 63 paths, 44 distinct requests
    * (the 11 raw-*.yaml and path-length.yaml each a request of its own);
    * the server counts the redirects followed too: three of
    * redirects.yaml, two of redirect-max.yaml and of redirect-hops.yaml
@@ -170,12 +170,12 @@ START_TEST(verdicts)
    * matches (2 of 3 combinations), seq-payload-login's two requests run
    * for each of 2 (4), seq-raw's and seq-raw-unsafe's two raw requests
    * each (4), and seq-once's three for the first of 3 combinations, its
-   * second alone for the others (5). And 6 sequences of flows, of 20
-   * blocks, 15 sent: flow-and's and flow-or's first and third, flow-if's
-   * all but its third, flow-values' first three, flow-back's and
-   * flow-bare's two. */
-  ck_assert_msg(strstr(o.err, "82 loaded, 0 skipped; 93 clusters, 91 requests"), "%s", o.err);
-  ck_assert_uint_eq(made, 44 + 32 + 15 + 3 + 2 + 2 + 1);
+   * second alone for the others (5). And 7 sequences of flows, of 22
+   * blocks, 17 sent: flow-and's and flow-or's first and third, flow-if's
+   * all but its third, flow-values' first three, flow-back's,
+   * flow-bare's and flow-list's two. */
+  ck_assert_msg(strstr(o.err, "83 loaded, 0 skipped; 95 clusters, 93 requests"), "%s", o.err);
+  ck_assert_uint_eq(made, 44 + 32 + 17 + 3 + 2 + 2 + 1);
   size_t lines = 0, silent = 0;
   for (size_t i = 0; i < NRUN; i++) {
     char want[EXPECT_MAX] = "", have[EXPECT_MAX];
@@ -611,13 +611,13 @@ START_TEST(validate)
   prog_out_free(&o);
   /* run/ loads whole. */
   o = run_templates("run", "--validate", NULL, NULL);
-  ck_assert_msg(strstr(o.out, "templates: 82 loaded, 0 skipped"), "%s", o.out);
+  ck_assert_msg(strstr(o.out, "templates: 83 loaded, 0 skipped"), "%s", o.out);
   prog_out_free(&o);
   /* With skip/ beside it too: the json queries of all are compiled as one
    * program, and those of skip/ that fail are found among the others. */
   char *both[] = {getenv("SCAN_BIN"), "--validate", "-t", run, "-t", dir, NULL};
   o = run_program(both);
-  snprintf(counts, sizeof counts, "templates: 82 loaded, %zu skipped", n);
+  snprintf(counts, sizeof counts, "templates: 83 loaded, %zu skipped", n);
   ck_assert_msg(strstr(o.out, counts), "%s", o.out);
   ck_assert_msg(strstr(o.out, "skip/json-syntax.yaml: json: syntax error"), "%s", o.out);
   ck_assert_msg(strstr(o.out, "skip/json-undefined.yaml: json: no_such_function/0 is not defined"),

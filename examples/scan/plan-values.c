@@ -27,6 +27,10 @@ int plan_seq_value(plan_seq *seq, const plan *p, const char *name, size_t len, e
       continue;
     const cluster *c = &p->c[seq->at];
     const tpl_request *q = &p->ts->t[c->members[0].tpl].reqs[c->members[0].req];
+    if (v->list && v->block != plan_seq_block(seq, p)) {
+      *out = expr_str(v->list, v->list_len);
+      return 1;
+    }
     size_t k = q->iterate_all && v->block == plan_seq_block(seq, p) ? seq->iter : 0;
     k = k < v->n ? k : v->n - 1;
     *out = expr_str(v->v[k], v->len[k]);
@@ -41,6 +45,33 @@ static void drop_values(plan_seq_values *v)
   for (size_t k = 0; k < v->n; k++)
     free(v->v[k]);
   v->n = 0;
+  free(v->list);
+  v->list = NULL;
+}
+
+/* x's values as the list a flow's later block reads: "[v1 v2 ...]". 0 or
+ * -1. */
+static int list_values(plan_seq_values *x)
+{
+  free(x->list);
+  x->list = NULL;
+  size_t n = 2;
+  for (size_t k = 0; k < x->n; k++)
+    n += x->len[k] + 1;
+  if (!(x->list = malloc(n)))
+    return -1;
+  char *at = x->list;
+  *at++ = '[';
+  for (size_t k = 0; k < x->n; k++) {
+    if (k)
+      *at++ = ' ';
+    memcpy(at, x->v[k], x->len[k]);
+    at += x->len[k];
+  }
+  *at++ = ']';
+  *at = '\0';
+  x->list_len = (size_t)(at - x->list);
+  return 0;
 }
 
 int plan_seq_extracted(plan_seq *seq, const plan *p, const char *name, char *const *v,
@@ -86,7 +117,7 @@ int plan_seq_extracted(plan_seq *seq, const plan *p, const char *name, char *con
     x->v[x->n][l] = '\0';
     x->len[x->n++] = l;
   }
-  return 0;
+  return x->n > 1 && p->ts->t[c->members[0].tpl].flow ? list_values(x) : 0;
 }
 
 int plan_seq_remember(plan_seq *seq, const char *name, size_t len, const expr_value *v)

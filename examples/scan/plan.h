@@ -233,6 +233,11 @@ typedef struct plan_seq_values {
   char **v;
   size_t *len, n;
   size_t block; /* the block that found them (iterate-all) */
+  /* A flow's, of several values: "[v1 v2 ...]", what a later block reads
+   * (nuclei's flow keeps them as a list, which its templates print so);
+   * NULL: none. */
+  char *list;
+  size_t list_len;
 } plan_seq_values;
 typedef struct plan_seq_var {
   char *name; /* X_N */
@@ -270,8 +275,9 @@ size_t plan_seq_block(const plan_seq *seq, const plan *p);
  * (plan_build calls it once the independent ones are made). 0 or -1. */
 int plan_sequences(plan *p);
 /* The values extracted for name[0..len): the one of the request's run
- * (iterate-all), else the first. 1 and *out (valid until the next
- * change), or 0 when none was (seq->missing set). */
+ * (iterate-all), else the first; in a flow, a later block reads several
+ * as their list. 1 and *out (valid until the next change), or 0 when none
+ * was (seq->missing set). */
 int plan_seq_value(plan_seq *seq, const plan *p, const char *name, size_t len, expr_value *out);
 /* Sets the values of name extracted by the request running (n of them,
  * of len[k] bytes, len NULL: strings; replacing earlier ones). 0 or -1. */
